@@ -1,0 +1,57 @@
+/**
+ * The signed bytes of SPEC §3.1, built from decoded values only:
+ *  - party message  = JCS {v:"auths-anchor/party/v1", seedId, index, head, cumulative (decimal string), ts, witnessSet}
+ *  - cosign message = the same with v:"auths-anchor/cosign/v1" and sigParty {curve, publicKey, signature};
+ *    it is also the witness log entry, whose leaf hash is SHA-256(0x00 ‖ cosign message).
+ * Seed derivation: SHA-256("auths-anchor/seed/v1" ‖ u64be(len r) ‖ r ‖ u64be(len a) ‖ a ‖ u64be(len s) ‖ s).
+ */
+import { createHash } from 'node:crypto';
+import { canonicalBytes } from '../encoding/jcs.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import type { Anchor } from './types.ts';
+
+export const PARTY_V = 'auths-anchor/party/v1';
+export const COSIGN_V = 'auths-anchor/cosign/v1';
+export const DUPLICITY_V = 'auths-anchor/duplicity/v1';
+const SEED_DOMAIN = 'auths-anchor/seed/v1';
+
+function partyObject(a: Anchor, v: string): Record<string, unknown> {
+  return {
+    v,
+    seedId: encodeHex(a.seedId),
+    index: a.index,
+    head: encodeHex(a.head),
+    cumulative: a.cumulative.toString(10),
+    ts: a.timestamp,
+    witnessSet: { said: a.witnessSet.said, threshold: a.witnessSet.threshold },
+  };
+}
+
+export function partyMessage(a: Anchor): Uint8Array {
+  return canonicalBytes(partyObject(a, PARTY_V));
+}
+
+export function cosignObject(a: Anchor): Record<string, unknown> {
+  return {
+    ...partyObject(a, COSIGN_V),
+    sigParty: { curve: a.sigParty.curve, publicKey: encodeHex(a.sigParty.publicKey), signature: encodeHex(a.sigParty.signature) },
+  };
+}
+
+export function cosignMessage(a: Anchor): Uint8Array {
+  return canonicalBytes(cosignObject(a));
+}
+
+function lengthPrefixed(s: string): Buffer {
+  const bytes = Buffer.from(s, 'utf8');
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64BE(BigInt(bytes.length));
+  return Buffer.concat([len, bytes]);
+}
+
+/** Seed id of (root, agent, scope): root and agent as full `did:keri:` strings, scope the SAID. */
+export function deriveSeedId(root: string, agent: string, scope: string): Uint8Array {
+  return new Uint8Array(
+    createHash('sha256').update(SEED_DOMAIN).update(lengthPrefixed(root)).update(lengthPrefixed(agent)).update(lengthPrefixed(scope)).digest(),
+  );
+}

@@ -1,0 +1,70 @@
+/**
+ * SPEC §9: every flag also reads an environment variable — prefix + the flag upper-cased with
+ * `-` → `_` (AW_MAX_BODY_BYTES, TB_ISSUER). Repeatable flags take a comma-separated list there,
+ * booleans `1`/`true` (or `0`/`false`). Flags win over variables.
+ *
+ * `EnvCommand` gives every valued option commander's own `.env()` (so required options can come
+ * from the environment); booleans are read in a preAction hook, because commander treats any value
+ * of a boolean's variable as "true".
+ */
+import { Command, Option } from 'commander';
+
+export function envName(prefix: string, option: Option): string {
+  return prefix + option.attributeName().replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+}
+
+function parseBool(name: string, text: string): boolean {
+  if (/^(1|true)$/i.test(text)) return true;
+  if (/^(0|false)$/i.test(text)) return false;
+  throw new Error(`${name} must be 1/true or 0/false, got ${JSON.stringify(text)}`);
+}
+
+const isMeta = (o: Option): boolean => o.long === '--help' || o.long === '--version';
+
+/** Split comma lists for a repeatable option: `--x a,b --x c` and `X=a,b,c` both give [a,b,c]. */
+export function collectList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+}
+
+export class EnvCommand extends Command {
+  envPrefix = '';
+
+  override createCommand(name?: string): EnvCommand {
+    const c = new EnvCommand(name);
+    c.envPrefix = this.envPrefix;
+    return c;
+  }
+
+  override createOption(flags: string, description?: string): Option {
+    const o = new Option(flags, description);
+    if (this.envPrefix !== '' && !o.isBoolean() && !isMeta(o)) o.env(envName(this.envPrefix, o));
+    return o;
+  }
+}
+
+/** A root program whose subcommands read `<prefix>FLAG` variables. */
+export function envProgram(name: string, prefix: string): EnvCommand {
+  const program = new EnvCommand(name);
+  program.envPrefix = prefix;
+  program.hook('preAction', (_root, action) => {
+    for (const option of action.options) {
+      if (!option.isBoolean() || isMeta(option)) continue;
+      const key = option.attributeName();
+      if (action.getOptionValueSource(key) === 'cli') continue;
+      const variable = envName(prefix, option);
+      const text = process.env[variable];
+      if (text === undefined || text === '') continue;
+      action.setOptionValueWithSource(key, option.negate ? !parseBool(variable, text) : parseBool(variable, text), 'env');
+    }
+  });
+  return program;
+}
+
+export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (text: string): number => {
+    if (!/^(0|[1-9][0-9]*)$/.test(text)) throw new Error(`not an integer: ${text}`);
+    const n = Number(text);
+    if (n < min || n > max) throw new Error(`${text} is outside ${min}..${max}`);
+    return n;
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * C2SP tlog-cosignature, Ed25519 `cosignature/v1` (signature type 0x04).
+ *
+ * Signed message: `cosignature/v1\ntime <T>\n` followed by the whole checkpoint note text.
+ * Signature bytes in the note line: key ID (4) ‖ u64be(T) ‖ Ed25519 signature (64), 76 bytes.
+ * Timestamps are POSIX seconds, at most 2^63 − 1, handled as bigint.
+ */
+import type { KeyObject } from 'node:crypto';
+import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
+import { NoteError } from './errors.ts';
+import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatSignatureLine, parseSignatureLine } from './signed-note.ts';
+
+export const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
+/** Length of a cosignature/v1 signature after the key ID: u64 timestamp ‖ 64-byte Ed25519 signature. */
+export const COSIGNATURE_V1_SIGNATURE_LENGTH = 72;
+
+export interface Cosignature {
+  /** Cosigner (witness) key name. */
+  name: string;
+  keyId: number;
+  /** POSIX seconds, 0 ≤ timestamp ≤ 2^63 − 1. */
+  timestamp: bigint;
+  /** The 64-byte Ed25519 signature over cosignatureMessage(text, timestamp). */
+  signature: Uint8Array;
+}
+
+/** A timestamp as bigint: a non-negative safe integer number or a bigint ≤ 2^63 − 1. */
+export function toCosignatureTimestamp(timestamp: bigint | number): bigint {
+  if (typeof timestamp === 'number') {
+    if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new NoteError('invalid_timestamp', 'timestamp must be a non-negative integer');
+    return BigInt(timestamp);
+  }
+  if (timestamp < 0n || timestamp > MAX_COSIGNATURE_TIMESTAMP) throw new NoteError('invalid_timestamp', 'timestamp must be in [0, 2^63 − 1]');
+  return timestamp;
+}
+
+const ENCODER = new TextEncoder();
+
+/** The cosignature/v1 signed message for a checkpoint note text (which includes its final newline). */
+export function cosignatureMessage(checkpointText: string | Uint8Array, timestamp: bigint | number): Uint8Array {
+  const t = toCosignatureTimestamp(timestamp);
+  const header = ENCODER.encode(`cosignature/v1\ntime ${t}\n`);
+  const text = typeof checkpointText === 'string' ? ENCODER.encode(checkpointText) : checkpointText;
+  const out = new Uint8Array(header.length + text.length);
+  out.set(header, 0);
+  out.set(text, header.length);
+  return out;
+}
+
+/** u64be(timestamp) ‖ signature: the note signature bytes after the key ID. */
+export function encodeCosignatureBytes(timestamp: bigint | number, signature: Uint8Array): Uint8Array {
+  if (signature.length !== 64) throw new NoteError('malformed_cosignature', 'Ed25519 signature must be 64 bytes');
+  const out = new Uint8Array(COSIGNATURE_V1_SIGNATURE_LENGTH);
+  new DataView(out.buffer).setBigUint64(0, toCosignatureTimestamp(timestamp));
+  out.set(signature, 8);
+  return out;
+}
+
+/** Split the note signature bytes after the key ID into timestamp and Ed25519 signature. */
+export function decodeCosignatureBytes(bytes: Uint8Array): { timestamp: bigint; signature: Uint8Array } {
+  if (bytes.length !== COSIGNATURE_V1_SIGNATURE_LENGTH) {
+    throw new NoteError('malformed_cosignature', `cosignature/v1 must be 4 + 72 bytes, got 4 + ${bytes.length}`);
+  }
+  const timestamp = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0);
+  if (timestamp > MAX_COSIGNATURE_TIMESTAMP) throw new NoteError('malformed_cosignature', 'cosignature timestamp above 2^63 − 1');
+  return { timestamp, signature: bytes.subarray(8) };
+}
+
+/** `— <name> <base64(keyId ‖ u64be(timestamp) ‖ signature)>\n` */
+export function formatCosignatureLine(c: Cosignature): string {
+  return formatSignatureLine({ name: c.name, keyId: c.keyId, signature: encodeCosignatureBytes(c.timestamp, c.signature) });
+}
+
+/** Parse one cosignature/v1 line (with or without its final newline). */
+export function parseCosignatureLine(line: string): Cosignature {
+  let sig;
+  try {
+    sig = parseSignatureLine(line);
+  } catch (err) {
+    throw new NoteError('malformed_cosignature', `not a note signature line: ${(err as Error).message}`);
+  }
+  const { timestamp, signature } = decodeCosignatureBytes(sig.signature);
+  return { name: sig.name, keyId: sig.keyId, timestamp, signature };
+}
+
+/**
+ * Cosign a checkpoint note text at `timestamp` (a parameter: nothing here reads a clock) with the
+ * Ed25519 key of cosigner `name`. The key ID is derived from name, type 0x04 and the public key.
+ */
+export function signCosignature(
+  name: string,
+  privateKey: KeyObject,
+  checkpointText: string | Uint8Array,
+  timestamp: bigint | number,
+): Cosignature {
+  const t = toCosignatureTimestamp(timestamp);
+  const keyId = computeKeyId(name, SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(privateKey));
+  return { name, keyId, timestamp: t, signature: signEd25519(privateKey, cosignatureMessage(checkpointText, t)) };
+}
+
+/** Verify a cosignature's Ed25519 signature under `publicKey` (name and key ID are the caller's to match). */
+export function verifyCosignature(publicKey: Uint8Array, checkpointText: string | Uint8Array, c: Cosignature): boolean {
+  if (c.timestamp < 0n || c.timestamp > MAX_COSIGNATURE_TIMESTAMP) return false;
+  return verifyEd25519(publicKey, cosignatureMessage(checkpointText, c.timestamp), c.signature);
+}

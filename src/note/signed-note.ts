@@ -1,0 +1,246 @@
+/**
+ * C2SP signed-note (c2sp.org/signed-note): parse, format, verify and sign.
+ *
+ *   <text, ending in \n>
+ *   <blank line>
+ *   — <key name> <base64(uint32 key ID ‖ signature)>\n      (one or more)
+ *
+ * Parsing is strict: valid UTF-8, no ASCII control characters other than \n (no \r), the text is
+ * separated from the signatures by the LAST blank line, signature lines start with U+2014 and a
+ * space, key names are non-empty without Unicode spaces or `+`, base64 is canonical and padded,
+ * and a signature carries at least one byte after its 4-byte key ID (as golang.org/x/mod/sumdb/note,
+ * which refuses shorter ones as malformed). At most MAX_NOTE_SIGNATURES signature lines.
+ *
+ * Verification follows the spec: a signature counts as "known" only when both its key name and
+ * key ID match a verifier; unknown signatures are ignored; a known signature that fails rejects
+ * the whole note (`invalid_signature`); a note with no verified known signature is rejected
+ * (`unverified_note`). Every known signature is checked, repeated ones included.
+ */
+import { sha256 } from '../crypto/sha256.ts';
+import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
+import { NoteError } from './errors.ts';
+import type { NoteSigner, NoteVerifier } from './vkey.ts';
+
+/**
+ * Most signature lines accepted in one note. The spec asks verifiers to accept at least 16; 64
+ * leaves room for a log signature plus a large witness set (x/mod/sumdb/note accepts 100).
+ */
+export const MAX_NOTE_SIGNATURES = 64;
+
+/** Signature type bytes assigned by signed-note (used in key IDs and vkeys). */
+export const SIG_TYPE_ED25519 = 0x01;
+/** Timestamped Ed25519 witness cosignatures (c2sp.org/tlog-cosignature, cosignature/v1). */
+export const SIG_TYPE_COSIGNATURE_V1 = 0x04;
+
+/** key ID = SHA-256(key name ‖ 0x0A ‖ signature type ‖ public key)[:4], as a big-endian uint32. */
+export function computeKeyId(name: string, type: number, publicKey: Uint8Array): number {
+  const h = sha256(ENCODER.encode(`${name}\n`), Uint8Array.of(type), publicKey);
+  return new DataView(h.buffer, h.byteOffset, 4).getUint32(0);
+}
+
+/** Separator of the signature lines: em dash U+2014 and a space. */
+export const SIGNATURE_PREFIX = '\u2014 ';
+
+export interface NoteSignature {
+  /** Key name. */
+  name: string;
+  /** Key ID: the first 4 signature bytes as a big-endian uint32. */
+  keyId: number;
+  /** The signature bytes after the key ID (for type 0x04: u64 timestamp ‖ Ed25519 signature). */
+  signature: Uint8Array;
+}
+
+export interface Note {
+  /** The note text, including its final newline. */
+  text: string;
+  signatures: NoteSignature[];
+}
+
+// eslint-disable-next-line no-control-regex -- the point is to find control characters
+const CONTROL_RE = /[\u0000-\u0009\u000b-\u001f]/;
+const SPACE_RE = /\p{White_Space}/u;
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const ENCODER = new TextEncoder();
+
+function malformed(message: string): NoteError {
+  return new NoteError('malformed_note', message);
+}
+
+/** Decode UTF-8 strictly (no replacement characters; a leading BOM is kept as text). */
+export function decodeUtf8(bytes: Uint8Array, what = 'note'): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw malformed(`${what} is not valid UTF-8`);
+  }
+}
+
+/** Throws `malformed_note` unless `s` is well-formed Unicode with no control characters but \n. */
+export function checkNoteCharacters(s: string, what = 'note'): void {
+  if (!s.isWellFormed()) throw malformed(`${what} is not valid UTF-8 (lone surrogate)`);
+  if (CONTROL_RE.test(s)) throw malformed(`${what} contains an ASCII control character other than \\n`);
+}
+
+/** Throws `malformed_note` unless `text` is valid note text: allowed characters, ending in \n. */
+export function checkNoteText(text: string): void {
+  checkNoteCharacters(text, 'note text');
+  if (!text.endsWith('\n')) throw malformed('note text must end with a newline');
+}
+
+/** A key name: non-empty, well-formed, no control characters, no Unicode spaces, no `+`. */
+export function isValidKeyName(name: string): boolean {
+  return name !== '' && name.isWellFormed() && !CONTROL_RE.test(name) && !SPACE_RE.test(name) && !name.includes('+');
+}
+
+export function checkKeyName(name: string): void {
+  if (!isValidKeyName(name)) throw new NoteError('invalid_key_name', 'key names must be non-empty, without spaces or "+"');
+}
+
+/** `— <name> <base64(keyId ‖ signature)>\n`, one note signature line including its newline. */
+export function formatSignatureLine(sig: NoteSignature): string {
+  checkKeyName(sig.name);
+  if (!Number.isInteger(sig.keyId) || sig.keyId < 0 || sig.keyId > 0xffffffff) {
+    throw new NoteError('malformed_note', 'key ID must be a uint32');
+  }
+  const bytes = new Uint8Array(4 + sig.signature.length);
+  new DataView(bytes.buffer).setUint32(0, sig.keyId);
+  bytes.set(sig.signature, 4);
+  return `${SIGNATURE_PREFIX}${sig.name} ${encodeBase64(bytes)}\n`;
+}
+
+/** Parse one signature line, given with or without its final newline. */
+export function parseSignatureLine(line: string): NoteSignature {
+  const body = line.endsWith('\n') ? line.slice(0, -1) : line;
+  checkNoteCharacters(body, 'signature line');
+  if (body.includes('\n')) throw malformed('more than one line');
+  if (!body.startsWith(SIGNATURE_PREFIX)) throw malformed('signature line must start with "— " (U+2014, space)');
+  const rest = body.slice(SIGNATURE_PREFIX.length);
+  const space = rest.indexOf(' ');
+  if (space < 0) throw malformed('signature line must be "— <name> <base64>"');
+  const name = rest.slice(0, space);
+  if (!isValidKeyName(name)) throw malformed('invalid key name in signature line');
+  let bytes: Uint8Array;
+  try {
+    bytes = decodeBase64(rest.slice(space + 1));
+  } catch {
+    throw malformed('signature is not canonical padded base64');
+  }
+  if (bytes.length < 5) throw malformed('signature shorter than a key ID plus one byte');
+  const keyId = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
+  return { name, keyId, signature: bytes.subarray(4) };
+}
+
+/**
+ * Parse a block of signature lines, each ending in \n (the signature part of a note, or the body
+ * of a tlog-witness add-checkpoint response). An empty block is malformed. At most `max` lines
+ * (`too_many_signatures`).
+ */
+export function parseSignatureLines(block: string, max = MAX_NOTE_SIGNATURES): NoteSignature[] {
+  if (block === '' || !block.endsWith('\n')) throw malformed('signature block must be one or more lines, each ending in a newline');
+  const lines = block.slice(0, -1).split('\n');
+  if (lines.length > max) throw new NoteError('too_many_signatures', `more than ${max} signatures`);
+  return lines.map((l) => parseSignatureLine(l));
+}
+
+/** Parse a signed note (string, or bytes that must be valid UTF-8). */
+export function parseNote(input: string | Uint8Array): Note {
+  const note = typeof input === 'string' ? input : decodeUtf8(input);
+  checkNoteCharacters(note);
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0) throw malformed('no blank line before the signatures');
+  const text = note.slice(0, split + 1);
+  const signatures = parseSignatureLines(note.slice(split + 2));
+  return { text, signatures };
+}
+
+/** Format a note (text plus signature lines). Refuses text a parser would not give back. */
+export function formatNote(note: Note): string {
+  checkNoteText(note.text);
+  if (note.signatures.length === 0) throw malformed('a signed note needs at least one signature');
+  if (note.signatures.length > MAX_NOTE_SIGNATURES) throw new NoteError('too_many_signatures', `more than ${MAX_NOTE_SIGNATURES} signatures`);
+  let out = `${note.text}\n`;
+  for (const sig of note.signatures) {
+    if (sig.signature.length === 0) throw malformed('empty signature');
+    out += formatSignatureLine(sig);
+  }
+  return out;
+}
+
+// ---- Verification ---------------------------------------------------------------------------
+
+export interface VerifiedSignature {
+  verifier: NoteVerifier;
+  signature: NoteSignature;
+  /** For cosignature/v1 (type 0x04) signatures: the signed timestamp (POSIX seconds). */
+  timestamp?: bigint;
+}
+
+export interface VerifiedNote extends Note {
+  /** The known signatures, each verified (a verifier is listed once even if it signed twice). */
+  verified: VerifiedSignature[];
+  /** Signatures by keys not in the verifier list (ignored). */
+  unverified: NoteSignature[];
+}
+
+function lookupKey(name: string, keyId: number): string {
+  return `${name} ${keyId}`;
+}
+
+function buildVerifierMap(verifiers: readonly NoteVerifier[]): Map<string, NoteVerifier> {
+  const byKey = new Map<string, NoteVerifier>();
+  for (const v of verifiers) {
+    const k = lookupKey(v.name, v.keyId);
+    const prev = byKey.get(k);
+    if (prev !== undefined && prev.vkey !== v.vkey) {
+      throw new NoteError('ambiguous_verifier', `two different keys named ${v.name} share key ID ${v.keyId.toString(16).padStart(8, '0')}`);
+    }
+    byKey.set(k, v);
+  }
+  return byKey;
+}
+
+/**
+ * Verify a signed note against trusted keys (signed-note "Signatures" rules; see the module
+ * comment). Returns the parsed note with the signatures that verified. Throws `malformed_note` /
+ * `too_many_signatures` for unparsable input, `invalid_signature` when a known key's signature
+ * fails, `unverified_note` when no known key signed.
+ */
+export function verifyNote(input: string | Uint8Array | Note, verifiers: readonly NoteVerifier[]): VerifiedNote {
+  const note = typeof input === 'string' || input instanceof Uint8Array ? parseNote(input) : input;
+  const byKey = buildVerifierMap(verifiers);
+  const textBytes = ENCODER.encode(note.text);
+  const verified: VerifiedSignature[] = [];
+  const unverified: NoteSignature[] = [];
+  const seen = new Set<NoteVerifier>();
+  for (const sig of note.signatures) {
+    const v = byKey.get(lookupKey(sig.name, sig.keyId));
+    if (v === undefined) {
+      unverified.push(sig);
+      continue;
+    }
+    if (!v.verify(textBytes, sig.signature)) {
+      throw new NoteError('invalid_signature', `signature by ${v.name}+${v.keyId.toString(16).padStart(8, '0')} does not verify`);
+    }
+    if (seen.has(v)) continue;
+    seen.add(v);
+    const entry: VerifiedSignature = { verifier: v, signature: sig };
+    if (v.type === SIG_TYPE_COSIGNATURE_V1) {
+      entry.timestamp = new DataView(sig.signature.buffer, sig.signature.byteOffset, 8).getBigUint64(0);
+    }
+    verified.push(entry);
+  }
+  if (verified.length === 0) throw new NoteError('unverified_note', 'no signature by a known key');
+  return { text: note.text, signatures: note.signatures, verified, unverified };
+}
+
+/**
+ * Sign `text` (which must end in \n) with each signer and return the signed note. `existing`
+ * signatures (e.g. a log's own, when adding cosignatures) are kept first.
+ */
+export function signNote(text: string, signers: readonly NoteSigner[], existing: readonly NoteSignature[] = []): string {
+  checkNoteText(text);
+  const textBytes = ENCODER.encode(text);
+  const signatures = [...existing];
+  for (const s of signers) signatures.push({ name: s.name, keyId: s.keyId, signature: s.sign(textBytes) });
+  return formatNote({ text, signatures });
+}

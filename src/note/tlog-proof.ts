@@ -1,0 +1,153 @@
+/**
+ * C2SP tlog-proof (`c2sp.org/tlog-proof@v1`), an offline-verifiable inclusion proof:
+ *
+ *   c2sp.org/tlog-proof@v1\n
+ *   [extra <base64>\n]                 (optional, opaque, unauthenticated)
+ *   index <decimal, no leading zeros>\n
+ *   <base64 32-byte hash>\n …          (RFC 6962 audit path, leaf's sibling first)
+ *   \n
+ *   <checkpoint signed note, verbatim>
+ *
+ * This project never emits an `extra` line, but parses one.
+ */
+import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
+import { hashLeaf } from '../tlog/hash.ts';
+import { checkInclusion } from '../tlog/merkle.ts';
+import type { Checkpoint } from './checkpoint.ts';
+import { parseCanonicalSize, parseCheckpoint } from './checkpoint.ts';
+import { NoteError } from './errors.ts';
+import type { Note, VerifiedNote } from './signed-note.ts';
+import { checkNoteCharacters, decodeUtf8, parseNote, verifyNote } from './signed-note.ts';
+import type { NoteVerifier } from './vkey.ts';
+
+export const TLOG_PROOF_HEADER = 'c2sp.org/tlog-proof@v1';
+/** Most inclusion proof lines accepted (a tree of ≤ 2^53 − 1 leaves needs at most 53). */
+export const MAX_TLOG_PROOF_HASHES = 63;
+
+export interface TlogProof {
+  /** Opaque extra data (never emitted by this project; not authenticated). */
+  extra?: Uint8Array;
+  /** Zero-based index of the entry. */
+  index: number;
+  /** The inclusion proof hashes (32 bytes each), leaf's sibling first. */
+  proof: Uint8Array[];
+  /** The checkpoint signed note, verbatim (text and signature lines). */
+  checkpoint: string;
+}
+
+export interface ParsedTlogProof extends TlogProof {
+  /** The checkpoint note, parsed (signatures not verified). */
+  note: Note;
+  /** The checkpoint note text, parsed. */
+  tree: Checkpoint;
+}
+
+function malformed(message: string): NoteError {
+  return new NoteError('malformed_tlog_proof', message);
+}
+
+function parseNoteParts(checkpoint: string): { note: Note; tree: Checkpoint } {
+  let note: Note;
+  let tree: Checkpoint;
+  try {
+    note = parseNote(checkpoint);
+    tree = parseCheckpoint(note.text);
+  } catch (err) {
+    throw malformed(`checkpoint: ${(err as Error).message}`);
+  }
+  return { note, tree };
+}
+
+/** Parse a tlog-proof (string, or bytes that must be valid UTF-8). Signatures are not verified. */
+export function parseTlogProof(input: string | Uint8Array): ParsedTlogProof {
+  let text: string;
+  try {
+    text = typeof input === 'string' ? input : decodeUtf8(input, 'tlog-proof');
+    checkNoteCharacters(text, 'tlog-proof');
+  } catch (err) {
+    throw malformed((err as Error).message);
+  }
+  const blank = text.indexOf('\n\n');
+  if (blank < 0) throw malformed('no blank line before the checkpoint');
+  const lines = text.slice(0, blank).split('\n');
+  const checkpoint = text.slice(blank + 2);
+  if (lines[0] !== TLOG_PROOF_HEADER) throw malformed(`first line must be ${TLOG_PROOF_HEADER}`);
+  let i = 1;
+  let extra: Uint8Array | undefined;
+  if (lines[i]?.startsWith('extra ') === true) {
+    try {
+      extra = decodeBase64(lines[i]!.slice('extra '.length));
+    } catch {
+      throw malformed('extra data must be canonical padded base64');
+    }
+    i++;
+  }
+  const indexLine = lines[i] ?? '';
+  const index = indexLine.startsWith('index ') ? parseCanonicalSize(indexLine.slice('index '.length)) : null;
+  if (index === null) throw malformed('expected "index <decimal without leading zeros>"');
+  i++;
+  const hashLines = lines.slice(i);
+  if (hashLines.length > MAX_TLOG_PROOF_HASHES) throw malformed(`more than ${MAX_TLOG_PROOF_HASHES} proof hashes`);
+  const proof = hashLines.map((l) => {
+    try {
+      return decodeBase64(l, 32);
+    } catch {
+      throw malformed('proof lines must be canonical base64 of 32 bytes');
+    }
+  });
+  const { note, tree } = parseNoteParts(checkpoint);
+  const parsed: ParsedTlogProof = { index, proof, checkpoint, note, tree };
+  if (extra !== undefined) parsed.extra = extra;
+  return parsed;
+}
+
+/** Format a tlog-proof; the checkpoint must be a parsable checkpoint note. */
+export function formatTlogProof(p: TlogProof): string {
+  if (!Number.isSafeInteger(p.index) || p.index < 0) throw malformed('index must be a non-negative safe integer');
+  if (p.proof.length > MAX_TLOG_PROOF_HASHES) throw malformed(`more than ${MAX_TLOG_PROOF_HASHES} proof hashes`);
+  parseNoteParts(p.checkpoint);
+  let out = `${TLOG_PROOF_HEADER}\n`;
+  if (p.extra !== undefined) out += `extra ${encodeBase64(p.extra)}\n`;
+  out += `index ${p.index}\n`;
+  for (const h of p.proof) {
+    if (h.length !== 32) throw malformed('proof hashes must be 32 bytes');
+    out += `${encodeBase64(h)}\n`;
+  }
+  return `${out}\n${p.checkpoint}`;
+}
+
+export interface VerifiedTlogProof {
+  index: number;
+  /** The checkpoint the entry is included in. */
+  tree: Checkpoint;
+  /** The checkpoint note with the signatures that verified (log and any known cosigners). */
+  note: VerifiedNote;
+  /** The unauthenticated extra data, if any. */
+  extra?: Uint8Array;
+}
+
+/**
+ * Verify a tlog-proof: the checkpoint note against `verifiers` (signed-note rules: at least one
+ * known key verifies, no known key fails), optionally its origin, then the RFC 6962 inclusion of
+ * the entry (`{ data }`: the entry bytes, hashed as a leaf; `{ hash }`: the leaf hash) at `index`
+ * under the checkpoint's root. Quorum policy over cosigners is the caller's (see `note.verified`).
+ * Throws NoteError (`malformed_tlog_proof`, `invalid_signature`, `unverified_note`,
+ * `origin_mismatch`) or ProofError `inclusion_proof_invalid` from src/tlog/merkle.ts.
+ */
+export function verifyTlogProof(
+  input: string | Uint8Array,
+  leaf: { data: Uint8Array } | { hash: Uint8Array },
+  verifiers: readonly NoteVerifier[],
+  options: { origin?: string } = {},
+): VerifiedTlogProof {
+  const parsed = parseTlogProof(input);
+  const note = verifyNote(parsed.note, verifiers);
+  if (options.origin !== undefined && parsed.tree.origin !== options.origin) {
+    throw new NoteError('origin_mismatch', `checkpoint origin is ${JSON.stringify(parsed.tree.origin)}, expected ${JSON.stringify(options.origin)}`);
+  }
+  const leafHash = 'data' in leaf ? hashLeaf(leaf.data) : leaf.hash;
+  checkInclusion(leafHash, parsed.index, parsed.tree.size, parsed.proof, parsed.tree.rootHash);
+  const result: VerifiedTlogProof = { index: parsed.index, tree: parsed.tree, note };
+  if (parsed.extra !== undefined) result.extra = parsed.extra;
+  return result;
+}
