@@ -12,7 +12,7 @@ export default tseslint.config(
     },
     rules: {
       // Numbers and bigints in template strings are fine; they are how the wire formats are built.
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBigInt: true }],
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       // Protocol code checks bytes with explicit comparisons; non-null assertions after a bounds check are fine.
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unnecessary-condition': ['error', { allowConstantLoopConditions: true }],

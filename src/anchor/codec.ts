@@ -7,6 +7,9 @@ import { AnchorError } from './errors.ts';
 import { PUBLIC_KEY_LENGTH, SIGNATURE_LENGTH } from './types.ts';
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from './types.ts';
 
+/** Length in code points (what JSON Schema's maxLength counts). */
+const codePoints = (s: string): number => s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+
 function field<T>(pointer: string, fn: () => T): T {
   try {
     return fn();
@@ -18,13 +21,13 @@ function field<T>(pointer: string, fn: () => T): T {
 
 /** Decode a wire anchor; `at` is the JSON pointer of the anchor in its document (for messages). */
 export function decodeAnchor(w: AnchorWire, at = '/anchor'): Anchor {
-  const curve = w.sig_party.curve;
+  const curve = w.sig_party.curve as string;
   if (curve !== 'ed25519' && curve !== 'p256') throw new AnchorError('malformed_anchor', `${at}/sig_party/curve: unknown curve`);
   if (!Number.isSafeInteger(w.index) || w.index < 0) throw new AnchorError('malformed_anchor', `${at}/index: must be an integer 0 ≤ index ≤ 2^53−1`);
   const t = w.witness_set.threshold;
   if (!Number.isSafeInteger(t) || t < 1) throw new AnchorError('malformed_anchor', `${at}/witness_set/threshold: must be an integer ≥ 1`);
   const said = w.witness_set.said;
-  if (said.length < 1 || [...said].length > 128) throw new AnchorError('malformed_anchor', `${at}/witness_set/said: must be 1..128 characters`);
+  if (said.length < 1 || codePoints(said) > 128) throw new AnchorError('malformed_anchor', `${at}/witness_set/said: must be 1..128 characters`);
   const cumulative = w.cumulative;
   return {
     seedId: field(`${at}/seed_id`, () => decodeHex(w.seed_id, 32)),

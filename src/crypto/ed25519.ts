@@ -99,10 +99,15 @@ const keyCache = new Map<string, KeyObject>();
 function publicKeyObject(publicKey: Uint8Array): KeyObject {
   const id = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength).toString('latin1');
   const hit = keyCache.get(id);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    // Refresh on hit (Map keeps insertion order): the least recently used key is evicted first.
+    keyCache.delete(id);
+    keyCache.set(id, hit);
+    return hit;
+  }
   const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
   if (keyCache.size >= CACHE_LIMIT) {
-    // Evict the oldest insertion (Map iteration order): bounded, FIFO-ish, cheap.
+    // Evict the least recently used key (the first in iteration order).
     const oldest = keyCache.keys().next();
     if (oldest.done !== true) keyCache.delete(oldest.value);
   }

@@ -43,7 +43,12 @@ function buildPublicKey(publicKey: Uint8Array): KeyObject {
 function publicKeyObject(publicKey: Uint8Array): KeyObject {
   const id = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength).toString('latin1');
   const hit = keyCache.get(id);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    // Refresh on hit (Map keeps insertion order): the least recently used key is evicted first.
+    keyCache.delete(id);
+    keyCache.set(id, hit);
+    return hit;
+  }
   const key = buildPublicKey(publicKey);
   if (keyCache.size >= CACHE_LIMIT) {
     const oldest = keyCache.keys().next();

@@ -250,7 +250,7 @@ export function decodeUtf8(bytes: Uint8Array): string {
 interface RawJsonApi {
   rawJSON(text: string): unknown;
 }
-const rawJSON = (JSON as unknown as RawJsonApi).rawJSON;
+const rawJSON = (text: string): unknown => (JSON as unknown as RawJsonApi).rawJSON(text);
 
 /** JSON.stringify that writes bigints as exact integer literals. */
 export function stringifyJson(value: unknown, space?: number): string {

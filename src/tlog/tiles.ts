@@ -101,7 +101,8 @@ const PATH_RE = /^tile\/(entries|0|[1-9][0-9]?)\/((?:x[0-9]{3}\/){0,5}[0-9]{3})(
  * tile has no `.p/` suffix). Throws TileError `tile_path_invalid`.
  */
 export function parseTilePath(path: string): ParsedTilePath {
-  if (typeof path !== 'string' || path.length > 100) throw badPath(String(path), 'malformed');
+  if (typeof path !== 'string') throw new TileError('tile_path_invalid', 'tile path is not a string');
+  if (path.length > 100) throw badPath(path, 'too long');
   const m = PATH_RE.exec(path);
   if (m === null) throw badPath(path, 'malformed');
   const [, levelText, indexText, widthText] = m;
@@ -109,7 +110,7 @@ export function parseTilePath(path: string): ParsedTilePath {
   for (const group of indexText!.split('/')) index = index * 1000 + Number(group.replace('x', ''));
   if (!Number.isSafeInteger(index)) throw badPath(path, 'tile index out of range');
   const width = widthText === undefined ? TILE_WIDTH : Number(widthText);
-  if (width >= TILE_WIDTH) throw badPath(path, `partial width must be 1..${TILE_WIDTH - 1}`);
+  if (widthText !== undefined && width >= TILE_WIDTH) throw badPath(path, `partial width must be 1..${TILE_WIDTH - 1}`);
   let parsed: ParsedTilePath;
   if (levelText === 'entries') {
     parsed = { kind: 'entries', index, width };

@@ -9,7 +9,7 @@ import { verifyDuplicityProof, makeDuplicityProof, duplicityEntry } from '../../
 import { encodeDuplicityProof, decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
-import type { Anchor, PartyClaim } from '../../src/anchor/types.ts';
+import type { Anchor, DuplicityProofWire, PartyClaim } from '../../src/anchor/types.ts';
 
 const NOW = 1800000000;
 const alice = edParty(0x09);
@@ -98,11 +98,10 @@ void test('row 10: fork by the same key → duplicity proof, offline verifiable'
   const prior = mk({ head: 9 });
   const d = decide(mk({ head: 3 }), state(prior));
   assert.equal(d.outcome, 'duplicity');
-  if (d.outcome !== 'duplicity') return;
   assert.deepEqual(verifyDuplicityProof(d.proof), { valid: true });
   assert.equal(d.proof.anchorA.head[0], 3); // lower head first, whatever the arrival order
   // JSON round trip keeps it verifiable; tampering breaks it
-  const back = decodeDuplicityProof(JSON.parse(JSON.stringify(encodeDuplicityProof(d.proof), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))));
+  const back = decodeDuplicityProof(JSON.parse(JSON.stringify(encodeDuplicityProof(d.proof), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as DuplicityProofWire);
   assert.deepEqual(verifyDuplicityProof(back), { valid: true });
   const tampered = { ...back, anchorB: { ...back.anchorB, cumulative: back.anchorB.cumulative + 1n } };
   assert.equal(verifyDuplicityProof(tampered).valid, false);

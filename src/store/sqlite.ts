@@ -1,0 +1,387 @@
+/**
+ * SQLite driver of the witness store (better-sqlite3, WAL, synchronous=FULL).
+ *
+ * Two connections: a writer used only inside `transaction` (BEGIN IMMEDIATE … COMMIT, serialized
+ * by a mutex), and a reader that sees committed state only. A separate lock file held with an
+ * exclusive SQLite lock keeps a second process off the store (fcntl locks vanish with the process,
+ * so a crash never leaves a stale lock).
+ *
+ * The Merkle tree is stored as every complete subtree hash, `tree_nodes(level, idx)`: about 2n
+ * rows for n leaves, written O(1) amortized per append (O(log n) worst case), so roots, proofs and
+ * tiles are O(log n) point reads or one range read. Nothing ever re-reads all leaves.
+ */
+import Database from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { hashChildren, hashLeaf } from '../tlog/hash.ts';
+import { treeRoot, inclusionProof, consistencyProof } from '../tlog/merkle.ts';
+import type { HashReader } from '../tlog/merkle.ts';
+import { decodeAnchor, encodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
+import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
+import { Mutex } from './mutex.ts';
+import { StoreOpenError, StoreUnavailableError } from './types.ts';
+import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
+
+const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+   CREATE TABLE tree_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID;
+   CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, entry BLOB NOT NULL);
+   CREATE TABLE seeds (seed_id BLOB PRIMARY KEY, owner TEXT NOT NULL, created_at INTEGER NOT NULL, anchor TEXT NOT NULL,
+                       cosig_signature BLOB NOT NULL, cosig_time INTEGER NOT NULL, leaf_index INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE duplicities (seed_id BLOB PRIMARY KEY, proof TEXT NOT NULL, leaf_index INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE party_events (id INTEGER PRIMARY KEY, party TEXT NOT NULL, at INTEGER NOT NULL, new_seed INTEGER NOT NULL);
+   CREATE INDEX party_events_by_party ON party_events (party, at);`,
+];
+
+const UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL|NOMEM|PERM)/;
+
+/** Map driver faults to StoreUnavailableError (503 store_unavailable); rethrow the rest. */
+function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNAVAILABLE.test(code)) throw new StoreUnavailableError(`store: ${code}: ${(e as Error).message}`);
+    throw e;
+  }
+}
+
+function toBytes(v: unknown): Uint8Array {
+  if (!(v instanceof Uint8Array)) throw new StoreUnavailableError('store: corrupt row (expected a blob)');
+  return v;
+}
+
+const decodeStoredAnchor = (text: string) => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as AnchorWire, '');
+const decodeStoredProof = (text: string): DuplicityProof =>
+  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as DuplicityProofWire);
+
+interface SeedRow {
+  seed_id: Uint8Array;
+  owner: string;
+  created_at: number;
+  anchor: string;
+  cosig_signature: Uint8Array;
+  cosig_time: number;
+  leaf_index: number;
+  proof: string | null;
+}
+
+class Queries {
+  readonly getMeta: Statement<[string], { value: string }>;
+  readonly setMeta: Statement<[string, string]>;
+  readonly getNode: Statement<[number, number], { hash: Uint8Array }>;
+  readonly putNode: Statement<[number, number, Uint8Array]>;
+  readonly nodeRange: Statement<[number, number, number], { hash: Uint8Array }>;
+  readonly putEntry: Statement<[number, Uint8Array]>;
+  readonly entryRange: Statement<[number, number], { entry: Uint8Array }>;
+  readonly getSeed: Statement<[Uint8Array], SeedRow>;
+  readonly putSeed: Statement<[Uint8Array, string, number, string, Uint8Array, number, number]>;
+  readonly getProof: Statement<[Uint8Array], { proof: string }>;
+  readonly putProof: Statement<[Uint8Array, string, number, number]>;
+  readonly proofsAfter: Statement<[Uint8Array, number], { proof: string }>;
+  readonly partyAnchors: Statement<[string, number], { at: number }>;
+  readonly partySeeds: Statement<[string, number], { at: number }>;
+  readonly putEvent: Statement<[string, number, number]>;
+  readonly pruneEvents: Statement<[number]>;
+  readonly countSeeds: Statement<[], { n: number }>;
+  readonly countProofs: Statement<[], { n: number }>;
+
+  constructor(db: Db) {
+    this.getMeta = db.prepare('SELECT value FROM meta WHERE key = ?');
+    this.setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.getNode = db.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?');
+    this.putNode = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
+    this.nodeRange = db.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx');
+    this.putEntry = db.prepare('INSERT INTO log_entries (idx, entry) VALUES (?, ?)');
+    this.entryRange = db.prepare('SELECT entry FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx');
+    this.getSeed = db.prepare(
+      'SELECT s.*, d.proof AS proof FROM seeds s LEFT JOIN duplicities d ON d.seed_id = s.seed_id WHERE s.seed_id = ?',
+    );
+    this.putSeed = db.prepare(
+      `INSERT INTO seeds (seed_id, owner, created_at, anchor, cosig_signature, cosig_time, leaf_index) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (seed_id) DO UPDATE SET anchor = excluded.anchor, cosig_signature = excluded.cosig_signature,
+         cosig_time = excluded.cosig_time, leaf_index = excluded.leaf_index`,
+    );
+    this.getProof = db.prepare('SELECT proof FROM duplicities WHERE seed_id = ?');
+    this.putProof = db.prepare('INSERT INTO duplicities (seed_id, proof, leaf_index, at) VALUES (?, ?, ?, ?)');
+    this.proofsAfter = db.prepare('SELECT proof FROM duplicities WHERE seed_id > ? ORDER BY seed_id LIMIT ?');
+    this.partyAnchors = db.prepare('SELECT at FROM party_events WHERE party = ? AND at >= ? ORDER BY at');
+    this.partySeeds = db.prepare('SELECT at FROM party_events WHERE party = ? AND at >= ? AND new_seed = 1 ORDER BY at');
+    this.putEvent = db.prepare('INSERT INTO party_events (party, at, new_seed) VALUES (?, ?, ?)');
+    this.pruneEvents = db.prepare('DELETE FROM party_events WHERE at < ?');
+    this.countSeeds = db.prepare('SELECT count(*) AS n FROM seeds');
+    this.countProofs = db.prepare('SELECT count(*) AS n FROM duplicities');
+  }
+
+  seed(seedId: Uint8Array): SeedRecord | undefined {
+    const row = this.getSeed.get(seedId);
+    if (row === undefined) return undefined;
+    const record: SeedRecord = {
+      seedId: toBytes(row.seed_id),
+      owner: row.owner,
+      createdAt: row.created_at,
+      latest: decodeStoredAnchor(row.anchor),
+      cosignature: { signature: toBytes(row.cosig_signature), timestamp: row.cosig_time, leafIndex: row.leaf_index },
+    };
+    if (row.proof !== null) record.duplicity = decodeStoredProof(row.proof);
+    return record;
+  }
+
+  size(): number {
+    const v = this.getMeta.get('tree_size');
+    return v === undefined ? 0 : Number(v.value);
+  }
+
+  reader(): HashReader {
+    return (level, index) => {
+      const row = this.getNode.get(level, index);
+      if (row === undefined) throw new StoreUnavailableError(`store: missing tree node (${level}, ${index})`);
+      return toBytes(row.hash);
+    };
+  }
+}
+
+function openDb(path: string): Db {
+  const db = new Database(path, { timeout: 0 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.defaultSafeIntegers(false);
+  return db;
+}
+
+export class SqliteStore implements WitnessStore {
+  private readonly writer: Db;
+  private readonly reader: Db;
+  private readonly lock: Db;
+  private readonly w: Queries;
+  private readonly r: Queries;
+  private readonly mutex = new Mutex();
+  private closed = false;
+
+  private constructor(lock: Db, writer: Db, reader: Db) {
+    this.lock = lock;
+    this.writer = writer;
+    this.reader = reader;
+    this.w = new Queries(writer);
+    this.r = new Queries(reader);
+  }
+
+  /** Open (creating parents and schema); refuses a store locked by another process. */
+  static open(path: string): SqliteStore {
+    mkdirSync(dirname(path), { recursive: true });
+    let lock: Db;
+    try {
+      lock = new Database(`${path}.lock`, { timeout: 0 });
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); COMMIT;');
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+        throw new StoreOpenError('store_locked', `the store ${path} is in use by another process`);
+      }
+      throw new StoreOpenError('store_unopenable', `cannot open the store ${path}: ${(e as Error).message}`);
+    }
+    try {
+      const writer = openDb(path);
+      const version = writer.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION) {
+        throw new StoreOpenError('store_schema', `the store ${path} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+      }
+      for (let v = version; v < SCHEMA_VERSION; v++) {
+        writer.transaction(() => {
+          writer.exec(MIGRATIONS[v]!);
+          writer.pragma(`user_version = ${v + 1}`);
+        }).immediate();
+      }
+      const reader = openDb(path);
+      return new SqliteStore(lock, writer, reader);
+    } catch (e) {
+      lock.close();
+      if (e instanceof StoreOpenError) throw e;
+      throw new StoreOpenError('store_unopenable', `cannot open the store ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  async bindIdentity(id: StoreIdentity): Promise<void> {
+    await this.transaction(async () => {
+      const fields: [keyof StoreIdentity, string][] = [
+        ['witnessKey', 'witness_key'],
+        ['name', 'name'],
+        ['logOrigin', 'log_origin'],
+      ];
+      for (const [field, key] of fields) {
+        const stored = this.w.getMeta.get(key)?.value;
+        if (stored === undefined) this.w.setMeta.run(key, id[field]);
+        else if (stored !== id[field]) {
+          throw new StoreOpenError('store_identity_mismatch', `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`);
+        }
+      }
+      return Promise.resolve();
+    });
+  }
+
+  async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      if (this.closed) throw new StoreUnavailableError('store: closed');
+      guard(() => this.writer.prepare('BEGIN IMMEDIATE').run());
+      let done = false;
+      try {
+        const result = await fn(this.tx());
+        guard(() => this.writer.prepare('COMMIT').run());
+        done = true;
+        return result;
+      } finally {
+        if (!done && this.writer.inTransaction) {
+          try {
+            this.writer.prepare('ROLLBACK').run();
+          } catch {
+            // A failed rollback leaves SQLite to roll back the journal on next open.
+          }
+        }
+      }
+    });
+  }
+
+  private tx(): StoreTransaction {
+    const q = this.w;
+    let appended = 0;
+    const base = q.size();
+    return {
+      getSeed: (seedId) => Promise.resolve(guard(() => q.seed(seedId))),
+      partyUsage: (party, anchorsSince, newSeedsSince): Promise<PartyUsage> =>
+        Promise.resolve(
+          guard(() => ({
+            anchorTimes: q.partyAnchors.all(party, anchorsSince).map((r) => r.at),
+            newSeedTimes: q.partySeeds.all(party, newSeedsSince).map((r) => r.at),
+          })),
+        ),
+      putSeed: (s, isNew, party) => {
+        guard(() => {
+          q.putSeed.run(s.seedId, s.owner, s.createdAt, stringifyJson(encodeAnchor(s.latest)), s.cosignature.signature, s.cosignature.timestamp, s.cosignature.leafIndex);
+          q.putEvent.run(party, s.cosignature.timestamp, isNew ? 1 : 0);
+        });
+        return Promise.resolve();
+      },
+      putDuplicity: (proof, leafIndex, at) => {
+        guard(() => q.putProof.run(proof.seedId, stringifyJson(encodeDuplicityProof(proof)), leafIndex, at));
+        return Promise.resolve();
+      },
+      appendEntries: (entries) =>
+        Promise.resolve(
+          guard(() => {
+            const first = base + appended;
+            const read = q.reader();
+            for (const entry of entries) {
+              const i = base + appended;
+              q.putEntry.run(i, entry);
+              let h = hashLeaf(entry);
+              q.putNode.run(0, i, h);
+              // Each time i completes a subtree (odd index at that level), store its parent.
+              let level = 0;
+              let j = i;
+              while (j % 2 === 1) {
+                h = hashChildren(read(level, j - 1), h);
+                level++;
+                j = (j - 1) / 2;
+                q.putNode.run(level, j, h);
+              }
+              appended++;
+            }
+            q.setMeta.run('tree_size', String(base + appended));
+            return first;
+          }),
+        ),
+      treeHead: (): Promise<TreeHead> =>
+        Promise.resolve(guard(() => ({ size: base + appended, root: treeRoot(base + appended, q.reader()) }))),
+      setCheckpoint: (c) => {
+        guard(() => {
+          q.setMeta.run('checkpoint', c.note);
+          q.setMeta.run('checkpoint_size', String(c.size));
+          q.setMeta.run('checkpoint_root', Buffer.from(c.root).toString('hex'));
+          // Quota windows look back one day at most; keep the event table bounded.
+          if (c.size % 1024 === 0) q.pruneEvents.run(Math.floor(Date.now() / 1000) - 2 * 86400);
+        });
+        return Promise.resolve();
+      },
+    };
+  }
+
+  getSeed(seedId: Uint8Array): Promise<SeedRecord | undefined> {
+    return Promise.resolve(guard(() => this.r.seed(seedId)));
+  }
+
+  getDuplicity(seedId: Uint8Array): Promise<DuplicityProof | undefined> {
+    return Promise.resolve(
+      guard(() => {
+        const row = this.r.getProof.get(seedId);
+        return row === undefined ? undefined : decodeStoredProof(row.proof);
+      }),
+    );
+  }
+
+  listDuplicities(after: Uint8Array | undefined, limit: number): Promise<DuplicityProof[]> {
+    return Promise.resolve(guard(() => this.r.proofsAfter.all(after ?? new Uint8Array(0), limit).map((r) => decodeStoredProof(r.proof))));
+  }
+
+  counts(): Promise<{ seeds: number; duplicities: number }> {
+    return Promise.resolve(guard(() => ({ seeds: this.r.countSeeds.get()?.n ?? 0, duplicities: this.r.countProofs.get()?.n ?? 0 })));
+  }
+
+  checkpoint(): Promise<SignedCheckpoint | undefined> {
+    return Promise.resolve(
+      guard(() => {
+        const note = this.r.getMeta.get('checkpoint')?.value;
+        const size = this.r.getMeta.get('checkpoint_size')?.value;
+        const root = this.r.getMeta.get('checkpoint_root')?.value;
+        if (note === undefined || size === undefined || root === undefined) return undefined;
+        return { note, size: Number(size), root: new Uint8Array(Buffer.from(root, 'hex')) };
+      }),
+    );
+  }
+
+  inclusionProof(index: number, size: number): Promise<Uint8Array[]> {
+    return Promise.resolve(guard(() => inclusionProof(index, size, this.r.reader())));
+  }
+
+  consistencyProof(oldSize: number, newSize: number): Promise<Uint8Array[]> {
+    return Promise.resolve(guard(() => consistencyProof(oldSize, newSize, this.r.reader())));
+  }
+
+  tile(level: number, index: number, width: number): Promise<Uint8Array> {
+    return Promise.resolve(
+      guard(() => {
+        const start = index * 256;
+        const rows = this.r.nodeRange.all(level * 8, start, start + width);
+        if (rows.length !== width) throw new RangeError('tile not available at that width');
+        return Buffer.concat(rows.map((r) => toBytes(r.hash)));
+      }),
+    );
+  }
+
+  entries(index: number, width: number): Promise<Uint8Array[]> {
+    return Promise.resolve(
+      guard(() => {
+        const start = index * 256;
+        const rows = this.r.entryRange.all(start, start + width);
+        if (rows.length !== width) throw new RangeError('entry bundle not available at that width');
+        return rows.map((r) => toBytes(r.entry));
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.mutex.run(() => {
+      this.closed = true;
+      this.reader.close();
+      this.writer.close();
+      this.lock.close();
+      return Promise.resolve();
+    });
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The anchor role (SPEC §3): checks 2–6 run per request; checks 7–15 run in the sequencer, inside
+ * one store transaction per batch (group commit). Every request that arrives while a batch commits
+ * joins the next one, so the durable commit (an fsync) is shared. Within a batch, requests are
+ * decided in arrival order against the committed state plus the batch's own earlier decisions, so
+ * the outcome never depends on a race. The anchor, its cosignature, its log entry and the new
+ * checkpoint commit together before any reply.
+ */
+import type { KeyObject } from 'node:crypto';
+import { checkSubmission, decideAgainstSeed } from '../anchor/accept.ts';
+import type { Rejection, SeedState } from '../anchor/accept.ts';
+import { encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import { duplicityEntry } from '../anchor/duplicity.ts';
+import { cosignMessage } from '../anchor/messages.ts';
+import type { Registry, RegistryParty } from '../anchor/registry.ts';
+import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire, PartyClaim } from '../anchor/types.ts';
+import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { formatTimestamp } from '../encoding/time.ts';
+import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
+import { inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
+import { DAY, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
+
+export interface CosignatureBody {
+  witness_name: string;
+  witness_public_key: string;
+  signature: string;
+  timestamp: string;
+}
+
+export interface AnchorResponse {
+  anchor: AnchorWire;
+  cosignature: CosignatureBody;
+  inclusion: InclusionBody;
+  replay: boolean;
+}
+
+export type SubmitOutcome =
+  | { kind: 'cosigned'; body: AnchorResponse }
+  | { kind: 'duplicity'; proof: DuplicityProofWire; isNew: boolean }
+  | { kind: 'rejected'; rejection: Rejection };
+
+export interface AnchorServiceOptions {
+  store: WitnessStore;
+  witnessKey: KeyObject;
+  name: string;
+  logSigner: LogSigner;
+  registry: () => Registry;
+  allowUnderivedSeeds: boolean;
+  quota: QuotaDefaults;
+  now?: () => number;
+  maxBatch?: number;
+  /** Called after each committed batch (metrics, logs). */
+  onCommit?: (event: { cosigned: number; duplicities: DuplicityProof[]; size: number }) => void;
+}
+
+interface Pending {
+  anchor: Anchor;
+  claim: PartyClaim;
+  party: RegistryParty;
+  now: number;
+  resolve: (o: Decided) => void;
+  reject: (e: unknown) => void;
+}
+
+type Decided =
+  | { kind: 'cosigned'; record: SeedRecord; replay: boolean; checkpoint: SignedCheckpoint }
+  | { kind: 'duplicity'; proof: DuplicityProof; isNew: boolean }
+  | { kind: 'rejected'; rejection: Rejection };
+
+const hex = encodeHex;
+
+export class AnchorService {
+  private readonly opts: AnchorServiceOptions;
+  private readonly publicKeyHex: string;
+  private readonly now: () => number;
+  private queue: Pending[] = [];
+  private draining = false;
+
+  constructor(opts: AnchorServiceOptions) {
+    this.opts = opts;
+    this.publicKeyHex = hex(ed25519PublicKeyBytes(opts.witnessKey));
+    this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  /** Sign the size-0 checkpoint on first start. */
+  async initLog(): Promise<SignedCheckpoint> {
+    const existing = await this.opts.store.checkpoint();
+    if (existing !== undefined) return existing;
+    return this.opts.store.transaction(async (tx) => {
+      const cp = this.opts.logSigner.sign(await tx.treeHead());
+      await tx.setCheckpoint(cp);
+      return cp;
+    });
+  }
+
+  async submit(anchor: Anchor, claim: PartyClaim): Promise<SubmitOutcome> {
+    const now = this.now();
+    const pre = checkSubmission(anchor, claim, this.opts.registry(), now);
+    if ('outcome' in pre) return { kind: 'rejected', rejection: pre };
+    const decided = await new Promise<Decided>((resolve, reject) => {
+      this.queue.push({ anchor, claim, party: pre.party, now, resolve, reject });
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+    if (decided.kind === 'duplicity') return { kind: 'duplicity', proof: encodeDuplicityProof(decided.proof), isNew: decided.isNew };
+    if (decided.kind !== 'cosigned') return decided;
+    return { kind: 'cosigned', body: await this.responseBody(decided.record, decided.replay, decided.checkpoint) };
+  }
+
+  async responseBody(record: SeedRecord, replay: boolean, checkpoint: SignedCheckpoint): Promise<AnchorResponse> {
+    return {
+      anchor: encodeAnchor(record.latest),
+      cosignature: {
+        witness_name: this.opts.name,
+        witness_public_key: this.publicKeyHex,
+        signature: hex(record.cosignature.signature),
+        timestamp: formatTimestamp(record.cosignature.timestamp),
+      },
+      inclusion: await inclusionBody(this.opts.store, this.opts.logSigner.origin, record.cosignature.leafIndex, checkpoint),
+      replay,
+    };
+  }
+
+  /** GET /v1/anchor/{seed}: the latest co-signed anchor with a current inclusion proof. */
+  async latest(seedId: Uint8Array): Promise<(Omit<AnchorResponse, 'replay'> & { duplicity: boolean }) | undefined> {
+    const record = await this.opts.store.getSeed(seedId);
+    if (record === undefined) return undefined;
+    const checkpoint = await this.opts.store.checkpoint();
+    if (checkpoint === undefined) return undefined;
+    const { anchor, cosignature, inclusion } = await this.responseBody(record, false, checkpoint);
+    return { anchor, cosignature, inclusion, duplicity: record.duplicity !== undefined };
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
+        try {
+          const results = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          batch.forEach((p, i) => {
+            p.resolve(results[i]!);
+          });
+        } catch (e) {
+          for (const p of batch) p.reject(e);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async decideBatch(tx: StoreTransaction, batch: Pending[]): Promise<Decided[]> {
+    const seeds = new Map<string, SeedRecord | undefined>();
+    const usage = new Map<string, PartyUsage>();
+    const results: (Decided | ((cp: SignedCheckpoint) => Decided))[] = [];
+    const duplicities: DuplicityProof[] = [];
+    let cosigned = 0;
+    let appended = false;
+
+    for (const p of batch) {
+      const key = hex(p.anchor.seedId);
+      if (!seeds.has(key)) seeds.set(key, await tx.getSeed(p.anchor.seedId));
+      const record = seeds.get(key);
+      let use = usage.get(p.party.id);
+      if (use === undefined) {
+        use = await tx.partyUsage(p.party.id, p.now - MINUTE, p.now - DAY);
+        usage.set(p.party.id, use);
+      }
+      const partyUse = use;
+      const seed: SeedState | undefined =
+        record === undefined ? undefined : { latest: record.latest, owner: record.owner, ...(record.duplicity ? { duplicity: record.duplicity } : {}) };
+      const decision = decideAgainstSeed(p.anchor, p.claim, p.party, {
+        seed,
+        allowUnderivedSeeds: this.opts.allowUnderivedSeeds,
+        quotaRetryAfter: (party, newSeed) => quotaRetryAfter(party, partyUse, newSeed, p.now, this.opts.quota),
+      });
+      switch (decision.outcome) {
+        case 'reject':
+          results.push({ kind: 'rejected', rejection: decision });
+          break;
+        case 'frozen':
+          results.push({ kind: 'duplicity', proof: decision.proof, isNew: false });
+          break;
+        case 'duplicity': {
+          const leafIndex = await tx.appendEntries([duplicityEntry(decision.proof)]);
+          appended = true;
+          await tx.putDuplicity(decision.proof, leafIndex, p.now);
+          seeds.set(key, { ...record!, duplicity: decision.proof });
+          duplicities.push(decision.proof);
+          results.push({ kind: 'duplicity', proof: decision.proof, isNew: true });
+          break;
+        }
+        case 'replay': {
+          const r = record!;
+          results.push((checkpoint) => ({ kind: 'cosigned', record: r, replay: true, checkpoint }));
+          break;
+        }
+        case 'cosign': {
+          const message = cosignMessage(p.anchor);
+          const signature = signEd25519(this.opts.witnessKey, message);
+          const leafIndex = await tx.appendEntries([message]);
+          appended = true;
+          const next: SeedRecord = {
+            seedId: p.anchor.seedId,
+            owner: record?.owner ?? p.party.id,
+            createdAt: record?.createdAt ?? p.now,
+            latest: p.anchor,
+            cosignature: { signature, timestamp: p.now, leafIndex },
+          };
+          await tx.putSeed(next, decision.newSeed, p.party.id);
+          seeds.set(key, next);
+          partyUse.anchorTimes.push(p.now);
+          if (decision.newSeed) partyUse.newSeedTimes.push(p.now);
+          cosigned++;
+          results.push((checkpoint) => ({ kind: 'cosigned', record: next, replay: false, checkpoint }));
+          break;
+        }
+      }
+    }
+
+    let checkpoint: SignedCheckpoint | undefined;
+    if (appended) {
+      checkpoint = this.opts.logSigner.sign(await tx.treeHead());
+      await tx.setCheckpoint(checkpoint);
+      this.opts.onCommit?.({ cosigned, duplicities, size: checkpoint.size });
+    } else if (results.some((r) => typeof r === 'function')) {
+      checkpoint = await this.opts.store.checkpoint();
+      if (checkpoint === undefined) throw new Error('the log has no checkpoint');
+    }
+    const cp = checkpoint;
+    return results.map((r) => (typeof r === 'function' ? r(cp!) : r));
+  }
+}

@@ -1,0 +1,176 @@
+// The anchor role below HTTP: sequencing, group commit, durability and verifiable outputs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+import { AnchorService } from '../../src/witness/anchor-service.ts';
+import { LogSigner } from '../../src/witness/log.ts';
+import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
+import { parseRegistry } from '../../src/anchor/registry.ts';
+import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
+import { encodeHex } from '../../src/encoding/hex.ts';
+import { verifyAnchorResponse } from '../../src/client/verify-anchor.ts';
+import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
+import { decodeDuplicityProof } from '../../src/anchor/codec.ts';
+import { decodeTile } from '../../src/tlog/tiles.ts';
+import { rootFromLeafHashes, verifyConsistency } from '../../src/tlog/merkle.ts';
+import { hashLeaf } from '../../src/tlog/hash.ts';
+import { parseCheckpoint } from '../../src/note/checkpoint.ts';
+import { parseNote } from '../../src/note/signed-note.ts';
+import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const NAME = 'witness.example/w1';
+const ORIGIN = 'witness.example/w1/anchors';
+const witnessKey = ed25519KeyFromSeed(fill(0x01));
+const pinned = { publicKey: ed25519PublicKeyBytes(witnessKey), logOrigin: ORIGIN, name: NAME };
+const alice = edParty(0x09);
+const registry = parseRegistry({ parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }] });
+const claimFor = (scope: string) => ({ agent: 'did:keri:EAgent', root: 'did:keri:ERoot', scope });
+
+function setup(dir: string, now = 1800000000) {
+  const store = SqliteStore.open(join(dir, 'witness.db'));
+  const service = new AnchorService({
+    store,
+    witnessKey,
+    name: NAME,
+    logSigner: new LogSigner(ORIGIN, witnessKey),
+    registry: () => registry,
+    allowUnderivedSeeds: false,
+    quota: { ...DEFAULT_QUOTA, anchorsPerMinute: 10_000, newSeedsPerDay: 10_000 },
+    now: () => now,
+  });
+  return { store, service };
+}
+
+const anchorFor = (scope: string, index: number, head = 1, cumulative = BigInt(index)) =>
+  signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope), index, head: fill(head), cumulative, timestamp: 1700000000 + index });
+
+void test('co-sign, replay, fork: outputs verify offline; concurrent submissions share commits', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const { store, service } = setup(dir);
+    await store.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
+    const cp0 = await service.initLog();
+    assert.equal(cp0.size, 0);
+    assert.match(cp0.note, /^witness\.example\/w1\/anchors\n0\n47DEQpj8HBSa\+\/TImW\+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— witness\.example\/w1\/anchors /);
+
+    // 50 seeds × 3 anchors, all submitted at once.
+    const submissions = [];
+    for (let s = 0; s < 50; s++) for (let i = 1; i <= 3; i++) submissions.push(service.submit(anchorFor(`S${s}`, i), claimFor(`S${s}`)));
+    const outcomes = await Promise.all(submissions);
+    for (const o of outcomes) {
+      assert.equal(o.kind, 'cosigned');
+      if (o.kind === 'cosigned') verifyAnchorResponse(o.body, pinned);
+    }
+    const cp = await store.checkpoint();
+    assert.equal(cp?.size, 150);
+    const leaves = new Set(outcomes.map((o) => (o.kind === 'cosigned' ? o.body.inclusion.leaf_index : -1)));
+    assert.equal(leaves.size, 150);
+
+    // An older index of a seed is a regression, not a replay.
+    const older = await service.submit(anchorFor('S0', 1), claimFor('S0'));
+    assert.equal(older.kind === 'rejected' && older.rejection.code, 'non_monotone');
+    await store.close();
+  } finally {
+    cleanup();
+  }
+});
+
+void test('replay of the latest, non-monotone older index, duplicity freezes the seed', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const { store, service } = setup(dir);
+    await service.initLog();
+    const a3 = await service.submit(anchorFor('S', 3), claimFor('S'));
+    assert.equal(a3.kind, 'cosigned');
+    const again = await service.submit(anchorFor('S', 3), claimFor('S'));
+    assert.equal(again.kind, 'cosigned');
+    if (a3.kind !== 'cosigned' || again.kind !== 'cosigned') return;
+    assert.equal(again.body.replay, true);
+    assert.equal(again.body.cosignature.signature, a3.body.cosignature.signature);
+    assert.equal(again.body.cosignature.timestamp, a3.body.cosignature.timestamp);
+    assert.equal(again.body.inclusion.leaf_index, a3.body.inclusion.leaf_index);
+    assert.equal((await store.checkpoint())?.size, 1);
+    verifyAnchorResponse(again.body, pinned);
+
+    const older = await service.submit(anchorFor('S', 2), claimFor('S'));
+    assert.deepEqual(older.kind === 'rejected' && older.rejection.code, 'non_monotone');
+
+    const fork = await service.submit(anchorFor('S', 3, 7), claimFor('S'));
+    assert.equal(fork.kind, 'duplicity');
+    if (fork.kind !== 'duplicity') return;
+    assert.equal(fork.isNew, true);
+    assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(fork.proof)), { valid: true });
+    assert.equal((await store.checkpoint())?.size, 2); // the proof is logged
+    const frozen = await service.submit(anchorFor('S', 4), claimFor('S'));
+    assert.equal(frozen.kind === 'duplicity' && !frozen.isNew, true);
+    assert.equal((await store.checkpoint())?.size, 2);
+    const latest = await service.latest(anchorFor('S', 3).seedId);
+    assert.equal(latest?.duplicity, true);
+    assert.equal((await store.listDuplicities(undefined, 100)).length, 1);
+  } finally {
+    cleanup();
+  }
+});
+
+void test('tiles and entry bundles re-derive every checkpoint; checkpoints are consistent', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const { store, service } = setup(dir);
+    await service.initLog();
+    const roots: { size: number; root: Uint8Array }[] = [];
+    for (let batch = 0; batch < 6; batch++) {
+      const subs = [];
+      for (let s = 0; s < 110; s++) subs.push(service.submit(anchorFor(`B${batch}-${s}`, 1), claimFor(`B${batch}-${s}`)));
+      await Promise.all(subs);
+      const cp = (await store.checkpoint())!;
+      const parsed = parseCheckpoint(parseNote(cp.note).text);
+      roots.push({ size: parsed.size, root: parsed.rootHash });
+    }
+    const size = roots.at(-1)!.size;
+    assert.equal(size, 660);
+    // Leaf hashes from level-0 tiles equal the hashes of the entries in the bundles.
+    const leafHashes: Uint8Array[] = [];
+    for (let n = 0; n * 256 < size; n++) {
+      const width = Math.min(256, size - n * 256);
+      const tile = decodeTile(await store.tile(0, n, width), width);
+      const entries = await store.entries(n, width);
+      entries.forEach((e, i) => assert.deepEqual(hashLeaf(e), tile[i]));
+      leafHashes.push(...tile);
+    }
+    // Level-1 tile holds the roots of the two full level-0 tiles.
+    const level1 = decodeTile(await store.tile(1, 0, 2), 2);
+    assert.deepEqual(level1[0], rootFromLeafHashes(leafHashes.slice(0, 256)));
+    assert.deepEqual(level1[1], rootFromLeafHashes(leafHashes.slice(256, 512)));
+    for (const { size: s, root } of roots) {
+      assert.deepEqual(rootFromLeafHashes(leafHashes.slice(0, s)), root);
+    }
+    for (let i = 1; i < roots.length; i++) {
+      const a = roots[i - 1]!;
+      const b = roots[i]!;
+      assert.equal(verifyConsistency(a.size, b.size, a.root, b.root, await store.consistencyProof(a.size, b.size)), true);
+    }
+  } finally {
+    cleanup();
+  }
+});
+
+void test('store identity binding and exclusive lock', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const path = join(dir, 'witness.db');
+    const store = SqliteStore.open(path);
+    await store.bindIdentity({ witnessKey: 'aa', name: NAME, logOrigin: ORIGIN });
+    assert.throws(() => SqliteStore.open(path), { code: 'store_locked' });
+    await store.close();
+    const again = SqliteStore.open(path);
+    await assert.rejects(again.bindIdentity({ witnessKey: 'bb', name: NAME, logOrigin: ORIGIN }), { code: 'store_identity_mismatch' });
+    await assert.rejects(again.bindIdentity({ witnessKey: 'aa', name: 'other.example/w', logOrigin: ORIGIN }), { code: 'store_identity_mismatch' });
+    await again.bindIdentity({ witnessKey: 'aa', name: NAME, logOrigin: ORIGIN });
+    await again.close();
+  } finally {
+    cleanup();
+  }
+});
