@@ -22,9 +22,9 @@ import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/t
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { Mutex } from './mutex.ts';
 import { StoreOpenError, StoreUnavailableError } from './types.ts';
-import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
+import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -35,6 +35,9 @@ const MIGRATIONS: string[] = [
    CREATE TABLE duplicities (seed_id BLOB PRIMARY KEY, proof TEXT NOT NULL, leaf_index INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE party_events (id INTEGER PRIMARY KEY, party TEXT NOT NULL, at INTEGER NOT NULL, new_seed INTEGER NOT NULL);
    CREATE INDEX party_events_by_party ON party_events (party, at);`,
+  `CREATE TABLE origins (origin TEXT PRIMARY KEY, size INTEGER NOT NULL, root BLOB NOT NULL, checkpoint TEXT NOT NULL,
+                         cosignatures TEXT NOT NULL, last_time INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE evidence (id INTEGER PRIMARY KEY, origin TEXT NOT NULL, note TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);`,
 ];
 
 const UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL|NOMEM|PERM)/;
@@ -372,6 +375,52 @@ export class SqliteStore implements WitnessStore {
         return rows.map((r) => toBytes(r.entry));
       }),
     );
+  }
+
+  getOrigin(origin: string): Promise<OriginState | undefined> {
+    return Promise.resolve(
+      guard(() => {
+        const row = this.reader
+          .prepare<[string], { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number }>(
+            'SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = ?',
+          )
+          .get(origin);
+        if (row === undefined) return undefined;
+        return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+      }),
+    );
+  }
+
+  updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
+    return this.mutex.run(() => {
+      if (this.closed) throw new StoreUnavailableError('store: closed');
+      return Promise.resolve(
+        guard(() =>
+          this.writer
+            .transaction(() => {
+              const row = this.writer.prepare<[string], { size: number }>('SELECT size FROM origins WHERE origin = ?').get(next.origin);
+              if ((row?.size ?? 0) !== expectedSize) return false;
+              this.writer
+                .prepare(
+                  `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
+                     cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
+                )
+                .run(next.origin, next.size, next.root, next.checkpoint, next.cosignatures, next.lastTime);
+              return true;
+            })
+            .immediate(),
+        ),
+      );
+    });
+  }
+
+  recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void> {
+    return this.mutex.run(() => {
+      if (this.closed) throw new StoreUnavailableError('store: closed');
+      guard(() => this.writer.prepare('INSERT INTO evidence (origin, note, reason, at) VALUES (?, ?, ?, ?)').run(origin, note, reason, at));
+      return Promise.resolve();
+    });
   }
 
   async close(): Promise<void> {

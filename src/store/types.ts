@@ -76,6 +76,20 @@ export interface StoreTransaction {
   setCheckpoint(checkpoint: SignedCheckpoint): Promise<void>;
 }
 
+/** Per-origin state of the cosign role (SPEC §5). */
+export interface OriginState {
+  origin: string;
+  /** Size and root of the latest checkpoint this witness cosigned. */
+  size: number;
+  root: Uint8Array;
+  /** The cosigned checkpoint note: its text and the log signature lines that verified. */
+  checkpoint: string;
+  /** The cosignature lines returned for it (`— <name> <b64>\n` each). */
+  cosignatures: string;
+  /** The latest cosignature time issued for this origin (unix s); times never go backwards. */
+  lastTime: number;
+}
+
 export interface WitnessStore {
   /** The identity the store is bound to; binds it on first use, refuses a different one. */
   bindIdentity(identity: StoreIdentity): Promise<void>;
@@ -96,6 +110,16 @@ export interface WitnessStore {
   tile(level: number, index: number, width: number): Promise<Uint8Array>;
   /** Entries [index·256, index·256 + width). */
   entries(index: number, width: number): Promise<Uint8Array[]>;
+
+  /** Cosign role: the state of one origin (undefined when never cosigned). */
+  getOrigin(origin: string): Promise<OriginState | undefined>;
+  /**
+   * Replace an origin's state iff its stored size is still `expectedSize` (0 = never cosigned),
+   * atomically and durably. Returns false when another writer changed it first.
+   */
+  updateOrigin(expectedSize: number, next: OriginState): Promise<boolean>;
+  /** Keep a validly signed checkpoint that failed a consistency check, as evidence. */
+  recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void>;
 
   close(): Promise<void>;
 }

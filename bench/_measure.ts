@@ -1,0 +1,18 @@
+/** Shared helpers for benchmarks: time-bounded rate measurement and percentiles. */
+export function rate(fn: () => void, seconds = 1, warmup = 200): { ops_per_s: number; us_per_op: number; ops: number } {
+  for (let i = 0; i < warmup; i++) fn();
+  const end = performance.now() + seconds * 1000;
+  let ops = 0;
+  const start = performance.now();
+  while (performance.now() < end) {
+    for (let i = 0; i < 50; i++) fn();
+    ops += 50;
+  }
+  const elapsed = (performance.now() - start) / 1000;
+  return { ops_per_s: Math.round(ops / elapsed), us_per_op: Number(((elapsed / ops) * 1e6).toFixed(2)), ops };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -1,0 +1,67 @@
+/**
+ * HTTP metrics (SPEC §6), registered on the caller's prom-client Registry. Creating a second server
+ * on the same registry reuses the metrics already there (their values then add up across servers).
+ *
+ *   http_requests_total{route,method,status}             counter
+ *   http_request_duration_seconds{route,method,status}   histogram, first request byte → response closed
+ *   http_in_flight                                       gauge, requests holding an in-flight slot
+ *   http_queue_depth                                     gauge, requests waiting for a slot
+ *   http_open_connections                                gauge, accepted TCP connections
+ *   http_rejected_total{reason}                          counter; reason ∈ REJECT_REASONS
+ *
+ * `route` is the route template (`/v1/anchor/:seed`) or `other` (unknown paths, 405s, requests that
+ * never reached routing); `status` is the numeric status, or `aborted` when the client went away
+ * before a response was sent.
+ */
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+
+export const REJECT_REASONS = ['overloaded', 'body_too_large', 'request_timeout', 'rate_limited', 'connections'] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
+
+export interface HttpMetrics {
+  readonly requests: Counter<'route' | 'method' | 'status'>;
+  readonly duration: Histogram<'route' | 'method' | 'status'>;
+  readonly inFlight: Gauge;
+  readonly queueDepth: Gauge;
+  readonly openConnections: Gauge;
+  readonly rejected: Counter<'reason'>;
+}
+
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  const existing = registry.getSingleMetric(name);
+  return existing === undefined ? make() : (existing as T);
+}
+
+export function createHttpMetrics(registry: Registry): HttpMetrics {
+  const registers = [registry];
+  const rejected = reuse(
+    registry,
+    'http_rejected_total',
+    () => new Counter({ name: 'http_rejected_total', help: 'Requests and connections refused by the HTTP limits, by reason', labelNames: ['reason'], registers }),
+  );
+  for (const reason of REJECT_REASONS) rejected.inc({ reason }, 0);
+  return {
+    requests: reuse(
+      registry,
+      'http_requests_total',
+      () => new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['route', 'method', 'status'], registers }),
+    ),
+    duration: reuse(
+      registry,
+      'http_request_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'http_request_duration_seconds',
+          help: 'HTTP request duration from the first request byte to the response, by route template, method and status',
+          labelNames: ['route', 'method', 'status'],
+          buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+          registers,
+        }),
+    ),
+    inFlight: reuse(registry, 'http_in_flight', () => new Gauge({ name: 'http_in_flight', help: 'Requests holding an in-flight slot', registers })),
+    queueDepth: reuse(registry, 'http_queue_depth', () => new Gauge({ name: 'http_queue_depth', help: 'Requests waiting for an in-flight slot', registers })),
+    openConnections: reuse(registry, 'http_open_connections', () => new Gauge({ name: 'http_open_connections', help: 'Open client connections', registers })),
+    rejected,
+  };
+}
