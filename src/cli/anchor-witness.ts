@@ -6,6 +6,7 @@ import { encodeHex } from '../encoding/hex.ts';
 import { writeNewKeyFile } from '../keys/keyfile.ts';
 import { envProgram } from './options.ts';
 import { VERSION } from '../version.ts';
+import { addServeCommand } from './serve-witness.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = envProgram('anchor-witness', 'AW_')
@@ -21,6 +22,7 @@ export function anchorWitnessProgram(): Command {
       writeNewKeyFile(opts.out, ed25519PrivateKeyToPem(privateKey));
       process.stdout.write(encodeHex(publicKey) + '\n');
     });
+  addServeCommand(program);
   return program;
 }
 

@@ -18,7 +18,7 @@ import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
-import { inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
+import { ensureCheckpoint, inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
 import { DAY, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
 
 export interface CosignatureBody {
@@ -84,14 +84,8 @@ export class AnchorService {
   }
 
   /** Sign the size-0 checkpoint on first start. */
-  async initLog(): Promise<SignedCheckpoint> {
-    const existing = await this.opts.store.checkpoint();
-    if (existing !== undefined) return existing;
-    return this.opts.store.transaction(async (tx) => {
-      const cp = this.opts.logSigner.sign(await tx.treeHead());
-      await tx.setCheckpoint(cp);
-      return cp;
-    });
+  initLog(): Promise<SignedCheckpoint> {
+    return ensureCheckpoint(this.opts.store, this.opts.logSigner);
   }
 
   async submit(anchor: Anchor, claim: PartyClaim): Promise<SubmitOutcome> {

@@ -50,3 +50,14 @@ export async function inclusionBody(store: WitnessStore, origin: string, leafInd
     tlog_proof: formatTlogProof({ index: leafIndex, proof, checkpoint: checkpoint.note }),
   };
 }
+
+/** Sign and store the size-0 checkpoint on first start; return the latest checkpoint. */
+export async function ensureCheckpoint(store: WitnessStore, signer: LogSigner): Promise<SignedCheckpoint> {
+  const existing = await store.checkpoint();
+  if (existing !== undefined) return existing;
+  return store.transaction(async (tx) => {
+    const cp = signer.sign(await tx.treeHead());
+    await tx.setCheckpoint(cp);
+    return cp;
+  });
+}

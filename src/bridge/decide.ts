@@ -1,0 +1,177 @@
+/**
+ * The `/token` decision (SPEC §7) as a pure function of (request, policy, trusted roots, now, jti):
+ * either the JWT claims to sign or the first failure, in the SPEC's check order:
+ *
+ *   1. parse and schema (400 malformed_body)
+ *   2. audience allowed (403 audience_not_allowed), TTL ≤ max (400 ttl_too_large)
+ *   3. proof present (401 pop_required) and `iat` fresh: within ±60 s, and not older than the
+ *      process start during the first 120 s after it (401 pop_stale)
+ *   4. chain signatures, links, revocation, expiry, future timestamps (401)
+ *   5. root binding (403 untrusted_root)
+ *   6. capabilities: narrowing (403 capability_escalation), requested ⊆ leaf (403 insufficient_capabilities)
+ *   7. proof signature by the leaf device key (401 pop_invalid; a nonce outside the pattern too)
+ *   8. nonce unused (401 pop_replayed) — stateful, so it is the caller's step: the decision returns
+ *      the (leaf key, nonce) key to consume; only a valid proof ever reaches it.
+ */
+import { verifyEd25519 } from '../crypto/ed25519.ts';
+import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { BridgeError, malformed } from './errors.ts';
+import { checkNarrowing, earliestExpiry, grantCapabilities, instantFromMillis, verifyChain } from './chain.ts';
+import { bindRoot, DID_KERI } from './root.ts';
+import type { RootBinding } from './root.ts';
+import { NONCE_RE, NONCE_TTL_SECONDS, POP_MAX_SKEW_SECONDS, popMessage, requestDigest } from './pop.ts';
+import { decodeTokenRequest } from './request.ts';
+import type { TokenRequest } from './request.ts';
+import type { TrustedRoots } from './trusted-roots.ts';
+
+export const DEFAULT_AUDIENCE = 'sts.amazonaws.com';
+export const DEFAULT_TTL_SECONDS = 900;
+export const MAX_TTL_LIMIT_SECONDS = 3600;
+/** `nbf` = `iat` − 60: relying parties with a clock slightly behind still accept a fresh token. */
+export const NBF_BACKDATE_SECONDS = 60;
+export const AWS_TAGS_CLAIM = 'https://aws.amazon.com/tags';
+/** AWS session tag values are at most 256 characters. */
+const AWS_TAG_VALUE_MAX = 256;
+
+export interface BridgePolicy {
+  /** The issuer URL, byte for byte as it appears in `iss` and in proofs. */
+  readonly issuer: string;
+  /** Allowed audiences (non-empty); the first is used when a request without PoP names none. */
+  readonly audiences: readonly string[];
+  readonly defaultTtl: number;
+  readonly maxTtl: number;
+  readonly proofOfPossession: boolean;
+  readonly awsSessionTags: boolean;
+  /** Unix ms when the process started (the `pop_stale` rule after a restart). */
+  readonly startedAt: number;
+}
+
+export interface AwsSessionTags {
+  principal_tags: { auths_leaf: [string]; auths_caps: [string] };
+}
+
+export interface TokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  iat: number;
+  nbf: number;
+  exp: number;
+  jti: string;
+  capabilities: string[];
+  keri_prefix?: string;
+  pop?: false;
+  [AWS_TAGS_CLAIM]?: AwsSessionTags;
+}
+
+export interface Grant {
+  claims: TokenClaims;
+  /** `exp` − `iat` */
+  expiresIn: number;
+  /** The leaf device key (hex) and the proof's nonce key `<leaf hex>:<nonce>`, or null without PoP. */
+  leafKey: string;
+  nonceKey: string | null;
+  binding: RootBinding;
+  links: number;
+}
+
+export type Decision = { readonly ok: true; readonly grant: Grant } | { readonly ok: false; readonly error: BridgeError };
+
+/** AWS session tag values allow letters, spaces, digits and `_ . : / = + - @`; anything else becomes `_`. */
+function tagValue(text: string): string {
+  return text.replace(/[^\p{L}\p{Z}\p{N}_.:/=+\-@]/gu, '_').slice(0, AWS_TAG_VALUE_MAX);
+}
+
+/** Space-joined capabilities, whole entries only, within AWS's 256-character tag value limit. */
+function capsTagValue(caps: readonly string[]): string {
+  let out = '';
+  for (const c of caps) {
+    const next = out === '' ? c : `${out} ${c}`;
+    if (next.length > AWS_TAG_VALUE_MAX) break;
+    out = next;
+  }
+  return out;
+}
+
+function checkProofFreshness(req: TokenRequest, policy: BridgePolicy, nowSec: number, now: number): void {
+  if (!policy.proofOfPossession) return;
+  if (req.proof === undefined) {
+    throw new BridgeError('pop_required', 'proof of possession is required: add "proof" {iat, nonce, signature} signed by the leaf device key');
+  }
+  const { iat } = req.proof;
+  if (Math.abs(iat - nowSec) > POP_MAX_SKEW_SECONDS) {
+    throw new BridgeError('pop_stale', `proof iat ${iat} is more than ${POP_MAX_SKEW_SECONDS} s from the bridge clock (${nowSec})`);
+  }
+  const startSec = Math.floor(policy.startedAt / 1000);
+  if (now < policy.startedAt + NONCE_TTL_SECONDS * 1000 && iat < startSec) {
+    throw new BridgeError('pop_stale', `proof iat ${iat} predates this bridge's start (${startSec}); make a new proof`);
+  }
+}
+
+function checkProofSignature(req: TokenRequest, policy: BridgePolicy, audience: string, leafKey: Uint8Array): string {
+  const proof = req.proof!;
+  if (!NONCE_RE.test(proof.nonce)) throw new BridgeError('pop_invalid', 'proof nonce must match ^[A-Za-z0-9_-]{16,64}$');
+  let signature: Uint8Array;
+  try {
+    signature = decodeHex(proof.signature, 64);
+  } catch {
+    throw new BridgeError('pop_invalid', 'proof signature must be 64 bytes of hex');
+  }
+  const msg = popMessage({ iss: policy.issuer, aud: audience, iat: proof.iat, nonce: proof.nonce, req: requestDigest(req.raw) });
+  if (!verifyEd25519(leafKey, msg, signature)) {
+    throw new BridgeError('pop_invalid', `proof signature does not verify under the leaf device key (link ${req.chain.length - 1}) for issuer ${JSON.stringify(policy.issuer)} and audience ${JSON.stringify(audience)}`);
+  }
+  return `${encodeHex(leafKey)}:${proof.nonce}`;
+}
+
+function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefined, now: number, jti: string): Grant {
+  // 1. parse and schema
+  const req = decodeTokenRequest(doc);
+  if (policy.proofOfPossession && req.audience === undefined) throw malformed('/audience', 'required when proof of possession is on');
+  const audience = req.audience ?? policy.audiences[0]!;
+  // 2. audience and TTL
+  if (!policy.audiences.includes(audience)) {
+    throw new BridgeError('audience_not_allowed', `audience ${JSON.stringify(audience)} is not allowed here (allowed: ${policy.audiences.map((a) => JSON.stringify(a)).join(', ')})`);
+  }
+  const ttl = req.ttlSecs ?? policy.defaultTtl;
+  if (ttl > policy.maxTtl) throw new BridgeError('ttl_too_large', `ttl_secs ${ttl} exceeds the maximum of ${policy.maxTtl}`);
+  // 3. proof present and fresh
+  const nowSec = Math.floor(now / 1000);
+  checkProofFreshness(req, policy, nowSec, now);
+  // 4. the chain
+  const instant = instantFromMillis(now);
+  verifyChain(req.chain, req.rootPublicKey, instant, roots);
+  // 5. root binding
+  const root = req.chain[0]!;
+  const leaf = req.chain[req.chain.length - 1]!;
+  const binding = bindRoot(root.issuer, req.rootPublicKey, roots);
+  // 6. capabilities
+  checkNarrowing(req.chain);
+  const capabilities = grantCapabilities(leaf.capabilities, req.requestedCapabilities);
+  // 7. proof signature
+  const nonceKey = policy.proofOfPossession ? checkProofSignature(req, policy, audience, leaf.devicePublicKey) : null;
+  // the claims
+  const expiry = earliestExpiry(req.chain);
+  const exp = expiry === null ? nowSec + ttl : Math.min(nowSec + ttl, expiry.seconds);
+  const sub = root.issuer;
+  const claims: TokenClaims = { iss: policy.issuer, sub, aud: audience, iat: nowSec, nbf: nowSec - NBF_BACKDATE_SECONDS, exp, jti, capabilities };
+  if (sub.startsWith(DID_KERI)) claims.keri_prefix = sub.slice(DID_KERI.length);
+  if (!policy.proofOfPossession) claims.pop = false;
+  if (policy.awsSessionTags) {
+    claims[AWS_TAGS_CLAIM] = { principal_tags: { auths_leaf: [tagValue(leaf.subject)], auths_caps: [capsTagValue(capabilities)] } };
+  }
+  return { claims, expiresIn: exp - nowSec, leafKey: encodeHex(leaf.devicePublicKey), nonceKey, binding, links: req.chain.length };
+}
+
+/**
+ * Decide a `/token` request. `doc` is the parsed JSON body; `now` is unix ms; `jti` the token id to
+ * use. Never throws a BridgeError (it is returned); other exceptions are faults.
+ */
+export function decideToken(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefined, now: number, jti: string): Decision {
+  try {
+    return { ok: true, grant: decide(doc, policy, roots, now, jti) };
+  } catch (e) {
+    if (e instanceof BridgeError) return { ok: false, error: e };
+    throw e;
+  }
+}

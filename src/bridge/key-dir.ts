@@ -1,0 +1,284 @@
+/**
+ * Times are unix seconds (integers) throughout.
+ *
+ * The signing-key directory (`--key-dir`, SPEC §7): one PKCS#8 PEM per key, `<kid>.pem`, mode 0600
+ * (refused when group- or world-readable), plus `keys.json` `{"keys":[{kid, state, not_before,
+ * retire_after}]}`. Keys are created on first start and never silently replaced; a listed key that
+ * cannot be read, or whose thumbprint is not its kid, stops start-up.
+ *
+ * Writers (`serve` promoting a key, `keys rotate|prune`) take `keys.json.lock` (O_EXCL; a lock older
+ * than 60 s is considered abandoned) around read-modify-write, and replace keys.json by rename.
+ *
+ * `SigningKeyring` is the serving view: the active signing key and the published JWKS (active,
+ * next, retired), refreshed from disk at start, on SIGHUP and every 60 s; a refresh that fails keeps
+ * the previous keyring.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import { parseStrictJson } from '../encoding/json.ts';
+import { formatTimestamp } from '../encoding/time.ts';
+import { ProtocolError } from '../errors.ts';
+import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
+import { BridgeConfigError } from './errors.ts';
+import { addKey, encodeKeysJson, parseKeysJson, promote, prune, publicationOrder, retentionSeconds } from './keyring.ts';
+import type { KeyEntry } from './keyring.ts';
+import { generateSigningKeyPem, loadSigningKey } from './signing.ts';
+import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
+
+const LOCK_STALE_MS = 60_000;
+const LOCK_WAIT_MS = 10_000;
+
+export class KeyDir {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  get jsonPath(): string {
+    return join(this.dir, 'keys.json');
+  }
+
+  pemPath(kid: string): string {
+    return join(this.dir, `${kid}.pem`);
+  }
+
+  /** Create the directory (mode 0700) when missing. */
+  ensure(): void {
+    if (!existsSync(this.dir)) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    if (!statSync(this.dir).isDirectory()) throw new BridgeConfigError('key_dir_invalid', `${this.dir} is not a directory`);
+  }
+
+  hasKeysJson(): boolean {
+    return existsSync(this.jsonPath);
+  }
+
+  pemFiles(): string[] {
+    return existsSync(this.dir) ? readdirSync(this.dir).filter((f) => f.endsWith('.pem')) : [];
+  }
+
+  /** keys.json entries; an absent file is an empty list only when the directory holds no key files. */
+  readEntries(): readonly KeyEntry[] {
+    if (!this.hasKeysJson()) {
+      const stray = this.pemFiles();
+      if (stray.length > 0) {
+        throw new BridgeConfigError('key_dir_invalid', `${this.dir} holds key files (${stray.join(', ')}) but no keys.json; refusing to guess their states`);
+      }
+      return [];
+    }
+    let doc: unknown;
+    try {
+      doc = parseStrictJson(readFileSync(this.jsonPath, 'utf8'), { maxDepth: 8 });
+    } catch (e) {
+      throw new BridgeConfigError('key_dir_invalid', `${this.jsonPath}: ${(e as Error).message}`);
+    }
+    return parseKeysJson(doc);
+  }
+
+  writeEntries(entries: readonly KeyEntry[]): void {
+    const tmp = `${this.jsonPath}.tmp-${process.pid}`;
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o644);
+    try {
+      writeSync(fd, JSON.stringify(encodeKeysJson(entries), null, 2) + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.jsonPath);
+    const dfd = openSync(this.dir, 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+  }
+
+  /** Run `fn` holding keys.json.lock. */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    this.ensure();
+    const lock = `${this.jsonPath}.lock`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        closeSync(openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        try {
+          if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+        } catch {
+          /* removed meanwhile */
+        }
+        if (Date.now() > deadline) throw new BridgeConfigError('key_dir_locked', `${lock} is held by another process`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+
+  /** Read and check one key file: readable (0600), a usable key, and its thumbprint equal to `kid`. */
+  async loadKey(kid: string): Promise<SigningKey> {
+    let key: SigningKey;
+    try {
+      key = await loadSigningKey(readKeyFile(this.pemPath(kid)));
+    } catch (e) {
+      if (e instanceof ProtocolError) throw new BridgeConfigError('key_unreadable', `signing key ${kid}: ${e.message}`);
+      throw e;
+    }
+    if (key.kid !== kid) throw new BridgeConfigError('key_mismatch', `${this.pemPath(kid)} holds key ${key.kid}, not ${kid}`);
+    return key;
+  }
+
+  /**
+   * Add a key (SPEC `keys rotate`): the first key of an empty directory is active at once; later
+   * ones are `next` with `not_before` = now + prepublish. Returns the new entry.
+   */
+  async rotate(now: number, prepublish: number, alg: SigningAlg): Promise<KeyEntry> {
+    return this.withLock(async () => {
+      const entries = this.readEntries();
+      const pending = entries.find((e) => e.state === 'next');
+      if (pending !== undefined) {
+        throw new BridgeConfigError('next_key_pending', `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`);
+      }
+      const pem = await generateSigningKeyPem(alg);
+      const key = await loadSigningKey(pem);
+      const updated = addKey(entries, key.kid, now, prepublish);
+      writeNewKeyFile(this.pemPath(key.kid), pem);
+      this.writeEntries(updated);
+      return updated.find((e) => e.kid === key.kid)!;
+    });
+  }
+
+  /** Promote a due `next` key (writes keys.json when something changed). */
+  async promote(now: number, maxTtl: number): Promise<readonly KeyEntry[]> {
+    const entries = this.readEntries();
+    if (promote(entries, now, retentionSeconds(maxTtl)) === entries) return entries;
+    return this.withLock(async () => {
+      const current = this.readEntries();
+      const updated = promote(current, now, retentionSeconds(maxTtl));
+      if (updated !== current) this.writeEntries(updated);
+      return Promise.resolve(updated);
+    });
+  }
+
+  /** Drop retired keys past their `retire_after`, with their key files. Returns the dropped entries. */
+  async prune(now: number): Promise<readonly KeyEntry[]> {
+    return this.withLock(async () => {
+      const { kept, dropped } = prune(this.readEntries(), now);
+      if (dropped.length > 0) {
+        this.writeEntries(kept);
+        for (const e of dropped) rmSync(this.pemPath(e.kid), { force: true });
+      }
+      return Promise.resolve(dropped);
+    });
+  }
+}
+
+export interface KeyringOptions {
+  /** Algorithm of the key created on first start. */
+  alg: SigningAlg;
+  maxTtl: number;
+  /** Create the first key when the directory is empty (serve); false for read-only use. */
+  create: boolean;
+}
+
+interface Snapshot {
+  readonly entries: readonly KeyEntry[];
+  readonly keys: ReadonlyMap<string, SigningKey>;
+  readonly active: SigningKey;
+  readonly jwks: { keys: PublicJwk[] };
+}
+
+export class SigningKeyring {
+  readonly keyDir: KeyDir;
+  private readonly opts: KeyringOptions;
+  private snap: Snapshot;
+  private timer: NodeJS.Timeout | undefined;
+  private onHup: (() => void) | undefined;
+
+  private constructor(keyDir: KeyDir, opts: KeyringOptions, snap: Snapshot) {
+    this.keyDir = keyDir;
+    this.opts = opts;
+    this.snap = snap;
+  }
+
+  /** Open (and on first start create) the key directory, promote a due key, and load every key. */
+  static async open(dir: string, opts: KeyringOptions, now: number): Promise<SigningKeyring> {
+    const keyDir = new KeyDir(dir);
+    if (opts.create) {
+      keyDir.ensure();
+      if (keyDir.readEntries().length === 0) await keyDir.rotate(now, 0, opts.alg);
+    }
+    const snap = await SigningKeyring.load(keyDir, opts, now, new Map());
+    return new SigningKeyring(keyDir, opts, snap);
+  }
+
+  private static async load(keyDir: KeyDir, opts: KeyringOptions, now: number, cache: ReadonlyMap<string, SigningKey>): Promise<Snapshot> {
+    const entries = publicationOrder(await keyDir.promote(now, opts.maxTtl));
+    const keys = new Map<string, SigningKey>();
+    for (const e of entries) keys.set(e.kid, cache.get(e.kid) ?? (await keyDir.loadKey(e.kid)));
+    const activeEntry = entries.find((e) => e.state === 'active');
+    if (activeEntry === undefined) throw new BridgeConfigError('key_dir_invalid', `${keyDir.jsonPath} has no active key; run: token-bridge keys rotate --key-dir ${keyDir.dir}`);
+    return { entries, keys, active: keys.get(activeEntry.kid)!, jwks: { keys: entries.map((e) => keys.get(e.kid)!.jwk) } };
+  }
+
+  get active(): SigningKey {
+    return this.snap.active;
+  }
+
+  get entries(): readonly KeyEntry[] {
+    return this.snap.entries;
+  }
+
+  jwks(): { keys: PublicJwk[] } {
+    return this.snap.jwks;
+  }
+
+  algs(): SigningAlg[] {
+    const set = new Set(this.snap.jwks.keys.map((k) => k.alg));
+    return [...set].sort();
+  }
+
+  /**
+   * Re-read keys.json (new keys from `keys rotate`, pruned ones), promote a due key, and swap in the
+   * result. Throws (keeping the previous keyring) when the directory cannot be used.
+   */
+  async refresh(now: number): Promise<{ changed: boolean; promoted: string | null }> {
+    const before = this.snap;
+    const snap = await SigningKeyring.load(this.keyDir, this.opts, now, before.keys);
+    this.snap = snap;
+    const changed = JSON.stringify(snap.entries) !== JSON.stringify(before.entries);
+    return { changed, promoted: snap.active.kid !== before.active.kid ? snap.active.kid : null };
+  }
+
+  /** Refresh every `intervalMs` and on SIGHUP; `report` receives each outcome. */
+  start(intervalMs: number, report: (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }) => void): void {
+    const run = (source: string): void => {
+      this.refresh(Math.floor(Date.now() / 1000)).then(
+        (r) => {
+          report({ source, ...r });
+        },
+        (error: unknown) => {
+          report({ source, error });
+        },
+      );
+    };
+    this.timer = setInterval(() => {
+      run('timer');
+    }, intervalMs);
+    this.timer.unref();
+    this.onHup = () => {
+      run('SIGHUP');
+    };
+    process.on('SIGHUP', this.onHup);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    if (this.onHup !== undefined) process.off('SIGHUP', this.onHup);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The trusted-roots file (`--trusted-roots`, SPEC §7): the party registry format of SPEC §3.2 plus a
+ * `revoked` list.
+ *
+ * ```
+ * {"parties": [{"id": "did:keri:E…", "keys": [{"curve": "ed25519", "public_key": "<hex>"}], …}],
+ *  "revoked": [{"device_public_key": "<hex>"} | {"rid": "<string>"}]}
+ * ```
+ *
+ * `parties` is validated by the registry parser itself (ids unique after normalisation, each key in
+ * at most one party, keys on-curve and not small order). A party binds its `id` to its Ed25519 keys:
+ * a chain whose `chain[0].issuer` is that id, exactly, may use any of those keys as
+ * `root_public_key`. `revoked` refuses links by device key or by `rid`.
+ */
+import { parseRegistry } from '../anchor/registry.ts';
+import type { Registry } from '../anchor/registry.ts';
+import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { isObject } from './attestation.ts';
+import { BridgeConfigError } from './errors.ts';
+
+export interface TrustedRoots {
+  readonly registry: Registry;
+  /** lowercase hex device keys */
+  readonly revokedKeys: ReadonlySet<string>;
+  readonly revokedRids: ReadonlySet<string>;
+}
+
+export const EMPTY_TRUSTED_ROOTS: TrustedRoots = { registry: { parties: new Map() }, revokedKeys: new Set(), revokedRids: new Set() };
+
+function fail(message: string): never {
+  throw new BridgeConfigError('invalid_trusted_roots', message);
+}
+
+/** Validate a trusted-roots document (already read from JSON or YAML). Throws BridgeConfigError. */
+export function parseTrustedRoots(doc: unknown): TrustedRoots {
+  if (!isObject(doc)) fail('trusted roots must be an object with "parties" (and optionally "revoked")');
+  for (const k of Object.keys(doc)) if (k !== 'parties' && k !== 'revoked') fail(`unknown field ${JSON.stringify(k)}`);
+  let registry: Registry;
+  try {
+    registry = parseRegistry({ parties: doc.parties ?? [] });
+  } catch (e) {
+    if (e instanceof ProtocolError) fail(e.message);
+    throw e;
+  }
+  const revokedKeys = new Set<string>();
+  const revokedRids = new Set<string>();
+  const list = doc.revoked ?? [];
+  if (!Array.isArray(list)) fail('revoked must be an array');
+  list.forEach((r: unknown, i) => {
+    const where = `revoked[${i}]`;
+    if (!isObject(r)) fail(`${where}: must be an object`);
+    const keys = Object.keys(r);
+    if (keys.length !== 1 || (keys[0] !== 'device_public_key' && keys[0] !== 'rid')) {
+      fail(`${where}: must be exactly one of {"device_public_key": hex} or {"rid": string}`);
+    }
+    if (r.device_public_key !== undefined) {
+      if (typeof r.device_public_key !== 'string') fail(`${where}.device_public_key: must be hex`);
+      try {
+        revokedKeys.add(encodeHex(decodeHex(r.device_public_key, 32)));
+      } catch {
+        fail(`${where}.device_public_key: must be 32 bytes of hex`);
+      }
+    } else {
+      if (typeof r.rid !== 'string' || r.rid === '') fail(`${where}.rid: must be a non-empty string`);
+      revokedRids.add(r.rid);
+    }
+  });
+  return { registry, revokedKeys, revokedRids };
+}

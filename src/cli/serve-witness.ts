@@ -1,0 +1,141 @@
+/** `anchor-witness serve`: flags (SPEC §9), environment (AW_…), an optional config file, then the node. */
+import { pino } from 'pino';
+import type { Command } from 'commander';
+import { parseRateLimit } from '../server/rate-limit.ts';
+import { readDocument } from '../witness/config-file.ts';
+import { ConfigError, parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
+import { DEFAULT_QUOTA } from '../witness/quota.ts';
+import { collectList, intArg } from './options.ts';
+
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(0|[1-9][0-9]{0,4})$/.exec(text);
+  if (m === null || Number(m[3]) > 65535) throw new ConfigError('invalid_listen', `--listen must be HOST:PORT (IPv6 as [::1]:PORT), got ${JSON.stringify(text)}`);
+  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
+}
+
+interface ServeFlags {
+  config?: string;
+  listen?: string;
+  dataDir?: string;
+  key?: string;
+  name?: string;
+  roles?: string[];
+  cosignKey?: string;
+  registry?: string;
+  logs?: string;
+  logOrigin?: string;
+  maxBodyBytes?: number;
+  maxInFlight?: number;
+  maxQueue?: number;
+  requestTimeoutMs?: number;
+  maxConnections?: number;
+  maxConnectionsPerIp?: number;
+  trustProxy?: string[];
+  rateLimit?: string;
+  buildAttestation?: string;
+  store?: string;
+  allowUnderivedSeeds?: boolean;
+  partyAnchorsPerMinute?: number;
+  partyNewSeedsPerDay?: number;
+  dev?: boolean;
+}
+
+/** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
+function applyConfigFile(cmd: Command, path: string): void {
+  const doc = readDocument(path);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
+  const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));
+  for (const [rawKey, value] of Object.entries(doc as Record<string, unknown>)) {
+    const key = rawKey.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const option = known.get(key);
+    if (option === undefined || key === 'config') throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
+    const source = cmd.getOptionValueSource(key);
+    if (source === 'cli' || source === 'env') continue;
+    let v: unknown = value;
+    if (option.variadic || key === 'roles' || key === 'trustProxy') v = Array.isArray(value) ? value.map(String) : collectList(String(value), undefined);
+    else if (option.isBoolean()) v = value === true || value === 'true' || value === 1;
+    else if (option.parseArg && typeof value !== 'object') v = option.parseArg(String(value), undefined);
+    else if (typeof value === 'number') v = String(value);
+    cmd.setOptionValueWithSource(key, v, 'config');
+  }
+}
+
+export function addServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the witness node')
+    .option('--config <file>', 'optional JSON/YAML file of settings (flag names as keys); flags and variables win over it')
+    .option('--listen <host:port>', 'address to listen on (port 0 = any free port)', '127.0.0.1:8420')
+    .option('--data-dir <dir>', 'data directory (created with parents when missing)')
+    .option('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints')
+    .option('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")')
+    .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
+    .option('--cosign-key <file>', 'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign')
+    .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
+    .option('--logs <file>', 'known logs of the cosign role (JSON or YAML)')
+    .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
+    .option('--max-body-bytes <n>', 'request body cap', intArg(1))
+    .option('--max-in-flight <n>', 'requests in handlers at once', intArg(1))
+    .option('--max-queue <n>', 'requests waiting for a slot', intArg(0))
+    .option('--request-timeout-ms <n>', 'request deadline from the first byte', intArg(100))
+    .option('--max-connections <n>', 'open connections in total', intArg(1))
+    .option('--max-connections-per-ip <n>', 'open connections per client IP', intArg(1))
+    .option('--trust-proxy <cidr>', 'proxies whose X-Forwarded-For is believed (repeatable, comma-separated)', collectList)
+    .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
+    .option('--build-attestation <file>', 'DSSE build attestation served at /build')
+    .option('--store <spec>', 'sqlite:PATH (default <data-dir>/witness.db) or postgres://…')
+    .option('--allow-underived-seeds', 'let whoever anchors a seed first own it, even when it does not derive from the party')
+    .option('--party-anchors-per-minute <n>', 'default per-party quota of co-signed anchors per minute', intArg(0), DEFAULT_QUOTA.anchorsPerMinute)
+    .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
+    .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
+    .hook('preAction', (cmd) => {
+      const file = cmd.getOptionValue('config') as string | undefined;
+      if (file !== undefined) applyConfigFile(cmd, file);
+    })
+    .action(async (flags: ServeFlags) => {
+      if (flags.dataDir === undefined) throw new ConfigError('missing_option', '--data-dir is required');
+      if (flags.name === undefined) throw new ConfigError('missing_option', '--name is required');
+      if (flags.buildAttestation !== undefined) throw new ConfigError('unsupported', '--build-attestation is not supported by this build yet');
+      const { host, port } = parseListen(flags.listen ?? '127.0.0.1:8420');
+      const config: WitnessConfig = {
+        host,
+        port,
+        dataDir: flags.dataDir,
+        name: flags.name,
+        roles: parseRoles(flags.roles ?? ['anchor', 'cosign']),
+        allowUnderivedSeeds: flags.allowUnderivedSeeds ?? false,
+        dev: flags.dev ?? false,
+        quota: {
+          anchorsPerMinute: flags.partyAnchorsPerMinute ?? DEFAULT_QUOTA.anchorsPerMinute,
+          newSeedsPerDay: flags.partyNewSeedsPerDay ?? DEFAULT_QUOTA.newSeedsPerDay,
+        },
+        rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
+      };
+      const optional = ['key', 'cosignKey', 'registry', 'logs', 'logOrigin', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
+      const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFile', registry: 'registryFile', logs: 'logsFile' };
+      for (const k of optional) {
+        const v = flags[k];
+        if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;
+      }
+      const log = pino({ base: { svc: 'anchor-witness' } }, pino.destination(2));
+      const node = await startWitness(config, log);
+      process.stdout.write(`listening on ${node.url}\n`);
+      log.info({ url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin }, 'witness started');
+      const stop = (signal: string): void => {
+        log.info({ signal }, 'shutting down: draining requests');
+        node.close().then(
+          () => process.exit(0),
+          (e: unknown) => {
+            log.error({ err: e }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => {
+        stop('SIGTERM');
+      });
+      process.once('SIGINT', () => {
+        stop('SIGINT');
+      });
+    });
+}

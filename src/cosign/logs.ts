@@ -1,0 +1,391 @@
+/**
+ * The logs this witness cosigns for (SPEC §5).
+ *
+ * Sources:
+ *  - the logs file (`--logs FILE`, JSON or YAML by extension), authoritative for its origins:
+ *
+ *      {"logs": [{"origin": "example.com/log",
+ *                 "keys": ["example.com/log+<hex id>+<b64 key>", …],   // ≥ 1 signed-note vkeys, type 0x01
+ *                 "qpd": 86400}]}                                    // optional, add-checkpoint requests per day
+ *
+ *    Unknown members are refused; origins are unique; this node's own log origin is refused; an
+ *    origin's keys are distinct and no two share key name and key ID. A vkey's name is the key name
+ *    its signature lines carry; it need not equal the origin (the logs/v0 format allows both).
+ *  - witness-network `logs/v0` lists (`--logs-list FILE`, repeatable): they only ever ADD origins.
+ *    An origin in the logs file is never taken from a list; an origin imported from a list keeps
+ *    the keys and qpd it was first imported with for the life of the process (a list that later
+ *    shows other keys is reported, not followed); an origin that disappears from a list stays.
+ *    After a restart the lists are read afresh.
+ *
+ * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/witness/reloadable.ts);
+ * a file that fails to load keeps its previous copy. Requests read one merged snapshot.
+ */
+import type { NoteVerifier } from '../note/vkey.ts';
+import { parseVkey } from '../note/vkey.ts';
+import { SIG_TYPE_ED25519, checkNoteCharacters } from '../note/signed-note.ts';
+import { parseCanonicalSize } from '../note/checkpoint.ts';
+import { readDocument } from '../witness/config-file.ts';
+import { Reloadable } from '../witness/reloadable.ts';
+import { readFileSync } from 'node:fs';
+import { LogsConfigError } from './errors.ts';
+
+/** A log this witness knows: its origin, the keys that may sign its checkpoints, its quota. */
+export interface KnownLog {
+  readonly origin: string;
+  /** Ed25519 (type 0x01) note verifiers, at least one. */
+  readonly verifiers: readonly NoteVerifier[];
+  /** add-checkpoint requests per day; undefined = no per-origin quota. */
+  readonly qpd: number | undefined;
+  /** Where it comes from: `logs file` or `list <path>`. */
+  readonly source: string;
+}
+
+export type KnownLogs = ReadonlyMap<string, KnownLog>;
+
+/** Largest accepted qpd (10⁹/day ≈ 11 574/s: beyond any witness). */
+export const MAX_QPD = 1_000_000_000;
+
+function configError(message: string): LogsConfigError {
+  return new LogsConfigError('invalid_logs_config', message);
+}
+
+function listError(message: string): LogsConfigError {
+  return new LogsConfigError('invalid_log_list', message);
+}
+
+/** An origin line: non-empty, well-formed, no control characters (a checkpoint's first line). */
+export function isValidOrigin(origin: string): boolean {
+  if (origin === '' || origin.includes('\n')) return false;
+  try {
+    checkNoteCharacters(origin);
+  } catch {
+    return false;
+  }
+  return true;
+}
+
+/** Parse one Ed25519 log vkey; throws a message string's Error on anything else. */
+function parseLogVkey(vkey: string): NoteVerifier {
+  const v = parseVkey(vkey);
+  if (v.type !== SIG_TYPE_ED25519) throw new Error(`vkey ${JSON.stringify(vkey)} is not an Ed25519 (type 0x01) log key`);
+  return v;
+}
+
+/** Keys of one origin: distinct, and no two with the same name and key ID (signed-note lookup is by both). */
+function addVerifier(into: NoteVerifier[], v: NoteVerifier): string | null {
+  for (const w of into) {
+    if (w.vkey === v.vkey) return `duplicate key ${v.vkey}`;
+    if (w.name === v.name && w.keyId === v.keyId) return `keys ${w.vkey} and ${v.vkey} share key name and key ID`;
+  }
+  into.push(v);
+  return null;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validate a parsed logs document (JSON or YAML). Pure. Throws LogsConfigError `invalid_logs_config`. */
+export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
+  if (!isRecord(doc)) throw configError('the logs file must be an object {"logs": [...]}');
+  for (const k of Object.keys(doc)) if (k !== 'logs') throw configError(`unknown member ${JSON.stringify(k)} (expected only "logs")`);
+  const list = doc.logs;
+  if (!Array.isArray(list)) throw configError('"logs" must be an array');
+  const seen = new Set<string>();
+  return list.map((entry: unknown, i): KnownLog => {
+    const at = `/logs/${i}`;
+    if (!isRecord(entry)) throw configError(`${at}: must be an object {"origin", "keys", "qpd"?}`);
+    for (const k of Object.keys(entry)) {
+      if (k !== 'origin' && k !== 'keys' && k !== 'qpd') throw configError(`${at}: unknown member ${JSON.stringify(k)}`);
+    }
+    const { origin, keys, qpd } = entry;
+    if (typeof origin !== 'string' || !isValidOrigin(origin)) throw configError(`${at}/origin: must be a non-empty line without control characters`);
+    if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
+    seen.add(origin);
+    if (ownOrigin !== undefined && origin === ownOrigin) {
+      throw configError(`${at}/origin: ${JSON.stringify(origin)} is this node's own log origin; a witness does not cosign its own log`);
+    }
+    if (!Array.isArray(keys) || keys.length === 0) throw configError(`${at}/keys: must be a non-empty array of vkeys`);
+    const verifiers: NoteVerifier[] = [];
+    keys.forEach((k: unknown, j) => {
+      if (typeof k !== 'string') throw configError(`${at}/keys/${j}: must be a vkey string`);
+      let v: NoteVerifier;
+      try {
+        v = parseLogVkey(k);
+      } catch (e) {
+        throw configError(`${at}/keys/${j}: ${(e as Error).message}`);
+      }
+      const why = addVerifier(verifiers, v);
+      if (why !== null) throw configError(`${at}/keys/${j}: ${why}`);
+    });
+    if (qpd !== undefined && (typeof qpd !== 'number' || !Number.isInteger(qpd) || qpd < 1 || qpd > MAX_QPD)) {
+      throw configError(`${at}/qpd: must be an integer 1..${MAX_QPD}`);
+    }
+    return { origin, verifiers, qpd, source: 'logs file' };
+  });
+}
+
+/** Read and validate a logs file (JSON, or YAML for .yaml/.yml). */
+export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
+  let doc: unknown;
+  try {
+    doc = readDocument(path);
+  } catch (e) {
+    throw configError(`${path}: ${(e as Error).message}`);
+  }
+  try {
+    return parseLogsConfig(doc, ownOrigin);
+  } catch (e) {
+    throw configError(`${path}: ${(e as Error).message}`);
+  }
+}
+
+// ---- logs/v0 lists ---------------------------------------------------------------------------
+
+/** One log of a logs/v0 list, as written. */
+export interface LogListEntry {
+  /** 1-based line number of its `vkey` line. */
+  readonly line: number;
+  readonly vkey: string;
+  /** The `origin` value; undefined when absent or `none` (then the origin is the vkey's name). */
+  readonly origin: string | undefined;
+  readonly qpd: number | undefined;
+  readonly bastion: string | undefined;
+  readonly contact: string | undefined;
+}
+
+const LIST_HEADER = 'logs/v0';
+const LIST_FIELDS = new Set(['origin', 'qpd', 'bastion', 'contact']);
+
+/**
+ * Parse a witness-network log list (`logs/v0`). Lines are trimmed; blank lines and `#` comments are
+ * skipped; the first line left must be `logs/v0`. Each log starts with `vkey <vkey>`, followed by
+ * optional `origin <origin|none>`, `qpd <n>`, `bastion <url|none>`, `contact <text>` lines in any
+ * order, each at most once. Other keywords are ignored (forward compatibility, as litewitness's
+ * `witnessctl pull-logs` does). Pure. Throws LogsConfigError `invalid_log_list`.
+ */
+export function parseLogList(text: string): LogListEntry[] {
+  const entries: LogListEntry[] = [];
+  let header = false;
+  let current: { line: number; vkey: string; fields: Map<string, string> } | undefined;
+  const flush = (): void => {
+    if (current === undefined) return;
+    const f = current.fields;
+    const originValue = f.get('origin');
+    const qpdText = f.get('qpd');
+    let qpd: number | undefined;
+    if (qpdText !== undefined) {
+      const n = parseCanonicalSize(qpdText);
+      if (n === null || n < 1 || n > MAX_QPD) throw listError(`line ${current.line}: qpd must be an integer 1..${MAX_QPD}`);
+      qpd = n;
+    }
+    const bastion = f.get('bastion');
+    entries.push({
+      line: current.line,
+      vkey: current.vkey,
+      origin: originValue === 'none' ? undefined : originValue,
+      qpd,
+      bastion: bastion === 'none' ? undefined : bastion,
+      contact: f.get('contact'),
+    });
+    current = undefined;
+  };
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    const n = i + 1;
+    if (line === '' || line.startsWith('#')) continue;
+    if (!header) {
+      if (line !== LIST_HEADER) throw listError(`line ${n}: expected the header ${JSON.stringify(LIST_HEADER)}`);
+      header = true;
+      continue;
+    }
+    const space = line.search(/\s/);
+    const keyword = space < 0 ? line : line.slice(0, space);
+    const value = space < 0 ? '' : line.slice(space + 1).trim();
+    if (keyword === 'vkey') {
+      flush();
+      if (value === '' || /\s/.test(value)) throw listError(`line ${n}: expected "vkey <vkey>"`);
+      current = { line: n, vkey: value, fields: new Map() };
+      continue;
+    }
+    if (!LIST_FIELDS.has(keyword)) continue;
+    if (current === undefined) throw listError(`line ${n}: "${keyword}" before the first "vkey" line`);
+    if (value === '') throw listError(`line ${n}: "${keyword}" needs a value`);
+    if (current.fields.has(keyword)) throw listError(`line ${n}: "${keyword}" given twice for the log of line ${current.line}`);
+    current.fields.set(keyword, value);
+  }
+  if (!header) throw listError(`missing the header ${JSON.stringify(LIST_HEADER)}`);
+  flush();
+  return entries;
+}
+
+/** A list entry resolved to an origin and a usable key, or the reason it cannot be used. */
+export type ResolvedListEntry =
+  | { readonly ok: true; readonly origin: string; readonly verifier: NoteVerifier; readonly qpd: number | undefined; readonly line: number }
+  | { readonly ok: false; readonly origin: string | undefined; readonly line: number; readonly reason: string };
+
+/** Resolve entries: parse each vkey (Ed25519 only), apply `origin none` = the vkey's name. Pure. */
+export function resolveLogList(entries: readonly LogListEntry[]): ResolvedListEntry[] {
+  return entries.map((e): ResolvedListEntry => {
+    let verifier: NoteVerifier;
+    try {
+      verifier = parseLogVkey(e.vkey);
+    } catch (err) {
+      return { ok: false, origin: e.origin, line: e.line, reason: (err as Error).message };
+    }
+    const origin = e.origin ?? verifier.name;
+    if (!isValidOrigin(origin)) return { ok: false, origin, line: e.line, reason: 'invalid origin' };
+    return { ok: true, origin, verifier, qpd: e.qpd, line: e.line };
+  });
+}
+
+/** Read, parse and resolve a logs/v0 list file. */
+export function loadLogList(path: string): ResolvedListEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw listError(`${path}: ${(e as Error).message}`);
+  }
+  try {
+    return resolveLogList(parseLogList(text));
+  } catch (e) {
+    throw listError(`${path}: ${(e as Error).message}`);
+  }
+}
+
+export interface MergeNotice {
+  readonly origin: string | undefined;
+  readonly source: string;
+  readonly message: string;
+}
+
+function sameKeys(a: KnownLog, b: KnownLog): boolean {
+  if (a.verifiers.length !== b.verifiers.length || a.qpd !== b.qpd) return false;
+  const set = new Set(a.verifiers.map((v) => v.vkey));
+  return b.verifiers.every((v) => set.has(v.vkey));
+}
+
+/**
+ * Merge the logs file with the lists (pure). `imported` holds the origins imported from lists so
+ * far; it is updated in place (only ever grows) so that a list can never change or remove a log.
+ * An origin listed several times (in one list or several) gets the union of its listed keys and
+ * the smallest listed qpd, the first time it is imported. Notices say what was skipped or ignored.
+ */
+export function mergeKnownLogs(
+  configured: readonly KnownLog[],
+  lists: readonly { source: string; entries: readonly ResolvedListEntry[] }[],
+  imported: Map<string, KnownLog>,
+  ownOrigin?: string,
+): { logs: Map<string, KnownLog>; notices: MergeNotice[] } {
+  const notices: MergeNotice[] = [];
+  const logs = new Map<string, KnownLog>();
+  for (const l of configured) logs.set(l.origin, l);
+
+  const candidates = new Map<string, { verifiers: NoteVerifier[]; qpd: number | undefined; source: string }>();
+  for (const { source, entries } of lists) {
+    for (const e of entries) {
+      if (!e.ok) {
+        notices.push({ origin: e.origin, source, message: `line ${e.line}: skipped: ${e.reason}` });
+        continue;
+      }
+      if (ownOrigin !== undefined && e.origin === ownOrigin) {
+        notices.push({ origin: e.origin, source, message: `line ${e.line}: skipped: this node's own log origin` });
+        continue;
+      }
+      let c = candidates.get(e.origin);
+      if (c === undefined) {
+        c = { verifiers: [], qpd: e.qpd, source };
+        candidates.set(e.origin, c);
+      } else if (e.qpd !== undefined) {
+        c.qpd = c.qpd === undefined ? e.qpd : Math.min(c.qpd, e.qpd);
+      }
+      if (c.verifiers.some((v) => v.vkey === e.verifier.vkey)) continue;
+      const why = addVerifier(c.verifiers, e.verifier);
+      if (why !== null) notices.push({ origin: e.origin, source, message: `line ${e.line}: key skipped: ${why}` });
+    }
+  }
+
+  for (const [origin, c] of candidates) {
+    if (logs.has(origin)) continue; // the logs file is authoritative for its origins
+    const listed: KnownLog = { origin, verifiers: c.verifiers, qpd: c.qpd, source: `list ${c.source}` };
+    const before = imported.get(origin);
+    if (before === undefined) imported.set(origin, listed);
+    else if (!sameKeys(before, listed)) {
+      notices.push({ origin, source: c.source, message: 'listed with different keys or qpd; keeping those first imported (lists never change a log)' });
+    }
+  }
+  for (const [origin, l] of imported) if (!logs.has(origin)) logs.set(origin, l);
+  return { logs, notices };
+}
+
+export interface KnownLogsEvents {
+  /** A file was (re)loaded and the merged view recomputed. */
+  loaded?: (source: string, count: number) => void;
+  /** A file failed to reload (the previous copy stays). */
+  failed?: (reason: string) => void;
+  notice?: (n: MergeNotice) => void;
+}
+
+/**
+ * The merged, reloadable view of the logs file and the lists. The constructor loads everything and
+ * throws LogsConfigError if any file is bad (start-up refuses a bad file).
+ */
+export class KnownLogsSource {
+  private readonly file: Reloadable<KnownLog[]> | undefined;
+  private readonly lists: { path: string; r: Reloadable<ResolvedListEntry[]> }[];
+  private readonly imported = new Map<string, KnownLog>();
+  private readonly ownOrigin: string | undefined;
+  private readonly events: KnownLogsEvents;
+  private snapshot: KnownLogs = new Map();
+
+  constructor(opts: { logsFile?: string | undefined; logsLists?: readonly string[] | undefined; ownOrigin?: string | undefined; events?: KnownLogsEvents }) {
+    this.ownOrigin = opts.ownOrigin;
+    this.events = opts.events ?? {};
+    const own = opts.ownOrigin;
+    const failed = (reason: string): void => this.events.failed?.(reason);
+    this.file =
+      opts.logsFile === undefined
+        ? undefined
+        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own), { loaded: (s) => this.recompute(`${opts.logsFile} (${s})`), failed });
+    this.lists = (opts.logsLists ?? []).map((path) => ({
+      path,
+      r: new Reloadable(path, loadLogList, { loaded: (s) => this.recompute(`${path} (${s})`), failed }),
+    }));
+    this.recompute('start');
+  }
+
+  current(): KnownLogs {
+    return this.snapshot;
+  }
+
+  /** Re-read every file now (as SIGHUP does); returns false if any failed (its old copy stays). */
+  reload(): boolean {
+    let ok = this.file?.reload('reload') ?? true;
+    for (const l of this.lists) ok = l.r.reload('reload') && ok;
+    return ok;
+  }
+
+  start(debounceMs = 1000): void {
+    this.file?.start(debounceMs);
+    for (const l of this.lists) l.r.start(debounceMs);
+  }
+
+  stop(): void {
+    this.file?.stop();
+    for (const l of this.lists) l.r.stop();
+  }
+
+  private recompute(source: string): void {
+    const { logs, notices } = mergeKnownLogs(
+      this.file?.current() ?? [],
+      this.lists.map((l) => ({ source: l.path, entries: l.r.current() })),
+      this.imported,
+      this.ownOrigin,
+    );
+    this.snapshot = logs;
+    for (const n of notices) this.events.notice?.(n);
+    this.events.loaded?.(source, logs.size);
+  }
+}

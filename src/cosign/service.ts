@@ -1,0 +1,266 @@
+/**
+ * The cosign role below HTTP: C2SP tlog-witness add-checkpoint (SPEC §5).
+ *
+ * Checks run in the order of SPEC §5's table; the first failure answers:
+ *
+ *   1  request parses                                   400 malformed_request
+ *   2  origin known                                     404 unknown_origin
+ *   3  signed by a known key of the log, no known key   403 invalid_signature / no_trusted_signature
+ *      whose signature fails
+ *   4  per-origin quota (token bucket, quota.ts)        429 quota_exceeded (+ retryAfter)
+ *   5  old size ≤ checkpoint size                       400 old_size_too_large
+ *   6  old size = the size last cosigned (0 if never)   409 (body `<size>\n`)
+ *   7  size 0 ⇒ the empty-tree root                     422 invalid_empty_tree   (kept as evidence)
+ *   8  old 0 ⇒ empty proof                              422 unexpected_proof
+ *   9  consistency proof valid / same size, same root   422 inconsistent         (kept as evidence)
+ *  10  cosign, store durably, then answer               200 one cosignature/v1 line per cosign key
+ *
+ * Checks 6–10 run under a per-origin lock (requests for different origins do not wait for each
+ * other) and the store's compare-and-swap on the stored size backs the lock: a failed swap means
+ * another writer moved the origin, and the request is re-checked against the new state.
+ *
+ * The cosignature time is max(now, the last time issued for the origin), stored with the state, so
+ * an origin's cosignature times never go backwards, across restarts and clock steps included.
+ */
+import type { KeyObject } from 'node:crypto';
+import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
+import { encodeBase64 } from '../encoding/base64.ts';
+import { ProtocolError } from '../errors.ts';
+import { validateName } from '../note/checkpoint.ts';
+import { cosignatureMessage, encodeCosignatureBytes } from '../note/cosignature.ts';
+import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatNote, formatSignatureLine, verifyNote } from '../note/signed-note.ts';
+import type { VerifiedNote } from '../note/signed-note.ts';
+import { formatVkey } from '../note/vkey.ts';
+import type { OriginState, WitnessStore } from '../store/types.ts';
+import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
+import { verifyConsistency } from '../tlog/merkle.ts';
+import { CosignConfigError } from './errors.ts';
+import type { KnownLogs } from './logs.ts';
+import { OriginQuota } from './quota.ts';
+import type { AddCheckpointRequest } from './request.ts';
+import { parseAddCheckpointRequest } from './request.ts';
+
+export type RejectCode =
+  | 'malformed_request'
+  | 'unknown_origin'
+  | 'invalid_signature'
+  | 'no_trusted_signature'
+  | 'quota_exceeded'
+  | 'old_size_too_large'
+  | 'invalid_empty_tree'
+  | 'unexpected_proof'
+  | 'inconsistent';
+
+export type AddCheckpointOutcome =
+  | { readonly kind: 'cosigned'; readonly status: 200; readonly origin: string; readonly size: number; readonly timestamp: number; readonly body: string }
+  | { readonly kind: 'conflict'; readonly status: 409; readonly origin: string; readonly size: number }
+  | {
+      readonly kind: 'rejected';
+      readonly status: 400 | 403 | 404 | 422 | 429;
+      readonly code: RejectCode;
+      readonly detail: string;
+      /** The origin when it is a known one (never an attacker-chosen string). */
+      readonly origin: string | undefined;
+      readonly retryAfter?: number;
+    };
+
+export interface CosignServiceOptions {
+  store: WitnessStore;
+  /** The witness name: the key name of the cosignature lines. */
+  name: string;
+  /** One or more Ed25519 private keys, each a distinct key; one line per key, in this order. */
+  cosignKeys: readonly KeyObject[];
+  /** The current known-logs snapshot (read once per request). */
+  logs: () => KnownLogs;
+  /** Clock, milliseconds since the epoch (default Date.now). */
+  now?: () => number;
+  /** Called after evidence is stored (for logs and metrics). */
+  onEvidence?: (origin: string, reason: string) => void;
+}
+
+interface CosignSigner {
+  readonly key: KeyObject;
+  readonly keyId: number;
+  readonly vkey: string;
+}
+
+/** A FIFO lock per key; a key's entry is dropped when its queue drains. */
+class KeyedLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const result = prev.then(fn, fn);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+function oneLine(s: string): string {
+  return s.replace(/[\r\n]+/g, ' ');
+}
+
+/** How many times a request is re-checked after losing a compare-and-swap to another writer. */
+const MAX_CAS_ATTEMPTS = 5;
+
+export class CosignService {
+  readonly name: string;
+  private readonly store: WitnessStore;
+  private readonly signers: readonly CosignSigner[];
+  private readonly logs: () => KnownLogs;
+  private readonly now: () => number;
+  private readonly onEvidence: ((origin: string, reason: string) => void) | undefined;
+  private readonly quota = new OriginQuota();
+  private readonly lock = new KeyedLock();
+
+  constructor(opts: CosignServiceOptions) {
+    try {
+      validateName(opts.name);
+    } catch (e) {
+      throw new CosignConfigError('invalid_name', `witness name: ${(e as Error).message}`);
+    }
+    if (opts.cosignKeys.length === 0) throw new CosignConfigError('invalid_cosign_key', 'at least one cosign key is required');
+    const seen = new Set<string>();
+    this.signers = opts.cosignKeys.map((key, i): CosignSigner => {
+      let pub: Uint8Array;
+      try {
+        if (key.type !== 'private') throw new Error('not a private key');
+        pub = ed25519PublicKeyBytes(key);
+      } catch (e) {
+        throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: not an Ed25519 private key (${(e as Error).message})`);
+      }
+      const hex = Buffer.from(pub).toString('hex');
+      if (seen.has(hex)) throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: the same key twice (each cosigner needs a distinct key)`);
+      seen.add(hex);
+      return { key, keyId: computeKeyId(opts.name, SIG_TYPE_COSIGNATURE_V1, pub), vkey: formatVkey(opts.name, SIG_TYPE_COSIGNATURE_V1, pub) };
+    });
+    this.name = opts.name;
+    this.store = opts.store;
+    this.logs = opts.logs;
+    this.now = opts.now ?? Date.now;
+    this.onEvidence = opts.onEvidence;
+  }
+
+  /** The cosigner vkeys (type 0x04), one per cosign key, in line order. */
+  get vkeys(): string[] {
+    return this.signers.map((s) => s.vkey);
+  }
+
+  /** Handle one add-checkpoint request body. Store failures (StoreUnavailableError) propagate. */
+  async addCheckpoint(body: Uint8Array | string): Promise<AddCheckpointOutcome> {
+    // 1. parse
+    let req: AddCheckpointRequest;
+    try {
+      req = parseAddCheckpointRequest(body);
+    } catch (e) {
+      if (e instanceof ProtocolError) return reject(400, 'malformed_request', e.message, undefined);
+      throw e;
+    }
+    const { checkpoint } = req;
+    // 2. origin known
+    const log = this.logs().get(checkpoint.origin);
+    if (log === undefined) return reject(404, 'unknown_origin', 'unknown log: this witness does not cosign for that origin', undefined);
+    const origin = log.origin;
+    // 3. signatures
+    let verified: VerifiedNote;
+    try {
+      verified = verifyNote(req.note, log.verifiers);
+    } catch (e) {
+      if (e instanceof ProtocolError && e.code === 'invalid_signature') return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
+      if (e instanceof ProtocolError && e.code === 'unverified_note') {
+        return reject(403, 'no_trusted_signature', 'invalid signature: no signature by a known key of the log', origin);
+      }
+      throw e;
+    }
+    // 4. quota
+    const retryAfter = this.quota.take(origin, log.qpd, this.now());
+    if (retryAfter !== null) {
+      return { kind: 'rejected', status: 429, code: 'quota_exceeded', detail: `quota of ${log.qpd} requests per day exceeded for this log`, origin, retryAfter };
+    }
+    // 5. old ≤ new
+    if (req.oldSize > checkpoint.size) {
+      return reject(400, 'old_size_too_large', `old size ${req.oldSize} is larger than the checkpoint size ${checkpoint.size}`, origin);
+    }
+    return this.lock.run(origin, () => this.commit(origin, req, verified));
+  }
+
+  /** Checks 6–10 under the origin's lock. */
+  private async commit(origin: string, req: AddCheckpointRequest, verified: VerifiedNote): Promise<AddCheckpointOutcome> {
+    const { checkpoint, oldSize, proof } = req;
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.store.getOrigin(origin);
+      const storedSize = state?.size ?? 0;
+      // 6. old size = stored size
+      if (oldSize !== storedSize) return { kind: 'conflict', status: 409, origin, size: storedSize };
+      // 7. size 0 ⇒ empty-tree root
+      if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) {
+        await this.evidence(origin, req, 'size 0 with a root other than the empty-tree root');
+        return reject(422, 'invalid_empty_tree', 'checkpoint of size 0 with a root other than the empty-tree root', origin);
+      }
+      // 8. old 0 ⇒ no proof
+      if (oldSize === 0 && proof.length > 0) return reject(422, 'unexpected_proof', 'old size 0 needs an empty consistency proof', origin);
+      // 9. consistency
+      const oldRoot = state?.root ?? EMPTY_ROOT;
+      if (!verifyConsistency(oldSize, checkpoint.size, oldRoot, checkpoint.rootHash, proof)) {
+        const detail =
+          oldSize === checkpoint.size
+            ? `bad consistency proof: size ${oldSize} was cosigned with a different root`
+            : `bad consistency proof from size ${oldSize} to ${checkpoint.size}`;
+        await this.evidence(origin, req, `${detail} (cosigned root ${encodeBase64(oldRoot)}; proof [${proof.map(encodeBase64).join(' ')}])`);
+        return reject(422, 'inconsistent', detail, origin);
+      }
+      // 10. cosign, persist, answer
+      const timestamp = Math.max(Math.floor(this.now() / 1000), state?.lastTime ?? 0);
+      const text = req.note.text;
+      const message = cosignatureMessage(text, timestamp);
+      const lines = this.signers
+        .map((s) => formatSignatureLine({ name: this.name, keyId: s.keyId, signature: encodeCosignatureBytes(timestamp, signEd25519(s.key, message)) }))
+        .join('');
+      const next: OriginState = {
+        origin,
+        size: checkpoint.size,
+        root: checkpoint.rootHash,
+        checkpoint: formatNote({ text, signatures: verified.verified.map((v) => v.signature) }),
+        cosignatures: lines,
+        lastTime: timestamp,
+      };
+      if (await this.store.updateOrigin(storedSize, next)) {
+        return { kind: 'cosigned', status: 200, origin, size: checkpoint.size, timestamp, body: lines };
+      }
+      if (attempt >= MAX_CAS_ATTEMPTS) {
+        const now = await this.store.getOrigin(origin);
+        return { kind: 'conflict', status: 409, origin, size: now?.size ?? 0 };
+      }
+    }
+  }
+
+  private async evidence(origin: string, req: AddCheckpointRequest, reason: string): Promise<void> {
+    await this.store.recordEvidence(origin, formatNote(req.note), `old ${req.oldSize}: ${reason}`, Math.floor(this.now() / 1000));
+    this.onEvidence?.(origin, reason);
+  }
+
+  /** The latest cosigned checkpoint of an origin with its cosignature lines (a signed note), if any. */
+  async latest(origin: string): Promise<{ note: string; size: number } | undefined> {
+    const state = await this.store.getOrigin(origin);
+    if (state === undefined) return undefined;
+    return { note: state.checkpoint + state.cosignatures, size: state.size };
+  }
+
+  /** Forget quota buckets of origins that are no longer known. */
+  pruneQuota(): void {
+    const logs = this.logs();
+    this.quota.retain((o) => logs.has(o));
+  }
+}
+
+function reject(status: 400 | 403 | 404 | 422, code: RejectCode, detail: string, origin: string | undefined): AddCheckpointOutcome {
+  return { kind: 'rejected', status, code, detail: oneLine(detail), origin };
+}

@@ -1,0 +1,227 @@
+/**
+ * The anchor-witness node: turns a configuration into a running server (keys, store, registry,
+ * roles, routes), and shuts it down gracefully. The CLI's `serve` and `npm start` both use it.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { parseRegistry, type Registry as PartyRegistry } from '../anchor/registry.ts';
+import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
+import { validateName } from '../note/checkpoint.ts';
+import { closeGracefully, createServer, listen, registerMetricsRoute, type App, type ListenInfo } from '../server/server.ts';
+import { SqliteStore } from '../store/sqlite.ts';
+import type { WitnessStore } from '../store/types.ts';
+import { VERSION } from '../version.ts';
+import { AnchorService } from './anchor-service.ts';
+import { readDocument } from './config-file.ts';
+import { ensureCheckpoint, LogSigner } from './log.ts';
+import type { QuotaDefaults } from './quota.ts';
+import { Reloadable } from './reloadable.ts';
+import { registerWitnessRoutes } from './routes.ts';
+import { renderStatusPage } from './status-page.ts';
+
+export class ConfigError extends ProtocolError {}
+
+export const ROLES = ['anchor', 'cosign'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface WitnessConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  keyFile?: string;
+  name: string;
+  roles: Role[];
+  cosignKeyFile?: string;
+  registryFile?: string;
+  logsFile?: string;
+  logOrigin?: string;
+  store?: string;
+  allowUnderivedSeeds: boolean;
+  dev: boolean;
+  quota: QuotaDefaults;
+  maxBodyBytes?: number;
+  maxInFlight?: number;
+  maxQueue?: number;
+  requestTimeoutMs?: number;
+  maxConnections?: number;
+  maxConnectionsPerIp?: number;
+  trustProxy?: string[];
+  rateLimit?: { rps: number; burst: number } | null;
+}
+
+export interface RunningWitness {
+  app: App;
+  url: string;
+  listen: ListenInfo;
+  store: WitnessStore;
+  witnessPublicKey: Uint8Array;
+  logOrigin: string;
+  close(): Promise<void>;
+}
+
+export function parseRoles(text: string[]): Role[] {
+  const roles = new Set<Role>();
+  for (const r of text) {
+    if (!(ROLES as readonly string[]).includes(r)) throw new ConfigError('invalid_role', `unknown role ${JSON.stringify(r)} (valid: ${ROLES.join(', ')})`);
+    roles.add(r as Role);
+  }
+  if (roles.size === 0) throw new ConfigError('invalid_role', '--roles must name at least one role');
+  return [...roles];
+}
+
+/** Load a key file; with --dev a missing key is created once in the data dir (and kept). */
+function loadKey(file: string | undefined, devFile: string, dev: boolean, what: string, log: FastifyBaseLogger): KeyObject {
+  let path = file;
+  if (path === undefined) {
+    if (!dev) throw new ConfigError('key_required', `${what} key file is required (--${what === 'witness' ? 'key' : 'cosign-key'} FILE; create one with: anchor-witness keygen --out FILE)`);
+    path = devFile;
+    if (!existsSync(path)) {
+      writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
+      log.warn({ path }, `--dev: generated a ${what} key for a first try (kept in the data dir; use --key for a real deployment)`);
+    }
+  }
+  return ed25519PrivateKeyFromPem(readKeyFile(path));
+}
+
+function openStore(spec: string | undefined, dataDir: string): WitnessStore {
+  const s = spec ?? `sqlite:${join(dataDir, 'witness.db')}`;
+  if (s.startsWith('sqlite:')) return SqliteStore.open(s.slice('sqlite:'.length));
+  if (s.startsWith('postgres://') || s.startsWith('postgresql://')) {
+    throw new ConfigError('store_unsupported', 'the PostgreSQL store driver is not available in this build yet');
+  }
+  throw new ConfigError('invalid_store', `--store must be sqlite:PATH or postgres://…, got ${JSON.stringify(s)}`);
+}
+
+function witnessMetrics(registry: Registry) {
+  return {
+    cosigned: new Counter({ name: 'anchors_cosigned_total', help: 'Anchors co-signed and logged', registers: [registry] }),
+    duplicities: new Counter({ name: 'duplicities_total', help: 'Duplicity proofs stored (seeds frozen)', registers: [registry] }),
+    logSize: new Gauge({ name: 'log_size', help: "Size of the witness's own log", registers: [registry] }),
+    reloads: new Counter({ name: 'registry_reloads_total', help: 'Successful party registry reloads', registers: [registry] }),
+    reloadFailures: new Counter({ name: 'registry_reload_failures_total', help: 'Failed registry reloads (old copy kept)', registers: [registry] }),
+  };
+}
+
+export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger): Promise<RunningWitness> {
+  validateName(config.name);
+  const logOrigin = config.logOrigin ?? `${config.name}/anchors`;
+  validateName(logOrigin);
+  mkdirSync(config.dataDir, { recursive: true });
+  if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
+
+  const witnessKey = loadKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, 'witness', log);
+  const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
+  const witnessKeyHex = encodeHex(witnessPublicKey);
+  let cosignKey: KeyObject | undefined;
+  if (config.roles.includes('cosign')) {
+    cosignKey = loadKey(config.cosignKeyFile, join(config.dataDir, 'cosign-key.pem'), config.dev, 'cosign', log);
+    if (encodeHex(ed25519PublicKeyBytes(cosignKey)) === witnessKeyHex) {
+      throw new ConfigError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
+    }
+  }
+
+  const store = openStore(config.store, config.dataDir);
+  const registry = new Registry();
+  const m = witnessMetrics(registry);
+  const closers: (() => Promise<void> | void)[] = [() => store.close()];
+  try {
+    await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
+    const logSigner = new LogSigner(logOrigin, witnessKey);
+
+    let anchors: AnchorService | undefined;
+    if (config.roles.includes('anchor')) {
+      let parties: () => PartyRegistry;
+      if (config.registryFile !== undefined) {
+        const source = new Reloadable(config.registryFile, (p) => parseRegistry(readDocument(p)), {
+          loaded: (why) => {
+            m.reloads.inc();
+            log.info({ source: why }, 'party registry reloaded');
+          },
+          failed: (reason) => {
+            m.reloadFailures.inc();
+            log.error({ reason }, 'party registry reload failed; keeping the previous copy');
+          },
+        });
+        source.start();
+        closers.push(() => {
+          source.stop();
+        });
+        parties = () => source.current();
+      } else {
+        const empty = parseRegistry({ parties: [] });
+        log.warn('no --registry: the party registry is empty, every submission is unknown_party');
+        parties = () => empty;
+      }
+      anchors = new AnchorService({
+        store,
+        witnessKey,
+        name: config.name,
+        logSigner,
+        registry: parties,
+        allowUnderivedSeeds: config.allowUnderivedSeeds,
+        quota: config.quota,
+        onCommit: (e) => {
+          m.cosigned.inc(e.cosigned);
+          m.duplicities.inc(e.duplicities.length);
+          m.logSize.set(e.size);
+        },
+      });
+    }
+    const cp = await ensureCheckpoint(store, logSigner);
+    m.logSize.set(cp.size);
+
+    const app = await createServer({
+      logger: log,
+      metrics: registry,
+      openapi: { title: 'anchor-witness', version: VERSION, description: 'Witness node for append-only anchor chains (SPEC §3–§6)' },
+      ...(config.maxBodyBytes !== undefined ? { maxBodyBytes: config.maxBodyBytes } : {}),
+      ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
+      ...(config.maxQueue !== undefined ? { maxQueue: config.maxQueue } : {}),
+      ...(config.requestTimeoutMs !== undefined ? { requestTimeoutMs: config.requestTimeoutMs } : {}),
+      ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}),
+      ...(config.maxConnectionsPerIp !== undefined ? { maxConnectionsPerIp: config.maxConnectionsPerIp } : {}),
+      ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
+      rateLimit: config.rateLimit ?? null,
+    });
+    closers.unshift(() => closeGracefully(app));
+    registerMetricsRoute(app);
+    registerWitnessRoutes(app, {
+      store,
+      anchors,
+      health: {
+        name: config.name,
+        roles: config.roles,
+        version: VERSION,
+        origin: logOrigin,
+        witnessKeyHex,
+        logVkey: logSigner.vkey,
+        cosignVkey: null,
+      },
+      statusPage: renderStatusPage,
+    });
+    const info = await listen(app, { host: config.host, port: config.port });
+    let closed = false;
+    return {
+      app,
+      url: info.url,
+      listen: info,
+      store,
+      witnessPublicKey,
+      logOrigin,
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        for (const c of closers) await c();
+      },
+    };
+  } catch (e) {
+    for (const c of closers) await c();
+    throw e;
+  }
+}
