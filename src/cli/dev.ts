@@ -1,5 +1,93 @@
-/** `npm start`: the development default. Replaced by the embedded witness + bridge demo as they land. */
-process.stdout.write(
-  'anchor-witness: nothing to serve yet — the protocol core is built; `anchor-witness serve` arrives with the "Witness node" issue.\n' +
-    'Try: node bin/anchor-witness.js keygen --out /tmp/witness.pem\n',
+/**
+ * `npm start`: the development default. Runs the witness (roles anchor + cosign) on 127.0.0.1
+ * with a data dir under .data/dev, generated keys kept there, a demo party registry, and a signed
+ * demo anchor request; prints copy-paste commands. Ctrl-C stops it.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { stringifyJson } from '../encoding/json.ts';
+import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
+import { deriveSeedId } from '../anchor/messages.ts';
+import { anchorRequest, signAnchor } from '../client/party.ts';
+import { startWitness } from '../witness/node.ts';
+import { DEFAULT_QUOTA } from '../witness/quota.ts';
+
+const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
+mkdirSync(dataDir, { recursive: true });
+
+function keyAt(path: string) {
+  if (!existsSync(path)) writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
+  return ed25519PrivateKeyFromPem(readKeyFile(path));
+}
+
+const ROOT = 'did:keri:EDemoRoot';
+const AGENT = 'did:keri:EDemoAgent';
+const SCOPE = 'EDemoScope';
+const partyKey = keyAt(join(dataDir, 'demo-party-key.pem'));
+const registryFile = join(dataDir, 'registry.json');
+writeFileSync(
+  registryFile,
+  JSON.stringify({ parties: [{ id: AGENT, delegator: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(ed25519PublicKeyBytes(partyKey)) }] }] }, null, 2) + '\n',
 );
+
+// A fresh anchor each start: index and cumulative grow with the clock, so it co-signs on top of earlier runs.
+const now = Math.floor(Date.now() / 1000);
+const seedId = deriveSeedId(ROOT, AGENT, SCOPE);
+const anchor = signAnchor(partyKey, 'ed25519', {
+  seedId,
+  index: now,
+  head: new Uint8Array(32).fill(now % 251),
+  cumulative: BigInt(now) * 100n,
+  timestamp: now,
+  witnessSet: { said: 'EDemoWitnessSet', threshold: 1 },
+});
+const requestFile = join(dataDir, 'demo-anchor-request.json');
+writeFileSync(requestFile, stringifyJson(anchorRequest(anchor, { agent: AGENT, root: ROOT, scope: SCOPE }), 2) + '\n');
+
+const log = pino({ base: { svc: 'anchor-witness' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const port = Number(process.env.AW_DEV_PORT ?? 8420);
+let node;
+try {
+  node = await startWitness(
+    { host: '127.0.0.1', port, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile },
+    log,
+  );
+} catch (e) {
+  if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+  node = await startWitness(
+    { host: '127.0.0.1', port: 0, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile },
+    log,
+  );
+}
+const url = node.url;
+const seed = encodeHex(seedId);
+process.stdout.write(`listening on ${url}
+
+anchor-witness (development mode) — data in ${dataDir}
+  witness key  ${encodeHex(node.witnessPublicKey)}
+  log origin   ${node.logOrigin}
+  demo party   ${AGENT} (delegated by ${ROOT}); its key: ${join(dataDir, 'demo-party-key.pem')}
+
+Try it:
+  # submit the signed demo anchor (a fresh one is written at every start)
+  curl -sS -H 'content-type: application/json' --data-binary @${requestFile} ${url}/v1/anchor
+  # read back the latest anchor this witness co-signed for the demo seed
+  curl -sS ${url}/v1/anchor/${seed}
+  # the witness's own transparency log
+  curl -sS ${url}/log/checkpoint
+  curl -sS ${url}/health
+  curl -sS ${url}/openapi.json
+
+Ctrl-C to stop.
+`);
+const stop = (): void => {
+  node.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

@@ -22,7 +22,8 @@
  *   onRequest  request state, client IP, response-'close' bookkeeping; rate limit → 429; unknown
  *              route → 404 / 405 (answered here, before any body is read); JSON route without a JSON
  *              content type → 415.
- *   preHandler in-flight slot (FIFO queue; full or past the deadline → 503 overloaded).
+ *   preHandler in-flight slot (FIFO queue; full, or no slot while ≥ min(100 ms, T/10) of the
+ *              deadline is left → 503 overloaded).
  *   onSend     X-Request-Id, CORS for GET/HEAD, nosniff, `Connection: close` when the body was not
  *              read or the server is closing.
  *   error handler: everything becomes a problem; the `mapError` hook lets servers map their own
@@ -489,6 +490,7 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
   const keepAliveTimeoutMs = positiveInt('keepAliveTimeoutMs', options.keepAliveTimeoutMs, DEFAULTS.keepAliveTimeoutMs);
   const retryAfterSeconds = positiveInt('retryAfterSeconds', options.retryAfterSeconds, 1);
   const typeBase = options.problemTypeBase ?? DEFAULT_PROBLEM_TYPE_BASE;
+  const minStartMs = Math.min(100, requestTimeoutMs / 10);
   const registry = options.metrics ?? new Registry();
   const metrics = createHttpMetrics(registry);
   const trusted = options.trustProxy !== undefined && options.trustProxy.length > 0 ? new CidrSet(options.trustProxy) : null;
@@ -703,19 +705,22 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       metrics.rejected.inc({ reason: 'overloaded' });
       sendProblem(reply, 503, 'overloaded', 'the server is at capacity; retry later', { 'retry-after': internals.retryAfter });
     };
-    const remaining = st.deadline - performance.now();
-    if (remaining <= 0) {
+    // A queued request must start with at least `minStartMs` of its deadline left; otherwise it
+    // is refused with 503 (safe to retry) rather than started only to end in 408 (outcome unknown).
+    const budget = st.deadline - performance.now() - minStartMs;
+    if (budget <= 0) {
       refuse();
       return;
     }
-    const waiter = limiter.enqueue(remaining, (outcome) => {
+    const waiter = limiter.enqueue(budget, (outcome) => {
       st.waiter = null;
       if (outcome === 'timeout') {
         refuse();
         return;
       }
-      if (st.finished) {
+      if (st.finished || st.deadline - performance.now() < minStartMs) {
         limiter.release();
+        if (!st.finished) refuse();
         return;
       }
       st.holding = true;

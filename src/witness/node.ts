@@ -76,14 +76,15 @@ export function parseRoles(text: string[]): Role[] {
 }
 
 /** Load a key file; with --dev a missing key is created once in the data dir (and kept). */
-function loadKey(file: string | undefined, devFile: string, dev: boolean, what: string, log: FastifyBaseLogger): KeyObject {
+function loadKey(file: string | undefined, devFile: string, dev: boolean, what: 'witness' | 'cosign', log: FastifyBaseLogger): KeyObject {
+  const flag = what === 'witness' ? '--key' : '--cosign-key';
   let path = file;
   if (path === undefined) {
-    if (!dev) throw new ConfigError('key_required', `${what} key file is required (--${what === 'witness' ? 'key' : 'cosign-key'} FILE; create one with: anchor-witness keygen --out FILE)`);
+    if (!dev) throw new ConfigError('key_required', `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`);
     path = devFile;
     if (!existsSync(path)) {
       writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
-      log.warn({ path }, `--dev: generated a ${what} key for a first try (kept in the data dir; use --key for a real deployment)`);
+      log.warn({ path }, `--dev: generated a ${what} key for a first try (kept in the data dir; use ${flag} for a real deployment)`);
     }
   }
   return ed25519PrivateKeyFromPem(readKeyFile(path));

@@ -1,0 +1,70 @@
+/**
+ * The token exchange below HTTP: the pure decision (`decideToken`), then the one stateful check (the
+ * nonce is unused; only a valid proof reaches it and consumes it), then the JWT. HTTP-free so the
+ * benchmark and other front ends can drive it directly.
+ */
+import { randomUUID } from 'node:crypto';
+import { BridgeError } from './errors.ts';
+import { decideToken } from './decide.ts';
+import type { BridgePolicy, Grant } from './decide.ts';
+import { NonceStore } from './nonces.ts';
+import { signToken } from './signing.ts';
+import type { SigningKey } from './signing.ts';
+import type { TrustedRoots } from './trusted-roots.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  subject: string;
+}
+
+export interface TokenServiceOptions {
+  policy: BridgePolicy;
+  /** The current trusted roots snapshot (one per request), or undefined when none are configured. */
+  trustedRoots: () => TrustedRoots | undefined;
+  /** The key that signs now. */
+  signingKey: () => SigningKey;
+  nonces?: NonceStore;
+  /** unix ms */
+  now?: () => number;
+  jti?: () => string;
+}
+
+export interface Issued {
+  response: TokenResponse;
+  grant: Grant;
+  kid: string;
+}
+
+export class TokenService {
+  readonly policy: BridgePolicy;
+  readonly nonces: NonceStore;
+  private readonly opts: TokenServiceOptions;
+  private readonly now: () => number;
+  private readonly jti: () => string;
+
+  constructor(opts: TokenServiceOptions) {
+    this.opts = opts;
+    this.policy = opts.policy;
+    this.nonces = opts.nonces ?? new NonceStore();
+    this.now = opts.now ?? Date.now;
+    this.jti = opts.jti ?? randomUUID;
+  }
+
+  /** Exchange a parsed `/token` body for a JWT. Throws BridgeError on refusal. */
+  async exchange(body: unknown): Promise<Issued> {
+    const now = this.now();
+    const decision = decideToken(body, this.policy, this.opts.trustedRoots(), now, this.jti());
+    if (!decision.ok) throw decision.error;
+    const { grant } = decision;
+    if (grant.nonceKey !== null) {
+      const r = this.nonces.consume(grant.nonceKey, now);
+      if (r === 'replayed') throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
+      if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
+    }
+    const key = this.opts.signingKey();
+    const token = await signToken(key, grant.claims);
+    return { response: { access_token: token, token_type: 'Bearer', expires_in: grant.expiresIn, subject: grant.claims.sub }, grant, kid: key.kid };
+  }
+}

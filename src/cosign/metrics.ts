@@ -1,0 +1,51 @@
+/**
+ * Metrics of the cosign role, on the caller's prom-client Registry (reused if already there):
+ *
+ *   cosign_add_checkpoint_total{origin,outcome}   counter; outcome = cosigned | conflict | a RejectCode;
+ *                                                 origin = the log's origin, or `_unknown` for requests
+ *                                                 that do not name a known log (never a client string)
+ *   cosign_origin_size{origin}                    gauge, the size last cosigned
+ *   cosign_evidence_total{origin}                 counter, checkpoints kept as evidence
+ *   cosign_known_logs                             gauge, origins in the merged logs view
+ *   cosign_logs_reloads_total{result}             counter, result = ok | failed
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+
+export const UNKNOWN_ORIGIN_LABEL = '_unknown';
+
+export interface CosignMetrics {
+  readonly requests: Counter<'origin' | 'outcome'>;
+  readonly size: Gauge<'origin'>;
+  readonly evidence: Counter<'origin'>;
+  readonly knownLogs: Gauge;
+  readonly reloads: Counter<'result'>;
+}
+
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  const existing = registry.getSingleMetric(name);
+  return existing === undefined ? make() : (existing as T);
+}
+
+export function createCosignMetrics(registry: Registry): CosignMetrics {
+  const registers = [registry];
+  return {
+    requests: reuse(
+      registry,
+      'cosign_add_checkpoint_total',
+      () => new Counter({ name: 'cosign_add_checkpoint_total', help: 'add-checkpoint requests by log origin and outcome', labelNames: ['origin', 'outcome'], registers }),
+    ),
+    size: reuse(registry, 'cosign_origin_size', () => new Gauge({ name: 'cosign_origin_size', help: 'Tree size last cosigned, per log origin', labelNames: ['origin'], registers })),
+    evidence: reuse(
+      registry,
+      'cosign_evidence_total',
+      () => new Counter({ name: 'cosign_evidence_total', help: 'Validly signed checkpoints that failed consistency, kept as evidence', labelNames: ['origin'], registers }),
+    ),
+    knownLogs: reuse(registry, 'cosign_known_logs', () => new Gauge({ name: 'cosign_known_logs', help: 'Log origins this witness cosigns for', registers })),
+    reloads: reuse(
+      registry,
+      'cosign_logs_reloads_total',
+      () => new Counter({ name: 'cosign_logs_reloads_total', help: 'Reloads of the logs file and lists, by result', labelNames: ['result'], registers }),
+    ),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * HTTP routes of the cosign role (SPEC §5), in their own plugin scope:
+ *
+ *   POST /add-checkpoint            C2SP tlog-witness. The request Content-Type is ignored: the route
+ *                                   is `rawBody` for the shared layer (no JSON parsing, no 415) and its
+ *                                   scope has its own catch-all byte parser, so it also works on a bare
+ *                                   fastify instance. Errors are one line of text/plain; 409 is
+ *                                   `<size>\n` as text/x.tlog.size; 429 and 503 carry Retry-After.
+ *   GET  /:originHash/checkpoint    the latest cosigned checkpoint of the origin whose SHA-256 is
+ *                                   originHash (64 hex), with the log signatures that verified and the
+ *                                   cosignature lines; 404 one line of text when none. A parameter that
+ *                                   is not 64 hex digits is handed to the server's not-found handler,
+ *                                   so the route shadows nothing (static routes such as /log/checkpoint
+ *                                   win over it anyway).
+ *
+ * Body size, deadlines, the in-flight queue, CORS and HTTP metrics come from the shared layer.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type {} from '@fastify/swagger';
+import { ProtocolError } from '../errors.ts';
+import type { CosignMetrics } from './metrics.ts';
+import { UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
+import type { AddCheckpointOutcome, CosignService } from './service.ts';
+
+export const TEXT_PLAIN = 'text/plain; charset=utf-8';
+export const TLOG_SIZE_TYPE = 'text/x.tlog.size';
+
+export interface CosignRouteDeps {
+  service: CosignService;
+  /** The origin whose SHA-256 is this lowercase hex, among the origins known in this process. */
+  originForHash: (hashHex: string) => string | undefined;
+  metrics?: CosignMetrics | undefined;
+  /** Retry-After seconds on 503 store_unavailable (default 1). */
+  retryAfterSeconds?: number;
+}
+
+function sendLine(reply: FastifyReply, status: number, line: string, headers: Record<string, string> = {}): FastifyReply {
+  reply.code(status).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store');
+  for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+  return reply.send(`${line.replace(/[\r\n]+/g, ' ')}\n`);
+}
+
+function record(metrics: CosignMetrics | undefined, outcome: AddCheckpointOutcome): void {
+  if (metrics === undefined) return;
+  const origin = outcome.origin ?? UNKNOWN_ORIGIN_LABEL;
+  const label = outcome.kind === 'rejected' ? outcome.code : outcome.kind;
+  metrics.requests.inc({ origin, outcome: label });
+  if (outcome.kind === 'cosigned') metrics.size.set({ origin }, outcome.size);
+}
+
+const ORIGIN_HASH_RE = /^[0-9a-fA-F]{64}$/;
+
+export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps): void {
+  const { service, metrics } = deps;
+  const retryAfter = String(deps.retryAfterSeconds ?? 1);
+
+  void app.register(function cosignRoutes(scope, _opts, done) {
+    // The body is bytes whatever the Content-Type (C2SP tlog-witness defines no media type for it).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, next) => {
+      next(null, body);
+    });
+
+    scope.post(
+      '/add-checkpoint',
+      { config: { rawBody: true }, schema: { summary: 'C2SP tlog-witness add-checkpoint: cosign a log checkpoint (SPEC §5)', hide: false } },
+      async (request, reply) => {
+        const body = request.body;
+        const bytes = body instanceof Uint8Array ? body : new Uint8Array(0);
+        let outcome: AddCheckpointOutcome;
+        try {
+          outcome = await service.addCheckpoint(bytes);
+        } catch (e) {
+          if (e instanceof ProtocolError && e.code === 'store_unavailable') {
+            request.log.warn({ err: e }, 'cosign: store unavailable');
+            return sendLine(reply, 503, 'store unavailable; retry later', { 'retry-after': retryAfter });
+          }
+          throw e;
+        }
+        record(metrics, outcome);
+        switch (outcome.kind) {
+          case 'cosigned':
+            return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);
+          case 'conflict':
+            return reply.code(409).header('content-type', TLOG_SIZE_TYPE).header('cache-control', 'no-store').send(`${outcome.size}\n`);
+          case 'rejected': {
+            const headers: Record<string, string> = outcome.retryAfter === undefined ? {} : { 'retry-after': String(outcome.retryAfter) };
+            return sendLine(reply, outcome.status, outcome.detail, headers);
+          }
+        }
+      },
+    );
+
+    scope.get(
+      '/:originHash/checkpoint',
+      { schema: { summary: 'The latest checkpoint this witness cosigned for the origin with this SHA-256 (hex), with its cosignatures' } },
+      async (request, reply) => {
+        const { originHash } = request.params as { originHash: string };
+        if (!ORIGIN_HASH_RE.test(originHash)) return reply.callNotFound();
+        const origin = deps.originForHash(originHash.toLowerCase());
+        let latest: { note: string } | undefined;
+        try {
+          latest = origin === undefined ? undefined : await service.latest(origin);
+        } catch (e) {
+          if (e instanceof ProtocolError && e.code === 'store_unavailable') {
+            return sendLine(reply, 503, 'store unavailable; retry later', { 'retry-after': retryAfter });
+          }
+          throw e;
+        }
+        if (latest === undefined) return sendLine(reply, 404, 'this witness has not cosigned a checkpoint for that origin');
+        return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'public, max-age=5').send(latest.note);
+      },
+    );
+    done();
+  });
+}
