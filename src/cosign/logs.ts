@@ -321,8 +321,8 @@ export function mergeKnownLogs(
 }
 
 export interface KnownLogsEvents {
-  /** A file was (re)loaded and the merged view recomputed. */
-  loaded?: (source: string, count: number) => void;
+  /** A file was (re)loaded (or everything at start) and the merged view recomputed. */
+  loaded?: (source: string, logs: KnownLogs) => void;
   /** A file failed to reload (the previous copy stays). */
   failed?: (reason: string) => void;
   notice?: (n: MergeNotice) => void;
@@ -344,14 +344,26 @@ export class KnownLogsSource {
     this.ownOrigin = opts.ownOrigin;
     this.events = opts.events ?? {};
     const own = opts.ownOrigin;
-    const failed = (reason: string): void => this.events.failed?.(reason);
+    const failed = (reason: string): void => {
+      this.events.failed?.(reason);
+    };
     this.file =
       opts.logsFile === undefined
         ? undefined
-        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own), { loaded: (s) => this.recompute(`${opts.logsFile} (${s})`), failed });
+        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own), {
+            loaded: (s) => {
+              this.recompute(`${opts.logsFile} (${s})`);
+            },
+            failed,
+          });
     this.lists = (opts.logsLists ?? []).map((path) => ({
       path,
-      r: new Reloadable(path, loadLogList, { loaded: (s) => this.recompute(`${path} (${s})`), failed }),
+      r: new Reloadable(path, loadLogList, {
+        loaded: (s) => {
+          this.recompute(`${path} (${s})`);
+        },
+        failed,
+      }),
     }));
     this.recompute('start');
   }
@@ -386,6 +398,6 @@ export class KnownLogsSource {
     );
     this.snapshot = logs;
     for (const n of notices) this.events.notice?.(n);
-    this.events.loaded?.(source, logs.size);
+    this.events.loaded?.(source, logs);
   }
 }

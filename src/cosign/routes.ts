@@ -96,7 +96,10 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
       { schema: { summary: 'The latest checkpoint this witness cosigned for the origin with this SHA-256 (hex), with its cosignatures' } },
       async (request, reply) => {
         const { originHash } = request.params as { originHash: string };
-        if (!ORIGIN_HASH_RE.test(originHash)) return reply.callNotFound();
+        if (!ORIGIN_HASH_RE.test(originHash)) {
+          reply.callNotFound();
+          return reply;
+        }
         const origin = deps.originForHash(originHash.toLowerCase());
         let latest: { note: string } | undefined;
         try {

@@ -254,9 +254,8 @@ export class CosignService {
     return { note: state.checkpoint + state.cosignatures, size: state.size };
   }
 
-  /** Forget quota buckets of origins that are no longer known. */
-  pruneQuota(): void {
-    const logs = this.logs();
+  /** Forget quota buckets of origins that are not in `logs` (call after a reload). */
+  pruneQuota(logs: KnownLogs): void {
     this.quota.retain((o) => logs.has(o));
   }
 }

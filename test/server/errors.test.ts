@@ -22,24 +22,17 @@ const Body = Type.Object(
 );
 
 function routes(app: App): void {
-  app.get('/v1/anchor/:seed', async (req) => ({ seed: req.params, big: 2n ** 100n }));
-  app.post('/v1/anchor', { schema: { body: Body }, config: { bigIntegerKeys: ['cumulative'] } }, async (req) => ({ got: req.body }));
-  app.post('/raw', { config: { rawBody: true } }, async (req) => ({ bytes: (req.body as Buffer).length }));
-  app.get('/boom', async () => {
-    throw new Error('secret internal detail');
+  // Handlers return promises (as real async handlers do), so the deadline wrapper is in the path.
+  app.get('/v1/anchor/:seed', (req) => Promise.resolve({ seed: req.params, big: 2n ** 100n }));
+  app.post('/v1/anchor', { schema: { body: Body }, config: { bigIntegerKeys: ['cumulative'] } }, (req) => Promise.resolve({ got: req.body }));
+  app.post('/raw', { config: { rawBody: true } }, (req) => Promise.resolve({ bytes: (req.body as Buffer).length }));
+  app.get('/boom', () => Promise.reject(new Error('secret internal detail')));
+  app.post('/boom', () => {
+    throw new TypeError('post boom'); // synchronous throw
   });
-  app.post('/boom', async () => {
-    throw new TypeError('post boom');
-  });
-  app.get('/store', async () => {
-    throw Object.assign(new Error('disk full'), { code: 'store_unavailable' });
-  });
-  app.get('/teapot', async () => {
-    throw new HttpProblem(422, 'bad_signature', 'party signature does not verify', { 'x-extra': '1' });
-  });
-  app.get('/mapped', async () => {
-    throw new ProtocolError('unknown_party', 'agent not in registry');
-  });
+  app.get('/store', () => Promise.reject(Object.assign(new Error('disk full'), { code: 'store_unavailable' })));
+  app.get('/teapot', () => Promise.reject(new HttpProblem(422, 'bad_signature', 'party signature does not verify', { 'x-extra': '1' })));
+  app.get('/mapped', () => Promise.reject(new ProtocolError('unknown_party', 'agent not in registry')));
   app.get('/direct', (_req, reply) => sendProblem(reply, 409, 'conflict_x', 'direct'));
 }
 

@@ -61,7 +61,7 @@ void test('X-Forwarded-For entries: ports and brackets stripped', () => {
 
 void test('client IP: socket peer unless the peer is a trusted proxy, then right-most untrusted entry', () => {
   const trusted = new CidrSet(['127.0.0.0/8', '10.0.0.0/8']);
-  const ip = (peer: string, xff: string | undefined, t: CidrSet | null = trusted): string => formatIp(resolveClientIp(peer, xff, t));
+  const ip = (peer: string, xff: string | readonly string[] | undefined, t: CidrSet | null = trusted): string => formatIp(resolveClientIp(peer, xff, t));
   // no trust configured: the header is ignored
   assert.equal(ip('127.0.0.1', '203.0.113.5', null), '127.0.0.1');
   // untrusted peer: header ignored (a client cannot spoof its address)

@@ -28,7 +28,7 @@ async function until(cond: () => boolean, maxMs = 3000): Promise<void> {
 
 void test('body cap: 413 body_too_large and the connection closed (Content-Length and chunked)', async () => {
   const s = await start({ maxBodyBytes: 1024 }, (app) => {
-    app.post('/p', async () => ({ ok: true }));
+    app.post('/p', () => Promise.resolve({ ok: true }));
   });
   try {
     // declared 1 MB, 5 bytes sent: answered at once, socket closed without waiting for the rest
@@ -63,7 +63,7 @@ void test('body cap: 413 body_too_large and the connection closed (Content-Lengt
 void test('request deadline: stalled headers, stalled body, slow handler → 408 problem+json within T + 0.5 s', async () => {
   const T = 700;
   const s = await start({ requestTimeoutMs: T }, (app) => {
-    app.get('/fast', async () => ({ ok: true }));
+    app.get('/fast', () => Promise.resolve({ ok: true }));
     app.post('/slow', async (req) => {
       await new Promise((r) => setTimeout(r, 3000).unref());
       return { late: deadlineSignal(req).aborted };
@@ -106,7 +106,7 @@ void test('in-flight bound: 2× the bound at once → 4×200 + 4×503 (queue 0);
       await g.promise;
       return { ok: true };
     });
-    app.get('/health', { config: { bypassLimits: true } }, async () => ({ status: 'ok' }));
+    app.get('/health', { config: { bypassLimits: true } }, () => Promise.resolve({ status: 'ok' }));
   };
   const s0 = await start({ maxInFlight: 4, maxQueue: 0 }, setup);
   try {
@@ -194,7 +194,7 @@ void test('in-flight bound: queued requests that cannot start before the deadlin
 void test('connections: per-IP cap closes the excess at accept; the others keep working', async () => {
   const registry = new Registry();
   const s = await start({ maxConnectionsPerIp: 5, metrics: registry }, (app) => {
-    app.get('/x', async () => ({ ok: true }));
+    app.get('/x', () => Promise.resolve({ ok: true }));
     registerMetricsRoute(app);
   });
   const sockets: { sock: net.Socket; closed: boolean }[] = [];
@@ -202,7 +202,9 @@ void test('connections: per-IP cap closes the excess at accept; the others keep 
     for (let i = 0; i < 8; i++) {
       const entry = { sock: net.connect(s.port, '127.0.0.1'), closed: false };
       entry.sock.on('error', () => undefined);
-      entry.sock.on('close', () => (entry.closed = true));
+      entry.sock.on('close', () => {
+        entry.closed = true;
+      });
       sockets.push(entry);
       await new Promise((r) => entry.sock.once('connect', r));
     }
@@ -216,7 +218,9 @@ void test('connections: per-IP cap closes the excess at accept; the others keep 
       sockets.slice(0, 5).map(
         (e) =>
           new Promise<string>((resolve) => {
-            e.sock.once('data', (d: Buffer) => resolve(d.toString('utf8').split('\r\n')[0]!));
+            e.sock.once('data', (d: Buffer) => {
+              resolve(d.toString('utf8').split('\r\n')[0]!);
+            });
             e.sock.write('GET /x HTTP/1.1\r\nHost: x\r\n\r\n');
           }),
       ),
@@ -234,9 +238,9 @@ void test('connections: per-IP cap closes the excess at accept; the others keep 
 
 void test('rate limit: 429 rate_limited with Retry-After; bypass routes exempt; X-Forwarded-For only via trusted proxies', async () => {
   const echo = (app: App): void => {
-    app.get('/ip', async (req) => ({ ip: req.clientIp }));
-    app.get('/health', { config: { bypassLimits: true } }, async () => ({ status: 'ok' }));
-    app.get('/free', { config: { rateLimit: false } }, async () => ({ ok: true }));
+    app.get('/ip', (req) => Promise.resolve({ ip: req.clientIp }));
+    app.get('/health', { config: { bypassLimits: true } }, () => Promise.resolve({ status: 'ok' }));
+    app.get('/free', { config: { rateLimit: false } }, () => Promise.resolve({ ok: true }));
   };
   const direct = await start({ rateLimit: { rps: 0.5, burst: 2 } }, echo);
   try {
@@ -274,8 +278,8 @@ void test('rate limit: 429 rate_limited with Retry-After; bypass routes exempt; 
   }
 
   const optIn = await start({ rateLimit: { rps: 1, burst: 1, scope: 'opt-in' } }, (app) => {
-    app.get('/open', async () => ({ ok: true }));
-    app.get('/token', { config: { rateLimit: true } }, async () => ({ ok: true }));
+    app.get('/open', () => Promise.resolve({ ok: true }));
+    app.get('/token', { config: { rateLimit: true } }, () => Promise.resolve({ ok: true }));
   });
   try {
     assert.deepEqual(
@@ -294,8 +298,8 @@ void test('rate limit: 429 rate_limited with Retry-After; bypass routes exempt; 
 void test('metrics: route templates, other for unknown paths, rejections, gauges', async () => {
   const registry = new Registry();
   const s = await start({ metrics: registry, maxBodyBytes: 16 }, (app) => {
-    app.get('/v1/anchor/:seed', async () => ({ ok: true }));
-    app.post('/p', async () => ({ ok: true }));
+    app.get('/v1/anchor/:seed', () => Promise.resolve({ ok: true }));
+    app.post('/p', () => Promise.resolve({ ok: true }));
     registerMetricsRoute(app);
   });
   try {
