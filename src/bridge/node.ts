@@ -1,0 +1,237 @@
+/**
+ * `token-bridge serve` composition: the key directory, the trusted roots (reloaded on SIGHUP and
+ * rename-into-place), the policy, the hardened HTTP(S) server with the bridge routes, and the timers
+ * (key promotion every 60 s and on SIGHUP).
+ *
+ * `--dev` relaxes only what it names: an `http://` issuer (or a port) on a loopback host — and when
+ * no `--issuer` is given, the issuer is the listening URL itself —, and a generated throwaway key
+ * directory when `--key-dir` is missing. Each relaxation is logged at start.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { readKeyFile } from '../keys/keyfile.ts';
+import { closeGracefully, listen } from '../server/server.ts';
+import type { App, ListenInfo } from '../server/server.ts';
+import { readDocument } from '../witness/config-file.ts';
+import { Reloadable } from '../witness/reloadable.ts';
+import { createBridgeServer } from './app.ts';
+import type { BridgeMetrics } from './app.ts';
+import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
+import type { BridgePolicy } from './decide.ts';
+import { BridgeConfigError } from './errors.ts';
+import { isLoopbackHost, validateIssuer } from './issuer.ts';
+import type { IssuerInfo } from './issuer.ts';
+import { SigningKeyring } from './key-dir.ts';
+import { NonceStore } from './nonces.ts';
+import { TokenService } from './service.ts';
+import type { SigningAlg } from './signing.ts';
+import { parseTrustedRoots } from './trusted-roots.ts';
+import type { TrustedRoots } from './trusted-roots.ts';
+
+export const KEY_REFRESH_INTERVAL_MS = 60_000;
+
+export interface BridgeConfig {
+  host: string;
+  port: number;
+  /** Required unless `dev` (then a throwaway directory is generated). */
+  keyDir?: string;
+  /** Required unless `dev` (then the listening URL is the issuer). */
+  issuer?: string;
+  audiences?: string[];
+  trustedRootsFile?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  defaultTtl?: number;
+  maxTtl?: number;
+  /** `/token` per-IP limit; undefined = the default 10/s burst 20; null = off */
+  rateLimit?: { rps: number; burst: number } | null;
+  proofOfPossession?: boolean;
+  awsSessionTags?: boolean;
+  dev?: boolean;
+  /** Algorithm of the first key created in an empty key directory. */
+  alg?: SigningAlg;
+  nonceCapacity?: number;
+  maxBodyBytes?: number;
+  maxInFlight?: number;
+  maxQueue?: number;
+  requestTimeoutMs?: number;
+  maxConnections?: number;
+  maxConnectionsPerIp?: number;
+  trustProxy?: string[];
+  /** unix ms of the process start (the pop_stale rule); default: now */
+  startedAt?: number;
+}
+
+export interface RunningBridge {
+  app: App;
+  url: string;
+  listen: ListenInfo;
+  issuer: IssuerInfo;
+  keyDir: string;
+  keyring: SigningKeyring;
+  service: TokenService;
+  metrics: BridgeMetrics;
+  /** Re-read the key directory and promote a due key now (what SIGHUP and the timer do). */
+  refreshKeys(): Promise<{ changed: boolean; promoted: string | null }>;
+  close(): Promise<void>;
+}
+
+function fail(code: string, message: string): never {
+  throw new BridgeConfigError(code, message);
+}
+
+/** A free TCP port on `host` (dev only: the issuer must name the port before the server listens). */
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+/** Validate everything that does not need I/O; throws BridgeConfigError. */
+export function checkBridgeConfig(config: BridgeConfig): void {
+  const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
+  const defaultTtl = config.defaultTtl ?? DEFAULT_TTL_SECONDS;
+  if (!Number.isSafeInteger(maxTtl) || maxTtl < 1 || maxTtl > MAX_TTL_LIMIT_SECONDS) fail('invalid_option', `--max-ttl must be 1..${MAX_TTL_LIMIT_SECONDS} seconds`);
+  if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1 || defaultTtl > maxTtl) fail('invalid_option', `--default-ttl must be 1..--max-ttl (${maxTtl}) seconds`);
+  if ((config.proofOfPossession ?? true) === false && config.trustedRootsFile === undefined) {
+    fail('invalid_option', '--no-proof-of-possession requires --trusted-roots');
+  }
+  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) fail('invalid_option', '--tls-cert and --tls-key go together');
+  if (config.audiences !== undefined && (config.audiences.length === 0 || config.audiences.some((a) => a === ''))) fail('invalid_option', '--audience must be non-empty');
+  if (config.keyDir === undefined && config.dev !== true) fail('invalid_option', '--key-dir is required');
+  if (config.issuer === undefined && config.dev !== true) fail('invalid_option', '--issuer is required');
+}
+
+export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
+  checkBridgeConfig(config);
+  const dev = config.dev === true;
+  const startedAt = config.startedAt ?? Date.now();
+  const tls = config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined ? { cert: readFileSync(config.tlsCertFile), key: readKeyFile(config.tlsKeyFile) } : null;
+  const scheme = tls === null ? 'http' : 'https';
+
+  let port = config.port;
+  let issuerText = config.issuer;
+  if (issuerText === undefined) {
+    const host = isLoopbackHost(config.host) ? config.host : '127.0.0.1';
+    if (port === 0) port = await freePort(config.host);
+    issuerText = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    log.warn({ issuer: issuerText }, 'dev mode: no --issuer given; the listening URL is the issuer');
+  }
+  const issuer = validateIssuer(issuerText, dev);
+  if (dev && !issuer.issuer.startsWith('https://')) log.warn({ issuer: issuer.issuer }, 'dev mode: http:// issuer on loopback (relying parties such as AWS require https)');
+
+  let keyDir = config.keyDir;
+  if (keyDir === undefined) {
+    keyDir = join(mkdtempSync(join(tmpdir(), 'token-bridge-dev-')), 'keys');
+    log.warn({ keyDir }, 'dev mode: no --key-dir given; generated throwaway signing keys (tokens stop verifying once this directory is gone)');
+  }
+  const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
+
+  let trustedRoots: Reloadable<TrustedRoots> | undefined;
+  let metricsRef: BridgeMetrics | undefined;
+  if (config.trustedRootsFile !== undefined) {
+    trustedRoots = new Reloadable(config.trustedRootsFile, (p) => parseTrustedRoots(readDocument(p)), {
+      loaded: (source) => {
+        log.info({ file: config.trustedRootsFile, source }, 'trusted roots loaded');
+      },
+      failed: (reason) => {
+        metricsRef?.trustedRootsReloadFailures.inc();
+        log.error({ file: config.trustedRootsFile, reason }, 'trusted roots reload failed; keeping the previous copy');
+      },
+    });
+  }
+
+  const keyring = await SigningKeyring.open(keyDir, { alg: config.alg ?? 'RS256', maxTtl, create: true }, Math.floor(Date.now() / 1000));
+  const policy: BridgePolicy = {
+    issuer: issuer.issuer,
+    audiences: config.audiences ?? [DEFAULT_AUDIENCE],
+    defaultTtl: config.defaultTtl ?? DEFAULT_TTL_SECONDS,
+    maxTtl,
+    proofOfPossession: config.proofOfPossession ?? true,
+    awsSessionTags: config.awsSessionTags ?? false,
+    startedAt,
+  };
+  const service = new TokenService({
+    policy,
+    trustedRoots: () => trustedRoots?.current(),
+    signingKey: () => keyring.active,
+    nonces: new NonceStore(config.nonceCapacity ?? 100_000),
+  });
+
+  const serverOpts = {
+    logger: log,
+    https: tls,
+    ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
+    ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
+    ...(config.maxInFlight === undefined ? {} : { maxInFlight: config.maxInFlight }),
+    ...(config.maxQueue === undefined ? {} : { maxQueue: config.maxQueue }),
+    ...(config.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.requestTimeoutMs }),
+    ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections }),
+    ...(config.maxConnectionsPerIp === undefined ? {} : { maxConnectionsPerIp: config.maxConnectionsPerIp }),
+    ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
+  };
+  const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer }, serverOpts);
+  metricsRef = metrics;
+
+  const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
+    if (r.error !== undefined) {
+      metrics.keyRefreshFailures.inc();
+      log.error({ source: r.source, err: r.error instanceof Error ? r.error.message : String(r.error) }, 'key directory refresh failed; keeping the current keys');
+    } else if (r.promoted != null) {
+      log.info({ source: r.source, kid: r.promoted }, 'next signing key promoted to active; the previous key is retired and stays published');
+    } else if (r.changed === true) {
+      log.info({ source: r.source, keys: keyring.entries.map((e) => `${e.kid}:${e.state}`) }, 'key directory changed');
+    }
+  };
+  keyring.start(KEY_REFRESH_INTERVAL_MS, report);
+  trustedRoots?.start();
+
+  let info: ListenInfo;
+  try {
+    info = await listen(app, { host: config.host, port });
+  } catch (e) {
+    keyring.stop();
+    trustedRoots?.stop();
+    await app.close();
+    throw e;
+  }
+  log.info(
+    { url: info.url, issuer: issuer.issuer, key_dir: keyDir, active_kid: keyring.active.kid, alg: keyring.active.alg, audiences: policy.audiences, proof_of_possession: policy.proofOfPossession, trusted_roots: config.trustedRootsFile ?? null },
+    'token bridge started',
+  );
+  if (!policy.proofOfPossession) log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
+  let closed = false;
+  return {
+    app,
+    url: info.url,
+    listen: info,
+    issuer,
+    keyDir,
+    keyring,
+    service,
+    metrics,
+    refreshKeys: async () => {
+      const r = await keyring.refresh(Math.floor(Date.now() / 1000));
+      report({ source: 'manual', ...r });
+      return r;
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      keyring.stop();
+      trustedRoots?.stop();
+      await closeGracefully(app);
+    },
+  };
+}
