@@ -104,7 +104,7 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   const defaultTtl = config.defaultTtl ?? DEFAULT_TTL_SECONDS;
   if (!Number.isSafeInteger(maxTtl) || maxTtl < 1 || maxTtl > MAX_TTL_LIMIT_SECONDS) fail('invalid_option', `--max-ttl must be 1..${MAX_TTL_LIMIT_SECONDS} seconds`);
   if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1 || defaultTtl > maxTtl) fail('invalid_option', `--default-ttl must be 1..--max-ttl (${maxTtl}) seconds`);
-  if ((config.proofOfPossession ?? true) === false && config.trustedRootsFile === undefined) {
+  if (config.proofOfPossession === false && config.trustedRootsFile === undefined) {
     fail('invalid_option', '--no-proof-of-possession requires --trusted-roots');
   }
   if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) fail('invalid_option', '--tls-cert and --tls-key go together');
@@ -139,14 +139,14 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
 
   let trustedRoots: Reloadable<TrustedRoots> | undefined;
-  let metricsRef: BridgeMetrics | undefined;
+  const late: { metrics?: BridgeMetrics } = {};
   if (config.trustedRootsFile !== undefined) {
     trustedRoots = new Reloadable(config.trustedRootsFile, (p) => parseTrustedRoots(readDocument(p)), {
       loaded: (source) => {
         log.info({ file: config.trustedRootsFile, source }, 'trusted roots loaded');
       },
       failed: (reason) => {
-        metricsRef?.trustedRootsReloadFailures.inc();
+        late.metrics?.trustedRootsReloadFailures.inc();
         log.error({ file: config.trustedRootsFile, reason }, 'trusted roots reload failed; keeping the previous copy');
       },
     });
@@ -182,12 +182,12 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
   };
   const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer }, serverOpts);
-  metricsRef = metrics;
+  late.metrics = metrics;
 
   const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
     if (r.error !== undefined) {
       metrics.keyRefreshFailures.inc();
-      log.error({ source: r.source, err: r.error instanceof Error ? r.error.message : String(r.error) }, 'key directory refresh failed; keeping the current keys');
+      log.error({ source: r.source, err: r.error instanceof Error ? r.error.message : JSON.stringify(r.error) }, 'key directory refresh failed; keeping the current keys');
     } else if (r.promoted != null) {
       log.info({ source: r.source, kid: r.promoted }, 'next signing key promoted to active; the previous key is retired and stays published');
     } else if (r.changed === true) {

@@ -7,7 +7,7 @@ import { createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb
 import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { SignJWT, calculateJwkThumbprint, importPKCS8 } from 'jose';
-import type { CryptoKey, JWK } from 'jose';
+import type { CryptoKey } from 'jose';
 import { BridgeConfigError } from './errors.ts';
 import type { TokenClaims } from './decide.ts';
 
@@ -64,7 +64,7 @@ function algOf(key: KeyObject): SigningAlg {
 export async function publicJwkOf(privateKey: KeyObject): Promise<PublicJwk> {
   const alg = algOf(privateKey);
   const raw: JsonWebKey = createPublicKey(privateKey).export({ format: 'jwk' });
-  const kid = await calculateJwkThumbprint(raw as JWK, 'sha256');
+  const kid = await calculateJwkThumbprint(raw, 'sha256');
   if (alg === 'RS256') return { kty: 'RSA', alg, use: 'sig', kid, n: raw.n!, e: raw.e! };
   return { kty: 'EC', alg, use: 'sig', kid, crv: 'P-256', x: raw.x!, y: raw.y! };
 }

@@ -38,6 +38,7 @@ interface ServeFlags {
   partyAnchorsPerMinute?: number;
   partyNewSeedsPerDay?: number;
   dev?: boolean;
+  logLevel?: string;
 }
 
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
@@ -87,6 +88,7 @@ export function addServeCommand(program: Command): void {
     .option('--allow-underived-seeds', 'let whoever anchors a seed first own it, even when it does not derive from the party')
     .option('--party-anchors-per-minute <n>', 'default per-party quota of co-signed anchors per minute', intArg(0), DEFAULT_QUOTA.anchorsPerMinute)
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
+    .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
       const file = cmd.getOptionValue('config') as string | undefined;
@@ -117,7 +119,7 @@ export function addServeCommand(program: Command): void {
         const v = flags[k];
         if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;
       }
-      const log = pino({ base: { svc: 'anchor-witness' } }, pino.destination(2));
+      const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
       const node = await startWitness(config, log);
       process.stdout.write(`listening on ${node.url}\n`);
       log.info({ url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin }, 'witness started');

@@ -114,7 +114,7 @@ function addServe(program: Command): void {
         alg: flags.alg,
       };
       const optional = ['keyDir', 'issuer', 'trustProxy', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'nonceCapacity'] as const;
-      for (const k of optional) if (flags[k] !== undefined) (config as Record<string, unknown>)[k] = flags[k];
+      for (const k of optional) if (flags[k] !== undefined) (config as unknown as Record<string, unknown>)[k] = flags[k];
       if (flags.audience !== undefined) config.audiences = flags.audience;
       if (flags.trustedRoots !== undefined) config.trustedRootsFile = flags.trustedRoots;
       if (flags.tlsCert !== undefined) config.tlsCertFile = flags.tlsCert;

@@ -13,8 +13,9 @@
  *    its signature lines carry; it need not equal the origin (the logs/v0 format allows both).
  *  - witness-network `logs/v0` lists (`--logs-list FILE`, repeatable): they only ever ADD origins.
  *    An origin in the logs file is never taken from a list; an origin imported from a list keeps
- *    the keys and qpd it was first imported with for the life of the process (a list that later
- *    shows other keys is reported, not followed); an origin that disappears from a list stays.
+ *    the keys it was first imported with for the life of the process (a list that later shows other
+ *    keys is reported, not followed; a new qpd is followed); an origin that disappears from a list
+ *    stays.
  *    After a restart the lists are read afresh.
  *
  * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/witness/reloadable.ts);
@@ -262,16 +263,17 @@ export interface MergeNotice {
 }
 
 function sameKeys(a: KnownLog, b: KnownLog): boolean {
-  if (a.verifiers.length !== b.verifiers.length || a.qpd !== b.qpd) return false;
+  if (a.verifiers.length !== b.verifiers.length) return false;
   const set = new Set(a.verifiers.map((v) => v.vkey));
   return b.verifiers.every((v) => set.has(v.vkey));
 }
 
 /**
  * Merge the logs file with the lists (pure). `imported` holds the origins imported from lists so
- * far; it is updated in place (only ever grows) so that a list can never change or remove a log.
- * An origin listed several times (in one list or several) gets the union of its listed keys and
- * the smallest listed qpd, the first time it is imported. Notices say what was skipped or ignored.
+ * far; it is updated in place and only ever grows, so that a list can never remove a log or change
+ * its keys. An origin listed several times (in one list or several) gets the union of its listed
+ * keys and the smallest listed qpd when it is first imported; later, only its qpd follows the lists
+ * (when they give one). Notices say what was skipped or ignored.
  */
 export function mergeKnownLogs(
   configured: readonly KnownLog[],
@@ -311,10 +313,15 @@ export function mergeKnownLogs(
     if (logs.has(origin)) continue; // the logs file is authoritative for its origins
     const listed: KnownLog = { origin, verifiers: c.verifiers, qpd: c.qpd, source: `list ${c.source}` };
     const before = imported.get(origin);
-    if (before === undefined) imported.set(origin, listed);
-    else if (!sameKeys(before, listed)) {
-      notices.push({ origin, source: c.source, message: 'listed with different keys or qpd; keeping those first imported (lists never change a log)' });
+    if (before === undefined) {
+      imported.set(origin, listed);
+      continue;
     }
+    if (!sameKeys(before, listed)) {
+      notices.push({ origin, source: c.source, message: 'listed with different keys; keeping the keys first imported (a list never changes a log\'s keys)' });
+    }
+    // The quota is capacity planning, not trust: follow the lists' current qpd when they give one.
+    if (c.qpd !== undefined && c.qpd !== before.qpd) imported.set(origin, { ...before, qpd: c.qpd });
   }
   for (const [origin, l] of imported) if (!logs.has(origin)) logs.set(origin, l);
   return { logs, notices };

@@ -4,7 +4,7 @@
  * gets the same limits, error format and metrics. See docs in the report / module comments for the
  * design; in short:
  *
- * Node server (built by our `serverFactory`, so `listen('localhost')`'s extra bindings get it too):
+ * Node server (built by our `serverFactory`; note fastify then makes no extra 'localhost' bindings):
  *   requestTimeout = headersTimeout = T, connectionsCheckingInterval = 250 ms (Node only looks every
  *   interval), keepAliveTimeout, maxHeaderSize 16 KiB, TLS handshakeTimeout = T, maxConnections,
  *   per-client-IP connection cap on 'connection', `clientError` → raw problem+json 408/431/400.
@@ -122,7 +122,6 @@ export interface ServerOptions {
 
 interface Internals {
   readonly requestTimeoutMs: number;
-  readonly maxBodyBytes: number;
   readonly retryAfter: string;
   readonly limiter: InFlightLimiter;
   readonly buckets: TokenBuckets | null;
@@ -498,7 +497,6 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
 
   const internals: Internals = {
     requestTimeoutMs,
-    maxBodyBytes,
     retryAfter: String(retryAfterSeconds),
     limiter: new InFlightLimiter(maxInFlight, maxQueue, (dIn, dQ) => {
       if (dIn !== 0) metrics.inFlight.inc(dIn);
@@ -691,7 +689,8 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
 
   app.addHook('preHandler', (request, reply, done) => {
     const st = states.get(request);
-    if (st === undefined || st.config.bypassLimits === true || st.finished) {
+    if (st?.finished === true) return; // the client is gone: do not start work for nobody
+    if (st === undefined || st.config.bypassLimits === true) {
       done();
       return;
     }
@@ -768,6 +767,9 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       reply.raw.destroy();
       return;
     }
+    // Headers a handler set before failing (Cache-Control: immutable, ETag, …) must not describe
+    // the error: a problem carries only its own headers (plus the common ones added in onSend).
+    for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
     return sendProblem(reply, p.status, p.code, p.detail, p.headers);
   });
 

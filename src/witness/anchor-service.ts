@@ -20,6 +20,7 @@ import { formatTimestamp } from '../encoding/time.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { ensureCheckpoint, inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
 import { DAY, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
+import { SeedCache, UsageCache } from './committed-cache.ts';
 
 export interface CosignatureBody {
   witness_name: string;
@@ -50,6 +51,8 @@ export interface AnchorServiceOptions {
   quota: QuotaDefaults;
   now?: () => number;
   maxBatch?: number;
+  /** Cache committed seed records and quota windows in memory (only for a single-writer store; default true). */
+  cache?: boolean;
   /** Called after each committed batch (metrics, logs). */
   onCommit?: (event: { cosigned: number; duplicities: DuplicityProof[]; size: number }) => void;
 }
@@ -76,11 +79,17 @@ export class AnchorService {
   private readonly now: () => number;
   private queue: Pending[] = [];
   private draining = false;
+  private readonly seedCache: SeedCache | undefined;
+  private readonly usageCache: UsageCache | undefined;
 
   constructor(opts: AnchorServiceOptions) {
     this.opts = opts;
     this.publicKeyHex = hex(ed25519PublicKeyBytes(opts.witnessKey));
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+    if (opts.cache ?? true) {
+      this.seedCache = new SeedCache();
+      this.usageCache = new UsageCache();
+    }
   }
 
   /** Sign the size-0 checkpoint on first start. */
@@ -133,7 +142,10 @@ export class AnchorService {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
         try {
-          const results = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          const { results, seeds, usage } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          // Committed: only now may the caches learn this batch's state.
+          for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
+          for (const [party, use] of usage) this.usageCache?.set(party, use);
           batch.forEach((p, i) => {
             p.resolve(results[i]!);
           });
@@ -146,7 +158,10 @@ export class AnchorService {
     }
   }
 
-  private async decideBatch(tx: StoreTransaction, batch: Pending[]): Promise<Decided[]> {
+  private async decideBatch(
+    tx: StoreTransaction,
+    batch: Pending[],
+  ): Promise<{ results: Decided[]; seeds: Map<string, SeedRecord | undefined>; usage: Map<string, PartyUsage> }> {
     const seeds = new Map<string, SeedRecord | undefined>();
     const usage = new Map<string, PartyUsage>();
     const results: (Decided | ((cp: SignedCheckpoint) => Decided))[] = [];
@@ -156,11 +171,14 @@ export class AnchorService {
 
     for (const p of batch) {
       const key = hex(p.anchor.seedId);
-      if (!seeds.has(key)) seeds.set(key, await tx.getSeed(p.anchor.seedId));
+      if (!seeds.has(key)) {
+        const cached = this.seedCache?.get(key);
+        seeds.set(key, cached === undefined ? await tx.getSeed(p.anchor.seedId) : (cached ?? undefined));
+      }
       const record = seeds.get(key);
       let use = usage.get(p.party.id);
       if (use === undefined) {
-        use = await tx.partyUsage(p.party.id, p.now - MINUTE, p.now - DAY);
+        use = this.usageCache?.get(p.party.id, p.now - MINUTE, p.now - DAY) ?? (await tx.partyUsage(p.party.id, p.now - MINUTE, p.now - DAY));
         usage.set(p.party.id, use);
       }
       const partyUse = use;
@@ -225,6 +243,6 @@ export class AnchorService {
       if (checkpoint === undefined) throw new Error('the log has no checkpoint');
     }
     const cp = checkpoint;
-    return results.map((r) => (typeof r === 'function' ? r(cp!) : r));
+    return { results: results.map((r) => (typeof r === 'function' ? r(cp!) : r)), seeds, usage };
   }
 }

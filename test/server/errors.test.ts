@@ -34,6 +34,21 @@ function routes(app: App): void {
   app.get('/teapot', () => Promise.reject(new HttpProblem(422, 'bad_signature', 'party signature does not verify', { 'x-extra': '1' })));
   app.get('/mapped', () => Promise.reject(new ProtocolError('unknown_party', 'agent not in registry')));
   app.get('/direct', (_req, reply) => sendProblem(reply, 409, 'conflict_x', 'direct'));
+  app.get('/tile', (_req, reply) => {
+    reply.header('cache-control', 'max-age=31536000, immutable').header('etag', '"x"');
+    return Promise.reject(new Error('tile read failed'));
+  });
+  app.get(
+    '/v1/duplicity/:seed',
+    {
+      schema: {
+        params: Type.Object({ seed: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
+        querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|100)$' })) }, { additionalProperties: false }),
+      },
+      config: { validationCodes: { params: 'malformed_seed' } },
+    },
+    (req) => Promise.resolve({ params: req.params, query: req.query }),
+  );
 }
 
 const mapError = (error: unknown): { status: number; code: string; detail: string } | undefined =>
@@ -139,6 +154,13 @@ void test('malformed bodies: 400 malformed_body with the JSON pointer of the fir
       const p = assertProblem(r, 400, 'malformed_body');
       assert.match(String(p.detail), detail, body);
     }
+    // path and query schemas: their own codes; no coercion, no stripping there either
+    const seed = 'ab'.repeat(32);
+    assert.equal((await request(s.port, { path: `/v1/duplicity/${seed}?limit=5` })).body, `{"params":{"seed":"${seed}"},"query":{"limit":"5"}}`);
+    assert.match(String(assertProblem(await request(s.port, { path: '/v1/duplicity/xyz' }), 400, 'malformed_seed').detail), /^params \/seed: must match pattern/);
+    assert.match(String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?limit=0` }), 400, 'malformed_query').detail), /^query \/limit: must match pattern/);
+    assert.match(String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?after=1` }), 400, 'malformed_query').detail), /^query \/after: unknown member$/);
+    assertProblem(await request(s.port, { path: `/v1/duplicity/${'a'.repeat(300)}` }), 400, 'malformed_seed'); // long params reach the schema
     const bad = await request(s.port, { method: 'POST', path: '/v1/anchor', body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), headers: { 'content-type': 'application/json' } });
     assertProblem(bad, 400, 'malformed_body');
     // bigIntegerKeys: a big literal under `cumulative` arrives as its decimal text
@@ -179,6 +201,10 @@ void test('500 internal: no stack or message, request id in body, header and log
     assert.equal(hp.headers['x-extra'], '1');
     assertProblem(await request(s.port, { path: '/mapped' }), 403, 'unknown_party');
     assertProblem(await request(s.port, { path: '/direct' }), 409, 'conflict_x');
+    const tile = await request(s.port, { path: '/tile' });
+    assertProblem(tile, 500, 'internal');
+    assert.equal(tile.headers['cache-control'], 'no-store'); // the handler's headers do not leak
+    assert.equal(tile.headers.etag, undefined);
     // every response carries a request id, success included
     const okr = await request(s.port, { path: '/v1/anchor/x' });
     assert.match(String(okr.headers['x-request-id']), /^[0-9a-f-]{36}$/);

@@ -62,11 +62,16 @@ void test('body cap: 413 body_too_large and the connection closed (Content-Lengt
 
 void test('request deadline: stalled headers, stalled body, slow handler → 408 problem+json within T + 0.5 s', async () => {
   const T = 700;
+  let aborted = 0;
   const s = await start({ requestTimeoutMs: T }, (app) => {
     app.get('/fast', () => Promise.resolve({ ok: true }));
     app.post('/slow', async (req) => {
+      const signal = deadlineSignal(req);
+      signal.addEventListener('abort', () => {
+        aborted++;
+      });
       await new Promise((r) => setTimeout(r, 3000).unref());
-      return { late: deadlineSignal(req).aborted };
+      return { late: true };
     });
     app.get('/sleep/:ms', async (req) => {
       await sleep(Number((req.params as { ms: string }).ms));
@@ -92,6 +97,7 @@ void test('request deadline: stalled headers, stalled body, slow handler → 408
     assert.equal(headers.closed, true);
     assert.equal(body.closed, true);
     assert.match(String(json(handler.body).detail), /outcome is unknown/);
+    assert.equal(aborted, 1); // the handler's deadline signal fired
     // the server is healthy afterwards
     assert.equal((await request(s.port, { path: '/fast' })).status, 200);
   } finally {
@@ -230,6 +236,40 @@ void test('connections: per-IP cap closes the excess at accept; the others keep 
     await until(() => loadSnapshot(s.app).connections === 0);
     const text = (await request(s.port, { path: '/metrics' })).body;
     assert.match(text, /http_rejected_total\{reason="connections"\} 3/);
+  } finally {
+    for (const e of sockets) e.sock.destroy();
+    await s.close();
+  }
+});
+
+void test('connections: total cap closes the excess at accept; idle keep-alive connections closed after keepAliveTimeout', async () => {
+  const registry = new Registry();
+  const s = await start({ maxConnections: 3, keepAliveTimeoutMs: 300, metrics: registry }, (app) => {
+    app.get('/x', () => Promise.resolve({ ok: true }));
+  });
+  const sockets: { sock: net.Socket; closed: boolean }[] = [];
+  try {
+    for (let i = 0; i < 5; i++) {
+      const entry = { sock: net.connect(s.port, '127.0.0.1'), closed: false };
+      entry.sock.on('error', () => undefined);
+      entry.sock.on('close', () => {
+        entry.closed = true;
+      });
+      sockets.push(entry);
+      await new Promise((r) => entry.sock.once('connect', r));
+    }
+    await until(() => sockets.filter((e) => e.closed).length === 2);
+    assert.deepEqual(
+      sockets.map((e) => e.closed),
+      [false, false, false, true, true],
+    );
+    for (const e of sockets) e.sock.destroy();
+    assert.match(await registry.metrics(), /http_rejected_total\{reason="connections"\} 2/);
+    await until(() => loadSnapshot(s.app).connections === 0);
+    // keep-alive: the connection survives the response, then idles out
+    const ka = await rawExchange(s.port, ['GET /x HTTP/1.1\r\nHost: x\r\n\r\n'], { lingerMs: 2000 });
+    assert.equal(ka.status, 200);
+    assert.equal(ka.closed, true);
   } finally {
     for (const e of sockets) e.sock.destroy();
     await s.close();
