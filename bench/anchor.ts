@@ -64,7 +64,7 @@ function makeLanes(perSeed: number): Lane[] {
   return lanes;
 }
 
-async function startWitness(): Promise<{ url: URL; stop: () => Promise<void>; pid: number }> {
+async function startWitness(): Promise<{ url: URL; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
     [
@@ -73,15 +73,16 @@ async function startWitness(): Promise<{ url: URL; stop: () => Promise<void>; pi
       '--name', 'witness.bench/w', '--roles', 'anchor', '--registry', join(dir, 'registry.json'),
       '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000', '--max-queue', '100000', '--log-level', 'warn',
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AW_LOG_LEVEL: 'warn' } },
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   return {
     url: new URL(line.replace('listening on ', '')),
-    pid: child.pid!,
     stop: () =>
       new Promise((r) => {
-        child.once('exit', () => r());
+        child.once('exit', () => {
+          r();
+        });
         child.kill('SIGTERM');
       }),
   };
@@ -94,7 +95,9 @@ function postAnchor(url: URL, body: Buffer): Promise<number> {
       { host: url.hostname, port: url.port, path: '/v1/anchor', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
       (res) => {
         res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('end', () => {
+          resolve(res.statusCode ?? 0);
+        });
       },
     );
     req.on('error', reject);

@@ -52,11 +52,18 @@ function applyConfigFile(cmd: Command, path: string): void {
     if (option === undefined || key === 'config') throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
     const source = cmd.getOptionValueSource(key);
     if (source === 'cli' || source === 'env') continue;
-    let v: unknown = value;
-    if (option.variadic || key === 'roles' || key === 'trustProxy') v = Array.isArray(value) ? value.map(String) : collectList(String(value), undefined);
-    else if (option.isBoolean()) v = value === true || value === 'true' || value === 1;
-    else if (option.parseArg && typeof value !== 'object') v = option.parseArg(String(value), undefined);
-    else if (typeof value === 'number') v = String(value);
+    let v: unknown;
+    const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+    if (key === 'roles' || key === 'trustProxy') {
+      v = Array.isArray(value) ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x))) : collectList(scalar ?? '', undefined);
+    } else if (option.isBoolean()) {
+      v = value === true || value === 'true' || value === 1;
+    } else if (scalar === undefined) {
+      throw new ConfigError('invalid_config', `${path}: ${rawKey} must be a string or a number`);
+    } else {
+      const parse = option.parseArg as ((text: string, previous: unknown) => unknown) | undefined;
+      v = parse ? parse(scalar, undefined) : scalar;
+    }
     cmd.setOptionValueWithSource(key, v, 'config');
   }
 }

@@ -74,7 +74,18 @@ interface ServeFlags {
 
 const algOption = (): Option => new Option('--alg <alg>', 'signing algorithm of a generated key').choices(SIGNING_ALGS).default('RS256');
 
-function addServe(program: Command): void {
+/** Where command output goes (stdout by default; tests collect it). */
+export interface CliIo {
+  out: (text: string) => void;
+}
+
+const stdoutIo: CliIo = {
+  out: (text) => {
+    process.stdout.write(text);
+  },
+};
+
+function addServe(program: Command, io: CliIo): void {
   program
     .command('serve')
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
@@ -121,7 +132,7 @@ function addServe(program: Command): void {
       if (flags.tlsKey !== undefined) config.tlsKeyFile = flags.tlsKey;
       const log = pino({ base: { svc: 'token-bridge' } }, pino.destination(2));
       const node = await startBridge(config, log);
-      process.stdout.write(`listening on ${node.url}\n`);
+      io.out(`listening on ${node.url}\n`);
       if (config.dev === true) {
         const demo = writeDemo(mkdtempSync(join(tmpdir(), 'token-bridge-demo-')), node.url, config.audiences?.[0] ?? DEFAULT_AUDIENCE);
         log.warn({ ...demo }, 'dev mode: demo chain written; run the command to get a token');
@@ -145,7 +156,7 @@ function addServe(program: Command): void {
     });
 }
 
-function addKeys(program: Command): void {
+function addKeys(program: Command, io: CliIo): void {
   const keys = program.command('keys').description('manage the signing keys in --key-dir (a running serve picks changes up within 60 s, or at once on SIGHUP)');
   keys
     .command('rotate')
@@ -156,14 +167,14 @@ function addKeys(program: Command): void {
     .action(async (flags: { keyDir: string; prepublish: number; alg: SigningAlg }) => {
       const dir = new KeyDir(flags.keyDir);
       const entry = await dir.rotate(Math.floor(Date.now() / 1000), flags.prepublish, flags.alg);
-      process.stdout.write(JSON.stringify(encodeKeysJson([entry]).keys[0]) + '\n');
+      io.out(JSON.stringify(encodeKeysJson([entry]).keys[0]) + '\n');
     });
   keys
     .command('list')
     .description('print keys.json: {"keys":[{kid, state, not_before, retire_after}]}')
     .requiredOption('--key-dir <dir>', 'key directory')
     .action((flags: { keyDir: string }) => {
-      process.stdout.write(JSON.stringify(encodeKeysJson(new KeyDir(flags.keyDir).readEntries()), null, 2) + '\n');
+      io.out(JSON.stringify(encodeKeysJson(new KeyDir(flags.keyDir).readEntries()), null, 2) + '\n');
     });
   keys
     .command('prune')
@@ -171,7 +182,7 @@ function addKeys(program: Command): void {
     .requiredOption('--key-dir <dir>', 'key directory')
     .action(async (flags: { keyDir: string }) => {
       const dropped = await new KeyDir(flags.keyDir).prune(Math.floor(Date.now() / 1000));
-      process.stdout.write(JSON.stringify({ pruned: dropped.map((e) => e.kid) }) + '\n');
+      io.out(JSON.stringify({ pruned: dropped.map((e) => e.kid) }) + '\n');
     });
 }
 
@@ -195,7 +206,7 @@ async function fetchIssuer(bridge: string): Promise<string> {
   return doc.issuer;
 }
 
-function addToken(program: Command): void {
+function addToken(program: Command, io: CliIo): void {
   program
     .command('token')
     .description('exchange an attestation chain for a token (signs the proof of possession with the leaf device key) and print the response')
@@ -225,7 +236,7 @@ function addToken(program: Command): void {
         ...(flags.capability === undefined ? {} : { requestedCapabilities: flags.capability }),
       });
       if (flags.printRequest === true) {
-        process.stdout.write(JSON.stringify(body) + '\n');
+        io.out(JSON.stringify(body) + '\n');
         return;
       }
       const res = await fetch(bridge + TOKEN_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -235,17 +246,17 @@ function addToken(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+      io.out(text.endsWith('\n') ? text : text + '\n');
     });
 }
 
-export function tokenBridgeProgram(): Command {
+export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
   const program = envProgram('token-bridge', 'TB_')
     .description('OIDC provider that exchanges attestation chains for JWTs, and the federation tooling')
     .version(VERSION);
-  addServe(program);
-  addKeys(program);
-  addToken(program);
+  addServe(program, io);
+  addKeys(program, io);
+  addToken(program, io);
   return program;
 }
 

@@ -38,15 +38,18 @@ export async function startTestWitness(dir: string, registry: unknown, over: Par
   );
 }
 
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function post(url: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; body: unknown; headers: Headers; text: string }> {
   const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) });
   const text = await res.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseOrUndefined(text);
   return { status: res.status, body: parsed, headers: res.headers, text };
 }
 
@@ -54,11 +57,6 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
   const res = await fetch(url, { headers });
   const bytes = new Uint8Array(await res.arrayBuffer());
   const text = Buffer.from(bytes).toString('utf8');
-  let parsed: unknown = undefined;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseOrUndefined(text);
   return { status: res.status, body: parsed, headers: res.headers, bytes, text };
 }

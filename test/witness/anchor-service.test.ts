@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.ts';
-import { AnchorService } from '../../src/witness/anchor-service.ts';
+import { AnchorService, type AnchorResponse, type SubmitOutcome } from '../../src/witness/anchor-service.ts';
 import { LogSigner } from '../../src/witness/log.ts';
 import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
@@ -44,6 +44,11 @@ function setup(dir: string, now = 1800000000) {
   return { store, service };
 }
 
+function cosignedBody(o: SubmitOutcome): AnchorResponse {
+  if (o.kind !== 'cosigned') return assert.fail(`expected a co-signature, got ${o.kind}`);
+  return o.body;
+}
+
 const anchorFor = (scope: string, index: number, head = 1, cumulative = BigInt(index)) =>
   signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope), index, head: fill(head), cumulative, timestamp: 1700000000 + index });
 
@@ -60,13 +65,11 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
     const submissions = [];
     for (let s = 0; s < 50; s++) for (let i = 1; i <= 3; i++) submissions.push(service.submit(anchorFor(`S${s}`, i), claimFor(`S${s}`)));
     const outcomes = await Promise.all(submissions);
-    for (const o of outcomes) {
-      assert.equal(o.kind, 'cosigned');
-      if (o.kind === 'cosigned') verifyAnchorResponse(o.body, pinned);
-    }
+    const bodies = outcomes.map(cosignedBody);
+    for (const b of bodies) verifyAnchorResponse(b, pinned);
     const cp = await store.checkpoint();
     assert.equal(cp?.size, 150);
-    const leaves = new Set(outcomes.map((o) => (o.kind === 'cosigned' ? o.body.inclusion.leaf_index : -1)));
+    const leaves = new Set(bodies.map((b) => b.inclusion.leaf_index));
     assert.equal(leaves.size, 150);
 
     // An older index of a seed is a regression, not a replay.
@@ -83,24 +86,20 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
   try {
     const { store, service } = setup(dir);
     await service.initLog();
-    const a3 = await service.submit(anchorFor('S', 3), claimFor('S'));
-    assert.equal(a3.kind, 'cosigned');
-    const again = await service.submit(anchorFor('S', 3), claimFor('S'));
-    assert.equal(again.kind, 'cosigned');
-    if (a3.kind !== 'cosigned' || again.kind !== 'cosigned') return;
-    assert.equal(again.body.replay, true);
-    assert.equal(again.body.cosignature.signature, a3.body.cosignature.signature);
-    assert.equal(again.body.cosignature.timestamp, a3.body.cosignature.timestamp);
-    assert.equal(again.body.inclusion.leaf_index, a3.body.inclusion.leaf_index);
+    const a3 = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
+    const again = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
+    assert.equal(again.replay, true);
+    assert.equal(again.cosignature.signature, a3.cosignature.signature);
+    assert.equal(again.cosignature.timestamp, a3.cosignature.timestamp);
+    assert.equal(again.inclusion.leaf_index, a3.inclusion.leaf_index);
     assert.equal((await store.checkpoint())?.size, 1);
-    verifyAnchorResponse(again.body, pinned);
+    verifyAnchorResponse(again, pinned);
 
     const older = await service.submit(anchorFor('S', 2), claimFor('S'));
     assert.deepEqual(older.kind === 'rejected' && older.rejection.code, 'non_monotone');
 
     const fork = await service.submit(anchorFor('S', 3, 7), claimFor('S'));
-    assert.equal(fork.kind, 'duplicity');
-    if (fork.kind !== 'duplicity') return;
+    if (fork.kind !== 'duplicity') return assert.fail(`expected duplicity, got ${fork.kind}`);
     assert.equal(fork.isNew, true);
     assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(fork.proof)), { valid: true });
     assert.equal((await store.checkpoint())?.size, 2); // the proof is logged
@@ -137,7 +136,9 @@ void test('tiles and entry bundles re-derive every checkpoint; checkpoints are c
       const width = Math.min(256, size - n * 256);
       const tile = decodeTile(await store.tile(0, n, width), width);
       const entries = await store.entries(n, width);
-      entries.forEach((e, i) => assert.deepEqual(hashLeaf(e), tile[i]));
+      entries.forEach((e, i) => {
+        assert.deepEqual(hashLeaf(e), tile[i]);
+      });
       leafHashes.push(...tile);
     }
     // Level-1 tile holds the roots of the two full level-0 tiles.

@@ -35,7 +35,7 @@ function startChild(dir: string): Promise<{ child: ChildProcess; url: string }> 
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
   return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
+    const rl = createInterface({ input: child.stdout });
     rl.once('line', (line) => {
       const m = /^listening on (http:\/\/\S+)$/.exec(line);
       if (m === null) reject(new Error(`unexpected first line: ${line}`));
