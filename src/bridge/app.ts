@@ -140,7 +140,8 @@ const TOKEN_RESPONSE_SCHEMA = {
   properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, subject: { type: 'string' } },
 } as const;
 
-const acceptNothing = () => () => true;
+/** The strict decoder (src/bridge/request.ts) validates bodies; the schema above only documents them. */
+const documentationOnly = () => () => true;
 
 // ---- routes ------------------------------------------------------------------------------------
 
@@ -178,8 +179,13 @@ function toProblem(e: BridgeError): HttpProblem {
   return new HttpProblem(e.status, e.code, e.detail, e.code === 'overloaded' ? { 'retry-after': '1' } : {});
 }
 
+export interface RegisterOptions {
+  /** Also register `GET /`, `GET /health` and `GET /metrics` (default true; false when mounted beside another service that owns them). */
+  statusRoutes?: boolean;
+}
+
 /** Register the bridge routes on a server built by `createServer`. */
-export function registerBridgeRoutes(app: App, deps: BridgeDeps): BridgeMetrics {
+export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterOptions = {}): BridgeMetrics {
   const metrics = bridgeMetrics(metricsRegistry(app), deps);
   const prefixes = deps.issuer.pathPrefix === '' ? [''] : [deps.issuer.pathPrefix, ''];
 
@@ -209,13 +215,14 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps): BridgeMetrics 
       {
         config: { rateLimit: true },
         schema: { hide, summary: 'Exchange an attestation chain for a JWT', body: TOKEN_REQUEST_SCHEMA, response: { 200: TOKEN_RESPONSE_SCHEMA } },
-        validatorCompiler: acceptNothing,
+        validatorCompiler: documentationOnly,
       },
       token,
     );
     app.get(prefix + DISCOVERY_PATH, { schema: { hide, summary: 'OIDC discovery document' } }, discovery);
     app.get(prefix + JWKS_PATH, { schema: { hide, summary: 'JSON Web Key Set (active, next and retired signing keys)' } }, jwks);
   }
+  if (opts.statusRoutes === false) return metrics;
   app.get('/health', { config: { bypassLimits: true }, schema: { summary: 'Liveness and configuration summary' } }, () => healthBody(deps));
   app.get('/', { config: { bypassLimits: true }, schema: { hide: true } }, (request, reply) => {
     const accept = request.headers.accept ?? '';

@@ -8,7 +8,7 @@
  * Transferable KERI identifiers (`did:keri:D…`, `did:keri:E…`) are self-certifying only through a
  * key event log this bridge does not read, so they are accepted only via (c).
  */
-import { ed25519FromDidKey } from '../crypto/ed25519.ts';
+import { ed25519ToDidKey } from '../crypto/ed25519.ts';
 import { encodeBase64url } from '../encoding/base64.ts';
 import { BridgeError } from './errors.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -30,12 +30,13 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;
 }
 
+/**
+ * did:key encoding is a bijection (multicodec prefix + base58btc), so comparing the issuer with the
+ * did:key of the root key is the same as decoding the issuer, and far cheaper than decoding and
+ * re-validating the point (the key already verified the link-0 signature).
+ */
 function didKeyMatches(issuer: string, rootKey: Uint8Array): boolean {
-  try {
-    return bytesEqual(ed25519FromDidKey(issuer), rootKey);
-  } catch {
-    return false;
-  }
+  return issuer === ed25519ToDidKey(rootKey);
 }
 
 function listed(issuer: string, rootKey: Uint8Array, roots: TrustedRoots | undefined): boolean {

@@ -111,7 +111,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   } catch (e) {
     return { out, error: e as Error };
   } finally {
-    for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k];
+    for (const k of Object.keys(env)) if (saved[k] === undefined) Reflect.deleteProperty(process.env, k);
     Object.assign(process.env, saved);
   }
 }
@@ -155,6 +155,12 @@ void test('serve refuses bad configurations at once (exit 1, a clear message)', 
     assert.match(String(r.error?.message), re, args.join(' '));
     assert.equal(r.out, '');
   }
+  // the environment: TB_NO_PROOF_OF_POSSESSION (the flag's name) is read as a boolean; TB_PROOF_OF_POSSESSION is not a switch
+  const httpIssuer = [...base, '--issuer', 'http://bridge.example'];
+  assert.match(String((await cli(httpIssuer, { TB_NO_PROOF_OF_POSSESSION: 'true' })).error?.message), /requires --trusted-roots/);
+  assert.match(String((await cli(httpIssuer, { TB_NO_PROOF_OF_POSSESSION: '0' })).error?.message), /must be https/);
+  assert.match(String((await cli(httpIssuer, { TB_PROOF_OF_POSSESSION: '0' })).error?.message), /must be https/);
+  assert.match(String((await cli(httpIssuer, { TB_NO_PROOF_OF_POSSESSION: 'maybe' })).error?.message), /TB_NO_PROOF_OF_POSSESSION must be/);
   // nothing was created for the refused configurations
   assert.deepEqual(readdirSync(tmp.dir).filter((f) => f === 'refuse-keys'), []);
 });

@@ -112,11 +112,11 @@ void test('a replayed nonce is pop_replayed; an invalid proof does not burn its 
 void test('shared limits: 415 non-JSON, 413 oversize body, 405 wrong method', async () => {
   const t = await app.inject({ method: 'POST', url: '/token', payload: 'x', headers: { 'content-type': 'text/plain' } });
   assert.equal(t.statusCode, 415);
-  assert.equal(JSON.parse(t.body).code, 'unsupported_media_type');
+  assert.equal((JSON.parse(t.body) as { code: string }).code, 'unsupported_media_type');
   const big = JSON.stringify({ ...request(), pad: 'x'.repeat(70_000) });
   const b = await app.inject({ method: 'POST', url: '/token', payload: big, headers: { 'content-type': 'application/json' } });
   assert.equal(b.statusCode, 413);
-  assert.equal(JSON.parse(b.body).code, 'body_too_large');
+  assert.equal((JSON.parse(b.body) as { code: string }).code, 'body_too_large');
   const m = await app.inject({ method: 'GET', url: '/token' });
   assert.equal(m.statusCode, 405);
   assert.match(String(m.headers.allow), /POST/);
@@ -143,7 +143,7 @@ void test('an issuer with a path serves the OIDC routes under it (and at the roo
   const a = await bridge({ issuer: 'https://bridge.example/tenant' });
   try {
     const d = await a.inject({ method: 'GET', url: '/tenant/.well-known/openid-configuration' });
-    assert.equal(JSON.parse(d.body).jwks_uri, 'https://bridge.example/tenant/.well-known/jwks.json');
+    assert.equal((JSON.parse(d.body) as { jwks_uri: string }).jwks_uri, 'https://bridge.example/tenant/.well-known/jwks.json');
     assert.equal((await a.inject({ method: 'GET', url: '/tenant/.well-known/jwks.json' })).statusCode, 200);
     assert.equal((await a.inject({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode, 200);
     const r = await post(request({ issuer: 'https://bridge.example/tenant' }), a, '/tenant/token');
@@ -163,7 +163,7 @@ void test('rate limit on /token per client IP (default 10/s burst 20): 429 rate_
     assert.deepEqual(statuses.slice(0, 20), Array<number>(20).fill(400));
     assert.equal(statuses[20], 429);
     const r = await a.inject({ method: 'POST', url: '/token', payload: '{}', headers: { 'content-type': 'application/json' } });
-    assert.equal(JSON.parse(r.body).code, 'rate_limited');
+    assert.equal((JSON.parse(r.body) as { code: string }).code, 'rate_limited');
     assert.ok(Number(r.headers['retry-after']) >= 1);
     // another client is not affected; GET routes are not limited
     const other = await a.inject({ method: 'POST', url: '/token', payload: '{}', headers: { 'content-type': 'application/json' }, remoteAddress: '10.1.2.3' });
@@ -184,7 +184,7 @@ void test('health, status page, metrics, OpenAPI', async () => {
   assert.match(String(page.headers['content-type']), /^text\/html/);
   assert.match(page.body, /token-bridge/);
   const pj = await app.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } });
-  assert.equal(JSON.parse(pj.body).status, 'ok');
+  assert.equal((JSON.parse(pj.body) as { status: string }).status, 'ok');
   const m = (await app.inject({ method: 'GET', url: '/metrics' })).body;
   assert.match(m, /^bridge_tokens_issued_total\{alg="ES256"\} [1-9]/m);
   assert.match(m, /^bridge_token_refusals_total\{code="pop_replayed"\} 1/m);

@@ -12,7 +12,6 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
-import type { FetchImplementation } from 'jose';
 import { buildTokenRequest } from '../../src/bridge/client.ts';
 import { KeyDir } from '../../src/bridge/key-dir.ts';
 import { startBridge } from '../../src/bridge/node.ts';
@@ -59,7 +58,7 @@ after(async () => {
  * fetch for the relying party: `https://bridge.test/...` goes to the bridge's loopback port, with
  * SNI and certificate verification for bridge.test against the test CA (no verification is skipped).
  */
-const rpFetch = (url: string, init: { method?: string; headers?: HeadersInit; body?: string; signal?: AbortSignal } = {}): Promise<Response> =>
+const rpFetch = (url: string, init: { method?: string; headers?: ConstructorParameters<typeof Headers>[0]; body?: string; signal?: AbortSignal } = {}): Promise<Response> =>
   new Promise((resolve, reject) => {
     const u = new URL(url);
     assert.equal(u.protocol, 'https:');
@@ -90,7 +89,7 @@ async function relyingPartyVerify(token: string, expectedSub: string) {
   assert.equal(doc.issuer, ISSUER);
   assert.equal(doc.jwks_uri, `${ISSUER}/.well-known/jwks.json`);
   assert.ok(doc.id_token_signing_alg_values_supported.includes('RS256'));
-  const jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { [customFetch]: rpFetch as FetchImplementation, cooldownDuration: 0 });
+  const jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { [customFetch]: rpFetch, cooldownDuration: 0 });
   const { payload, protectedHeader } = await jwtVerify(token, jwks, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['RS256'], requiredClaims: ['exp', 'iat', 'sub'] });
   assert.equal(protectedHeader.alg, 'RS256');
   assert.equal(protectedHeader.typ, 'JWT');
