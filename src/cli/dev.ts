@@ -13,6 +13,10 @@ import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { deriveSeedId } from '../anchor/messages.ts';
 import { anchorRequest, signAnchor } from '../client/party.ts';
 import { startWitness } from '../witness/node.ts';
+import { formatCheckpoint } from '../note/checkpoint.ts';
+import { signNote, SIG_TYPE_ED25519 } from '../note/signed-note.ts';
+import { ed25519NoteSigner, formatVkey } from '../note/vkey.ts';
+import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { DEFAULT_QUOTA } from '../witness/quota.ts';
 
 const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
@@ -47,18 +51,28 @@ const anchor = signAnchor(partyKey, 'ed25519', {
 const requestFile = join(dataDir, 'demo-anchor-request.json');
 writeFileSync(requestFile, stringifyJson(anchorRequest(anchor, { agent: AGENT, root: ROOT, scope: SCOPE }), 2) + '\n');
 
+// A demo transparency log for the cosign role: its key, a logs file naming it, and an
+// add-checkpoint request for its empty tree (cosignable again and again: old 0 → size 0).
+const DEMO_LOG = 'log.localhost/demo';
+const logKey = keyAt(join(dataDir, 'demo-log-key.pem'));
+const logsFile = join(dataDir, 'logs.json');
+writeFileSync(logsFile, JSON.stringify({ logs: [{ origin: DEMO_LOG, keys: [formatVkey(DEMO_LOG, SIG_TYPE_ED25519, ed25519PublicKeyBytes(logKey))] }] }, null, 2) + '\n');
+const checkpointNote = signNote(formatCheckpoint({ origin: DEMO_LOG, size: 0, rootHash: EMPTY_ROOT, extensions: [] }), [ed25519NoteSigner(DEMO_LOG, logKey)]);
+const addCheckpointFile = join(dataDir, 'demo-add-checkpoint.txt');
+writeFileSync(addCheckpointFile, `old 0\n\n${checkpointNote}`);
+
 const log = pino({ base: { svc: 'anchor-witness' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
 const port = Number(process.env.AW_DEV_PORT ?? 8420);
 let node;
 try {
   node = await startWitness(
-    { host: '127.0.0.1', port, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile },
+    { host: '127.0.0.1', port, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile, logsFile },
     log,
   );
 } catch (e) {
   if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
   node = await startWitness(
-    { host: '127.0.0.1', port: 0, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile },
+    { host: '127.0.0.1', port: 0, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile, logsFile },
     log,
   );
 }
@@ -78,6 +92,8 @@ Try it:
   curl -sS ${url}/v1/anchor/${seed}
   # the witness's own transparency log
   curl -sS ${url}/log/checkpoint
+  # the cosign role (C2SP tlog-witness): countersign the demo log's checkpoint
+  curl -sS --data-binary @${addCheckpointFile} ${url}/add-checkpoint
   curl -sS ${url}/health
   curl -sS ${url}/openapi.json
 

@@ -20,7 +20,8 @@ interface ServeFlags {
   key?: string;
   name?: string;
   roles?: string[];
-  cosignKey?: string;
+  cosignKey?: string[];
+  logsList?: string[];
   registry?: string;
   logs?: string;
   logOrigin?: string;
@@ -54,7 +55,7 @@ function applyConfigFile(cmd: Command, path: string): void {
     if (source === 'cli' || source === 'env') continue;
     let v: unknown;
     const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-    if (key === 'roles' || key === 'trustProxy') {
+    if (key === 'roles' || key === 'trustProxy' || key === 'cosignKey' || key === 'logsList') {
       v = Array.isArray(value) ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x))) : collectList(scalar ?? '', undefined);
     } else if (option.isBoolean()) {
       v = value === true || value === 'true' || value === 1;
@@ -78,9 +79,10 @@ export function addServeCommand(program: Command): void {
     .option('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints')
     .option('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")')
     .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
-    .option('--cosign-key <file>', 'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign')
+    .option('--cosign-key <file>', 'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign; repeatable: one cosignature line per key', collectList)
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
-    .option('--logs <file>', 'known logs of the cosign role (JSON or YAML)')
+    .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
+    .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
     .option('--max-body-bytes <n>', 'request body cap', intArg(1))
     .option('--max-in-flight <n>', 'requests in handlers at once', intArg(1))
@@ -120,8 +122,8 @@ export function addServeCommand(program: Command): void {
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
       };
-      const optional = ['key', 'cosignKey', 'registry', 'logs', 'logOrigin', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
-      const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFile', registry: 'registryFile', logs: 'logsFile' };
+      const optional = ['key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
+      const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFiles', logsList: 'logsLists', registry: 'registryFile', logs: 'logsFile' };
       for (const k of optional) {
         const v = flags[k];
         if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;

@@ -63,7 +63,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
 
     scope.post(
       '/add-checkpoint',
-      { config: { rawBody: true }, schema: { summary: 'C2SP tlog-witness add-checkpoint: cosign a log checkpoint (SPEC §5)', hide: false } },
+      { config: { rawBody: true }, schema: { summary: 'C2SP tlog-witness add-checkpoint: cosign a log checkpoint (SPEC §5)' } },
       async (request, reply) => {
         const body = request.body;
         const bytes = body instanceof Uint8Array ? body : new Uint8Array(0);

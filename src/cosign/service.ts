@@ -210,6 +210,10 @@ export class CosignService {
       // 9. consistency
       const oldRoot = state?.root ?? EMPTY_ROOT;
       if (!verifyConsistency(oldSize, checkpoint.size, oldRoot, checkpoint.rootHash, proof)) {
+        if (oldSize === checkpoint.size && hashEqual(oldRoot, checkpoint.rootHash)) {
+          // The checkpoint is the cosigned one; only the (superfluous) proof is wrong: no evidence.
+          return reject(422, 'inconsistent', 'bad consistency proof: the proof between equal sizes must be empty', origin);
+        }
         const detail =
           oldSize === checkpoint.size
             ? `bad consistency proof: size ${oldSize} was cosigned with a different root`

@@ -24,6 +24,7 @@ import type { QuotaDefaults } from './quota.ts';
 import { Reloadable } from './reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
 import { renderStatusPage } from './status-page.ts';
+import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 
 export class ConfigError extends ProtocolError {}
 
@@ -37,9 +38,12 @@ export interface WitnessConfig {
   keyFile?: string;
   name: string;
   roles: Role[];
-  cosignKeyFile?: string;
+  /** One or more cosign keys (one cosignature line each). */
+  cosignKeyFiles?: string[];
   registryFile?: string;
   logsFile?: string;
+  /** witness-network logs/v0 lists: add new origins only. */
+  logsLists?: string[];
   logOrigin?: string;
   store?: string;
   allowUnderivedSeeds: boolean;
@@ -119,11 +123,15 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   const witnessKey = loadKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, 'witness', log);
   const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
   const witnessKeyHex = encodeHex(witnessPublicKey);
-  let cosignKey: KeyObject | undefined;
+  const cosignKeys: KeyObject[] = [];
   if (config.roles.includes('cosign')) {
-    cosignKey = loadKey(config.cosignKeyFile, join(config.dataDir, 'cosign-key.pem'), config.dev, 'cosign', log);
-    if (encodeHex(ed25519PublicKeyBytes(cosignKey)) === witnessKeyHex) {
-      throw new ConfigError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
+    const files = config.cosignKeyFiles ?? [];
+    if (files.length === 0) cosignKeys.push(loadKey(undefined, join(config.dataDir, 'cosign-key.pem'), config.dev, 'cosign', log));
+    for (const f of files) cosignKeys.push(loadKey(f, '', false, 'cosign', log));
+    for (const k of cosignKeys) {
+      if (encodeHex(ed25519PublicKeyBytes(k)) === witnessKeyHex) {
+        throw new ConfigError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
+      }
     }
   }
 
@@ -177,6 +185,26 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     const cp = await ensureCheckpoint(store, logSigner);
     m.logSize.set(cp.size);
 
+    let cosign: CosignRole | undefined;
+    if (cosignKeys.length > 0) {
+      if (config.logsFile === undefined && (config.logsLists ?? []).length === 0) log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
+      cosign = await createCosignRole({
+        store,
+        cosignKeys,
+        name: config.name,
+        logsFile: config.logsFile,
+        logsLists: config.logsLists,
+        ownOrigin: logOrigin,
+        witnessPublicKey,
+        metrics: registry,
+        log,
+      });
+      const role = cosign;
+      closers.push(() => {
+        role.stop();
+      });
+    }
+
     const app = await createServer({
       logger: log,
       metrics: registry,
@@ -202,10 +230,11 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         origin: logOrigin,
         witnessKeyHex,
         logVkey: logSigner.vkey,
-        cosignVkey: null,
+        cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
       },
       statusPage: renderStatusPage,
     });
+    cosign?.register(app);
     const info = await listen(app, { host: config.host, port: config.port });
     let closed = false;
     return {

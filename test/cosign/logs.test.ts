@@ -130,9 +130,9 @@ void test('logs/v0 parsing: comments, origin none, unknown keywords ignored, bas
   assert.equal(withNone[0]!.origin, undefined);
   assert.equal(withNone[1]!.bastion, 'https://bastion.example/');
   assert.deepEqual(parseLogList('  logs/v0  \n'), []);
-  const resolved = resolveLogList(entries);
-  assert.ok(resolved[0]!.ok && resolved[0].origin === sigsumF48);
-  assert.ok(resolved[1]!.ok && resolved[1].origin === 'example.com/foo');
+  const [r0, r1] = resolveLogList(entries);
+  assert.ok(r0?.ok === true && r0.origin === sigsumF48);
+  assert.ok(r1?.ok === true && r1.origin === 'example.com/foo');
 });
 
 void test('logs/v0 parsing: malformed lists are refused whole; unusable entries are skipped', () => {
@@ -182,9 +182,15 @@ void test('merge: litewitness pull-logs sequence — lists add origins, never ch
   );
   assert.equal(m.notices.length, 1);
   assert.match(m.notices[0]!.message, /different keys/);
-  // A list that no longer names a log does not remove it.
+  // A list that no longer names a log does not remove it; a new qpd is followed (keys are not).
   m = step('logs/v0\n');
   assert.equal(m.logs.size, 3);
+  m = step(`logs/v0\nvkey ${vkey80F}\norigin ${sigsumF48}\nqpd 48\n`);
+  assert.equal(m.logs.get(sigsumF48)!.qpd, 48);
+  assert.deepEqual(
+    m.logs.get(sigsumF48)!.verifiers.map((v) => v.vkey),
+    [vkeyF48],
+  );
 });
 
 void test('merge: the logs file wins, own origin skipped, repeated origins merge keys and take the smallest qpd', () => {

@@ -25,7 +25,11 @@ const hashPath = (origin: string): string => `/${sha256Hex(origin)}/checkpoint`;
 
 void test('concurrency: one origin serialises — identical requests: exactly one 200; a shuffled mix: the 200s form a chain, no rollback', async () => {
   const { dir, cleanup } = tempDir();
-  const h = await startCosign({ dir, logsDoc: logsDoc({ origin: logA.origin, keys: [logA.vkey] }, { origin: logB.origin, keys: [logB.vkey] }) });
+  const h = await startCosign({
+    dir,
+    logsDoc: logsDoc({ origin: logA.origin, keys: [logA.vkey] }, { origin: logB.origin, keys: [logB.vkey] }),
+    server: { maxConnectionsPerIp: 1024 },
+  });
   try {
     const same = await Promise.all(Array.from({ length: 20 }, () => h.post(logA.request(0, 5))));
     assert.equal(same.filter((r) => r.status === 200).length, 1);
@@ -178,8 +182,14 @@ void test('a removed origin keeps its state (404 while removed, monitor still se
 
 void test('GET /<sha256(origin)>/checkpoint: 404 text before, the cosigned note after; does not shadow other routes', async () => {
   const { dir, cleanup } = tempDir();
-  const h = await startCosign({ dir, logsDoc: logsDoc({ origin: logA.origin, keys: [logA.vkey] }), now: () => T0 * 1000 });
-  h.app.get('/log/checkpoint', async (_req, reply) => reply.type('text/plain').send('own log\n'));
+  const h = await startCosign({
+    dir,
+    logsDoc: logsDoc({ origin: logA.origin, keys: [logA.vkey] }),
+    now: () => T0 * 1000,
+    routes: (app) => {
+      app.get('/log/checkpoint', async (_req, reply) => reply.type('text/plain').send('own log\n'));
+    },
+  });
   try {
     let r = await h.get(hashPath(logA.origin));
     assert.equal(r.status, 404);

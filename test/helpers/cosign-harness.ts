@@ -14,7 +14,7 @@ import { hashLeaf } from '../../src/tlog/hash.ts';
 import { consistencyProof, memoryHashReader, treeRoot } from '../../src/tlog/merkle.ts';
 import type { HashReader } from '../../src/tlog/merkle.ts';
 import { closeGracefully, createServer, listen, registerMetricsRoute } from '../../src/server/server.ts';
-import type { App } from '../../src/server/server.ts';
+import type { App, ServerOptions } from '../../src/server/server.ts';
 import { createCosignRole } from '../../src/cosign/role.ts';
 import type { CosignRole, CosignRoleOptions } from '../../src/cosign/role.ts';
 import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
@@ -102,6 +102,10 @@ export interface HarnessOptions extends Partial<Omit<CosignRoleOptions, 'store' 
   /** The logs file document (written to <dir>/logs.json unless logsFile is given). */
   logsDoc?: unknown;
   dbName?: string;
+  /** Shared-layer options (e.g. a higher per-IP connection cap for concurrency tests). */
+  server?: ServerOptions;
+  /** Extra routes to add before listening. */
+  routes?: (app: App) => void;
 }
 
 export async function startCosign(opts: HarnessOptions): Promise<CosignHarness> {
@@ -113,8 +117,9 @@ export async function startCosign(opts: HarnessOptions): Promise<CosignHarness> 
     writeFileSync(logsFile, JSON.stringify(opts.logsDoc));
   }
   const registry = new Registry();
+  const { server, routes, ...roleOpts } = opts;
   const role = await createCosignRole({
-    ...opts,
+    ...roleOpts,
     store,
     name: opts.name ?? WITNESS_NAME,
     cosignKeys: opts.cosignKeys ?? [cosignKeyC],
@@ -122,8 +127,9 @@ export async function startCosign(opts: HarnessOptions): Promise<CosignHarness> 
     metrics: registry,
     watch: opts.watch ?? false,
   });
-  const app = await createServer({ metrics: registry, logger: false });
+  const app = await createServer({ ...server, metrics: registry, logger: false });
   role.register(app);
+  routes?.(app);
   registerMetricsRoute(app);
   const info = await listen(app, { host: '127.0.0.1', port: 0 });
   const url = info.url;
