@@ -153,6 +153,19 @@ export class KeyDir {
     });
   }
 
+  /** Create the first key (active at once) unless the directory already has keys; returns whether it did. */
+  async ensureFirstKey(now: number, alg: SigningAlg): Promise<boolean> {
+    if (this.readEntries().length > 0) return false;
+    return this.withLock(async () => {
+      if (this.readEntries().length > 0) return false; // another process created it meanwhile
+      const pem = await generateSigningKeyPem(alg);
+      const key = await loadSigningKey(pem);
+      writeNewKeyFile(this.pemPath(key.kid), pem);
+      this.writeEntries(addKey([], key.kid, now, 0));
+      return true;
+    });
+  }
+
   /** Promote a due `next` key (writes keys.json when something changed). */
   async promote(now: number, maxTtl: number): Promise<readonly KeyEntry[]> {
     const entries = this.readEntries();
@@ -211,7 +224,7 @@ export class SigningKeyring {
     const keyDir = new KeyDir(dir);
     if (opts.create) {
       keyDir.ensure();
-      if (keyDir.readEntries().length === 0) await keyDir.rotate(now, 0, opts.alg);
+      await keyDir.ensureFirstKey(now, opts.alg);
     }
     const snap = await SigningKeyring.load(keyDir, opts, now, new Map());
     return new SigningKeyring(keyDir, opts, snap);
