@@ -92,6 +92,12 @@ class Queries {
   readonly pruneEvents: Statement<[number]>;
   readonly countSeeds: Statement<[], { n: number }>;
   readonly countProofs: Statement<[], { n: number }>;
+  readonly getOriginSize: Statement<[string], { size: number }>;
+  readonly getOrigin: Statement<[string], { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number }>;
+  readonly begin: Statement;
+  readonly commit: Statement;
+  readonly rollback: Statement;
+  readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number]>;
 
   constructor(db: Db) {
     this.getMeta = db.prepare('SELECT value FROM meta WHERE key = ?');
@@ -118,6 +124,16 @@ class Queries {
     this.pruneEvents = db.prepare('DELETE FROM party_events WHERE at < ?');
     this.countSeeds = db.prepare('SELECT count(*) AS n FROM seeds');
     this.countProofs = db.prepare('SELECT count(*) AS n FROM duplicities');
+    this.getOriginSize = db.prepare('SELECT size FROM origins WHERE origin = ?');
+    this.getOrigin = db.prepare('SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = ?');
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.putOrigin = db.prepare(
+      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
+         cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
+    );
   }
 
   seed(seedId: Uint8Array): SeedRecord | undefined {
@@ -165,6 +181,7 @@ export class SqliteStore implements WitnessStore {
   private readonly r: Queries;
   private readonly mutex = new Mutex();
   private closed = false;
+  private readonly originQueue: { expectedSize: number; next: OriginState; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
 
   private constructor(lock: Db, writer: Db, reader: Db) {
     this.lock = lock;
@@ -231,17 +248,17 @@ export class SqliteStore implements WitnessStore {
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.mutex.run(async () => {
       if (this.closed) throw new StoreUnavailableError('store: closed');
-      guard(() => this.writer.prepare('BEGIN IMMEDIATE').run());
+      guard(() => this.w.begin.run());
       let done = false;
       try {
         const result = await fn(this.tx());
-        guard(() => this.writer.prepare('COMMIT').run());
+        guard(() => this.w.commit.run());
         done = true;
         return result;
       } finally {
         if (!done && this.writer.inTransaction) {
           try {
-            this.writer.prepare('ROLLBACK').run();
+            this.w.rollback.run();
           } catch {
             // A failed rollback leaves SQLite to roll back the journal on next open.
           }
@@ -380,39 +397,49 @@ export class SqliteStore implements WitnessStore {
   getOrigin(origin: string): Promise<OriginState | undefined> {
     return Promise.resolve(
       guard(() => {
-        const row = this.reader
-          .prepare<[string], { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number }>(
-            'SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = ?',
-          )
-          .get(origin);
+        const row = this.r.getOrigin.get(origin);
         if (row === undefined) return undefined;
         return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
       }),
     );
   }
 
+  /**
+   * Compare-and-swap of an origin's state, group-committed: calls that arrive while a commit is
+   * running share the next transaction (one fsync), each checked in call order against the state
+   * the earlier ones left, each with its own result.
+   */
   updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
-    return this.mutex.run(() => {
-      if (this.closed) throw new StoreUnavailableError('store: closed');
-      return Promise.resolve(
-        guard(() =>
-          this.writer
-            .transaction(() => {
-              const row = this.writer.prepare<[string], { size: number }>('SELECT size FROM origins WHERE origin = ?').get(next.origin);
-              if ((row?.size ?? 0) !== expectedSize) return false;
-              this.writer
-                .prepare(
-                  `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
-                     cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
-                )
-                .run(next.origin, next.size, next.root, next.checkpoint, next.cosignatures, next.lastTime);
-              return true;
-            })
-            .immediate(),
-        ),
-      );
+    return new Promise((resolve, reject) => {
+      this.originQueue.push({ expectedSize, next, resolve, reject });
+      // setImmediate: let the I/O callbacks of this turn queue their updates into the same commit.
+      if (this.originQueue.length === 1) setImmediate(() => void this.mutex.run(() => this.flushOrigins()));
     });
+  }
+
+  private flushOrigins(): Promise<void> {
+    const batch = this.originQueue.splice(0);
+    try {
+      if (this.closed) throw new StoreUnavailableError('store: closed');
+      const results = guard(() =>
+        this.writer
+          .transaction(() =>
+            batch.map(({ expectedSize, next }) => {
+              const row = this.w.getOriginSize.get(next.origin);
+              if ((row?.size ?? 0) !== expectedSize) return false;
+              this.w.putOrigin.run(next.origin, next.size, next.root, next.checkpoint, next.cosignatures, next.lastTime);
+              return true;
+            }),
+          )
+          .immediate(),
+      );
+      batch.forEach((b, i) => {
+        b.resolve(results[i]!);
+      });
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
+    return Promise.resolve();
   }
 
   recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void> {

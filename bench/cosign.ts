@@ -1,0 +1,155 @@
+/**
+ * add-checkpoint throughput: many logs (origins) growing in parallel with real consistency proofs,
+ * against a witness child process (role cosign, SQLite, synchronous=FULL), keep-alive, loopback.
+ * The crypto ceiling is measured in the same run: per request 1 strict Ed25519 verify (the log's
+ * checkpoint signature) + 1 sign (the cosignature). Reports requests/s, p50/p99 at full load and
+ * p99 at half the peak rate.
+ */
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
+import { writeNewKeyFile } from '../src/keys/keyfile.ts';
+import { formatCheckpoint } from '../src/note/checkpoint.ts';
+import { signNote, SIG_TYPE_ED25519 } from '../src/note/signed-note.ts';
+import { ed25519NoteSigner, formatVkey } from '../src/note/vkey.ts';
+import { encodeBase64 } from '../src/encoding/base64.ts';
+import { hashLeaf } from '../src/tlog/hash.ts';
+import { consistencyProof, memoryHashReader, treeRoot } from '../src/tlog/merkle.ts';
+import { percentile, rate } from './_measure.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ORIGINS = 64; // one in-flight request per origin at a time: each grows its own log
+const STEPS = Math.ceil(SECONDS * 2.5 * 4000 / ORIGINS) + 10;
+const root = join(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'aw-bench-cosign-'));
+
+// One synthetic tree per origin, grown by 1 leaf per step; requests are prebuilt.
+const leaves = Array.from({ length: STEPS + 1 }, (_, i) => hashLeaf(Buffer.from(`leaf ${i}`)));
+const read = memoryHashReader(leaves);
+const logs = Array.from({ length: ORIGINS }, (_, i) => ({ origin: `bench.example/log${i}`, ...generateEd25519() }));
+function requestsFor(log: (typeof logs)[number]): Buffer[] {
+  const signer = ed25519NoteSigner(log.origin, log.privateKey);
+  const out: Buffer[] = [];
+  for (let n = 1; n <= STEPS; n++) {
+    const note = signNote(formatCheckpoint({ origin: log.origin, size: n, rootHash: treeRoot(n, read), extensions: [] }), [signer]);
+    const proof = n === 1 ? [] : consistencyProof(n - 1, n, read);
+    out.push(Buffer.from(`old ${n - 1}\n${proof.map((h) => encodeBase64(h) + '\n').join('')}\n${note}`));
+  }
+  return out;
+}
+
+writeFileSync(
+  join(dir, 'logs.json'),
+  JSON.stringify({ logs: logs.map((l) => ({ origin: l.origin, keys: [formatVkey(l.origin, SIG_TYPE_ED25519, l.publicKey)] })) }),
+);
+writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(generateEd25519().privateKey));
+const cosigner = generateEd25519();
+writeNewKeyFile(join(dir, 'c.pem'), ed25519PrivateKeyToPem(cosigner.privateKey));
+
+async function startWitness(): Promise<{ url: URL; stop: () => Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
+      join(root, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'),
+      '--cosign-key', join(dir, 'c.pem'), '--name', 'witness.bench/w', '--roles', 'cosign', '--logs', join(dir, 'logs.json'), '--log-level', 'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return {
+    url: new URL(line.replace('listening on ', '')),
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', () => {
+          r();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: ORIGINS });
+function post(url: URL, body: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: '/add-checkpoint', method: 'POST', agent, headers: { 'content-length': body.length } }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        resolve(res.statusCode ?? 0);
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const ms = (v: number): number => Number(v.toFixed(2));
+
+try {
+  const l0 = logs[0]!;
+  const sampleText = Buffer.from(formatCheckpoint({ origin: l0.origin, size: 1, rootHash: treeRoot(1, read), extensions: [] }));
+  const sampleSig = signEd25519(l0.privateKey, sampleText);
+  const verify = rate(() => verifyEd25519(ed25519PublicKeyBytes(l0.privateKey), sampleText, sampleSig));
+  const sign = rate(() => signEd25519(cosigner.privateKey, sampleText));
+  const ceiling = 1 / (1 / verify.ops_per_s + 1 / sign.ops_per_s);
+
+  const queues = logs.map(requestsFor);
+  const next = queues.map(() => 0);
+  const w = await startWitness();
+  // Full load: every origin always has one request in flight.
+  let latencies: number[] = [];
+  let errors = 0;
+  const run = async (seconds: number, pace?: number) => {
+    latencies = [];
+    errors = 0;
+    const end = performance.now() + seconds * 1000;
+    const perOriginGap = pace === undefined ? 0 : (ORIGINS * 1000) / pace;
+    await Promise.all(
+      queues.map(async (q, o) => {
+        let due = performance.now() + Math.random() * perOriginGap;
+        while (performance.now() < end && next[o]! < q.length) {
+          if (perOriginGap > 0) {
+            const wait = due - performance.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            due += perOriginGap;
+          }
+          const t = performance.now();
+          const status = await post(w.url, q[next[o]!]!);
+          latencies.push(performance.now() - t);
+          if (status === 200) next[o]!++;
+          else errors++;
+        }
+      }),
+    );
+    return latencies.sort((a, b) => a - b);
+  };
+  await run(1);
+  const peakLat = await run(SECONDS);
+  const peakErrors = errors;
+  const peakRate = peakLat.length / SECONDS;
+  const halfLat = await run(SECONDS, peakRate / 2);
+  await w.stop();
+  process.stdout.write(
+    JSON.stringify(
+      {
+        bench: 'cosign',
+        node: process.version,
+        origins: ORIGINS,
+        crypto_ceiling_per_s: Math.round(ceiling),
+        peak: { requests_per_s: Math.round(peakRate), errors: peakErrors, p50_ms: ms(percentile(peakLat, 50)), p99_ms: ms(percentile(peakLat, 99)) },
+        ratio_to_ceiling: Number((peakRate / ceiling).toFixed(3)),
+        target_ratio: 0.6,
+        half_peak: { offered_per_s: Math.round(peakRate / 2), achieved_per_s: Math.round(halfLat.length / SECONDS), errors, p50_ms: ms(percentile(halfLat, 50)), p99_ms: ms(percentile(halfLat, 99)) },
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+} finally {
+  agent.destroy();
+  rmSync(dir, { recursive: true, force: true });
+}

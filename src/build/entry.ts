@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/**
+ * Entry point of the bundle `dist/anchor-witness.mjs` (npm run build): the anchor-witness command
+ * line, as bin/anchor-witness.js runs it from the sources. src/build/bundle.ts defines
+ * `import.meta.main` as false, so src/cli/anchor-witness.ts's own main block is dropped.
+ */
+import { anchorWitnessProgram } from '../cli/anchor-witness.ts';
+
+anchorWitnessProgram()
+  .parseAsync(process.argv)
+  .catch((e: unknown) => {
+    process.stderr.write(`anchor-witness: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
