@@ -46,8 +46,8 @@ export type Decision =
 const reject = (status: Rejection['status'], code: string, detail: string, retryAfter?: number): Rejection =>
   retryAfter === undefined ? { outcome: 'reject', status, code, detail } : { outcome: 'reject', status, code, detail, retryAfter };
 
-/** Checks 2–6. Returns the registry party on success. */
-export function checkSubmission(anchor: Anchor, claim: PartyClaim, registry: Registry, now: number): { party: RegistryParty } | Rejection {
+/** Checks 2–4: the party, its delegation claim, and that the key is one of its current keys. */
+export function checkParty(anchor: Anchor, claim: PartyClaim, registry: Registry): { party: RegistryParty } | Rejection {
   const party = registry.parties.get(claim.agent);
   if (party === undefined) return reject(403, 'unknown_party', `${claim.agent} is not in this witness's party registry`);
   if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
@@ -57,12 +57,28 @@ export function checkSubmission(anchor: Anchor, claim: PartyClaim, registry: Reg
   if (!party.keys.some((k) => keyFingerprint(k.curve, k.publicKey) === fp)) {
     return reject(403, 'key_not_current', `sig_party is not a current key of ${claim.agent}`);
   }
-  if (!verifyPartySignature(anchor)) return reject(422, 'bad_signature', 'the party signature does not verify over the party message');
+  return { party };
+}
+
+/** Check 5's outcome when the signature was verified (true) or not (false). */
+export function signatureRejection(valid: boolean): Rejection | null {
+  return valid ? null : reject(422, 'bad_signature', 'the party signature does not verify over the party message');
+}
+
+/** Check 6: at most MAX_FUTURE_SKEW_SECS ahead of the witness clock. */
+export function checkTimestamp(anchor: Anchor, now: number): Rejection | null {
   const ahead = anchor.timestamp - now;
   if (ahead > MAX_FUTURE_SKEW_SECS) {
     return reject(422, 'timestamp_in_future', `anchor timestamp is ${ahead} s ahead of the witness clock (max ${MAX_FUTURE_SKEW_SECS} s)`);
   }
-  return { party };
+  return null;
+}
+
+/** Checks 2–6 in order, verifying the party signature on this thread. Returns the registry party on success. */
+export function checkSubmission(anchor: Anchor, claim: PartyClaim, registry: Registry, now: number): { party: RegistryParty } | Rejection {
+  const party = checkParty(anchor, claim, registry);
+  if ('outcome' in party) return party;
+  return signatureRejection(verifyPartySignature(anchor)) ?? checkTimestamp(anchor, now) ?? party;
 }
 
 export interface SeedContext {

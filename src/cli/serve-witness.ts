@@ -40,6 +40,7 @@ interface ServeFlags {
   partyNewSeedsPerDay?: number;
   dev?: boolean;
   logLevel?: string;
+  verifyThreads?: number;
 }
 
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
@@ -92,11 +93,12 @@ export function addServeCommand(program: Command): void {
     .option('--max-connections-per-ip <n>', 'open connections per client IP', intArg(1))
     .option('--trust-proxy <cidr>', 'proxies whose X-Forwarded-For is believed (repeatable, comma-separated)', collectList)
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
-    .option('--build-attestation <file>', 'DSSE build attestation served at /build')
+    .option('--build-attestation <file>', 'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)')
     .option('--store <spec>', 'sqlite:PATH (default <data-dir>/witness.db) or postgres://…')
     .option('--allow-underived-seeds', 'let whoever anchors a seed first own it, even when it does not derive from the party')
     .option('--party-anchors-per-minute <n>', 'default per-party quota of co-signed anchors per minute', intArg(0), DEFAULT_QUOTA.anchorsPerMinute)
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
+    .option('--verify-threads <n>', 'worker threads for Ed25519 verification (default: CPU cores − 1; 0 = on the event loop)', intArg(0, 64))
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
@@ -106,7 +108,6 @@ export function addServeCommand(program: Command): void {
     .action(async (flags: ServeFlags) => {
       if (flags.dataDir === undefined) throw new ConfigError('missing_option', '--data-dir is required');
       if (flags.name === undefined) throw new ConfigError('missing_option', '--name is required');
-      if (flags.buildAttestation !== undefined) throw new ConfigError('unsupported', '--build-attestation is not supported by this build yet');
       const { host, port } = parseListen(flags.listen ?? '127.0.0.1:8420');
       const config: WitnessConfig = {
         host,
@@ -122,7 +123,7 @@ export function addServeCommand(program: Command): void {
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
       };
-      const optional = ['key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
+      const optional = ['key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'buildAttestation', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy', 'verifyThreads'] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFiles', logsList: 'logsLists', registry: 'registryFile', logs: 'logsFile' };
       for (const k of optional) {
         const v = flags[k];

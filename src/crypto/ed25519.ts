@@ -118,15 +118,25 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
 // ---- Verification ---------------------------------------------------------------------------
 
 /**
- * Strict Ed25519 verification (see the module comment). Returns false for every malformed input
- * (wrong lengths, S ≥ L, non-canonical or small-order A or R, points not on the curve); never throws.
+ * The strict rules of this verifier that RFC 8032 implementations differ on, checked on the bytes
+ * alone: lengths, S < L, R and A canonical and not of small order. verifyEd25519 applies them
+ * before the curve arithmetic; src/crypto/verify-pool.ts applies them before handing the
+ * arithmetic to a worker thread, so both paths enforce the same rules.
  */
-export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+export function ed25519StrictPrecheck(publicKey: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
   // S < L: S is the second half of the signature, little-endian.
   if (!lessThanLE(signature, 32, L_LE, false)) return false;
   if (!isCanonicalPoint(signature, 0) || isSmallOrderEncoding(signature, 0)) return false;
-  if (!isCanonicalPoint(publicKey, 0) || isSmallOrderEncoding(publicKey, 0)) return false;
+  return isCanonicalPoint(publicKey, 0) && !isSmallOrderEncoding(publicKey, 0);
+}
+
+/**
+ * Strict Ed25519 verification (see the module comment). Returns false for every malformed input
+ * (wrong lengths, S ≥ L, non-canonical or small-order A or R, points not on the curve); never throws.
+ */
+export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (!ed25519StrictPrecheck(publicKey, signature)) return false;
   try {
     return verify(null, message, publicKeyObject(publicKey), signature);
   } catch {

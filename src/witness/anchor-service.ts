@@ -7,11 +7,13 @@
  * checkpoint commit together before any reply.
  */
 import type { KeyObject } from 'node:crypto';
-import { checkSubmission, decideAgainstSeed } from '../anchor/accept.ts';
+import { checkParty, checkTimestamp, decideAgainstSeed, signatureRejection } from '../anchor/accept.ts';
 import type { Rejection, SeedState } from '../anchor/accept.ts';
 import { encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
 import { duplicityEntry } from '../anchor/duplicity.ts';
-import { cosignMessage } from '../anchor/messages.ts';
+import { cosignMessage, partyMessage } from '../anchor/messages.ts';
+import { verifyPartySignature } from '../anchor/party-signature.ts';
+import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import type { Registry, RegistryParty } from '../anchor/registry.ts';
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire, PartyClaim } from '../anchor/types.ts';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
@@ -51,6 +53,8 @@ export interface AnchorServiceOptions {
   quota: QuotaDefaults;
   now?: () => number;
   maxBatch?: number;
+  /** Verify Ed25519 party signatures on worker threads (the rules are the same; the arithmetic moves off the event loop). */
+  verifyPool?: Ed25519VerifyPool;
   /** Cache committed seed records and quota windows in memory (only for a single-writer store; default true). */
   cache?: boolean;
   /** Called after each committed batch (metrics, logs). */
@@ -99,8 +103,15 @@ export class AnchorService {
 
   async submit(anchor: Anchor, claim: PartyClaim): Promise<SubmitOutcome> {
     const now = this.now();
-    const pre = checkSubmission(anchor, claim, this.opts.registry(), now);
+    const pre = checkParty(anchor, claim, this.opts.registry());
     if ('outcome' in pre) return { kind: 'rejected', rejection: pre };
+    const pool = this.opts.verifyPool;
+    const valid =
+      pool !== undefined && anchor.sigParty.curve === 'ed25519'
+        ? await pool.verify(anchor.sigParty.publicKey, partyMessage(anchor), anchor.sigParty.signature)
+        : verifyPartySignature(anchor);
+    const late = signatureRejection(valid) ?? checkTimestamp(anchor, now);
+    if (late !== null) return { kind: 'rejected', rejection: late };
     const decided = await new Promise<Decided>((resolve, reject) => {
       this.queue.push({ anchor, claim, party: pre.party, now, resolve, reject });
       if (!this.draining) {

@@ -3,6 +3,8 @@
  * roles, routes), and shuts it down gracefully. The CLI's `serve` and `npm start` both use it.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -25,6 +27,7 @@ import { Reloadable } from './reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
 import { renderStatusPage } from './status-page.ts';
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
+import { loadBuildAttestation } from '../build/attestation.ts';
 
 export class ConfigError extends ProtocolError {}
 
@@ -57,6 +60,10 @@ export interface WitnessConfig {
   maxConnectionsPerIp?: number;
   trustProxy?: string[];
   rateLimit?: { rps: number; burst: number } | null;
+  /** Worker threads for Ed25519 verification (default: cores − 1; 0 = on the event loop). */
+  verifyThreads?: number;
+  /** DSSE build attestation served at /build (SPEC §6); refused unless it names the running bundle. */
+  buildAttestation?: string;
 }
 
 export interface RunningWitness {
@@ -119,6 +126,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   validateName(logOrigin);
   mkdirSync(config.dataDir, { recursive: true });
   if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
+  // SPEC §6: bind the build attestation to the running bundle before anything else starts.
+  const build = config.buildAttestation === undefined ? undefined : loadBuildAttestation(config.buildAttestation);
+  if (build !== undefined) log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
 
   const witnessKey = loadKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, 'witness', log);
   const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
@@ -136,9 +146,10 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   }
 
   const store = openStore(config.store, config.dataDir);
+  const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1));
   const registry = new Registry();
   const m = witnessMetrics(registry);
-  const closers: (() => Promise<void> | void)[] = [() => store.close()];
+  const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close()];
   try {
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
     const logSigner = new LogSigner(logOrigin, witnessKey);
@@ -175,6 +186,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         registry: parties,
         allowUnderivedSeeds: config.allowUnderivedSeeds,
         quota: config.quota,
+        verifyPool,
         onCommit: (e) => {
           m.cosigned.inc(e.cosigned);
           m.duplicities.inc(e.duplicities.length);
@@ -233,6 +245,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
       },
       statusPage: renderStatusPage,
+      build,
     });
     cosign?.register(app);
     const info = await listen(app, { host: config.host, port: config.port });
