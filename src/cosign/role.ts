@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { WitnessStore } from '../store/types.ts';
+import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';
@@ -49,6 +50,8 @@ export interface CosignRoleOptions {
   watch?: boolean | undefined;
   /** Retry-After seconds on 503 (default 1). */
   retryAfterSeconds?: number | undefined;
+  /** Ed25519 verification on worker threads. */
+  verifyPool?: Ed25519VerifyPool | undefined;
 }
 
 export interface CosignHealth {
@@ -106,6 +109,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     cosignKeys: opts.cosignKeys,
     logs: () => logs.current(),
     now: opts.now,
+    verifyPool: opts.verifyPool,
     onEvidence: (origin, reason) => {
       metrics?.evidence.inc({ origin });
       log?.warn({ origin, reason }, 'cosign: inconsistent checkpoint kept as evidence');

@@ -24,11 +24,12 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
+import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { cosignatureMessage, encodeCosignatureBytes } from '../note/cosignature.ts';
-import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatNote, formatSignatureLine, verifyNote } from '../note/signed-note.ts';
+import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatNote, formatSignatureLine, verifyNote, verifyNoteWith } from '../note/signed-note.ts';
 import type { VerifiedNote } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
 import type { OriginState, WitnessStore } from '../store/types.ts';
@@ -76,6 +77,8 @@ export interface CosignServiceOptions {
   now?: () => number;
   /** Called after evidence is stored (for logs and metrics). */
   onEvidence?: (origin: string, reason: string) => void;
+  /** Verify the log signatures' Ed25519 arithmetic on worker threads (same strict rules). */
+  verifyPool?: Ed25519VerifyPool | undefined;
 }
 
 interface CosignSigner {
@@ -118,6 +121,7 @@ export class CosignService {
   private readonly logs: () => KnownLogs;
   private readonly now: () => number;
   private readonly onEvidence: ((origin: string, reason: string) => void) | undefined;
+  private readonly verifyPool: Ed25519VerifyPool | undefined;
   private readonly quota = new OriginQuota();
   private readonly lock = new KeyedLock();
 
@@ -147,6 +151,7 @@ export class CosignService {
     this.logs = opts.logs;
     this.now = opts.now ?? Date.now;
     this.onEvidence = opts.onEvidence;
+    this.verifyPool = opts.verifyPool;
   }
 
   /** The cosigner vkeys (type 0x04), one per cosign key, in line order. */
@@ -172,7 +177,11 @@ export class CosignService {
     // 3. signatures
     let verified: VerifiedNote;
     try {
-      verified = verifyNote(req.note, log.verifiers);
+      const pool = this.verifyPool;
+      verified =
+        pool === undefined
+          ? verifyNote(req.note, log.verifiers)
+          : await verifyNoteWith(req.note, log.verifiers, (pk, m, sig) => pool.verify(pk, m, sig));
     } catch (e) {
       if (e instanceof ProtocolError && e.code === 'invalid_signature') return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
       if (e instanceof ProtocolError && e.code === 'unverified_note') {

@@ -199,6 +199,47 @@ function buildVerifierMap(verifiers: readonly NoteVerifier[]): Map<string, NoteV
   return byKey;
 }
 
+interface NotePlan {
+  note: Note;
+  textBytes: Uint8Array;
+  /** Signatures by known keys, in note order, with their verifier. */
+  known: { sig: NoteSignature; verifier: NoteVerifier }[];
+  unverified: NoteSignature[];
+}
+
+function planNote(input: string | Uint8Array | Note, verifiers: readonly NoteVerifier[]): NotePlan {
+  const note = typeof input === 'string' || input instanceof Uint8Array ? parseNote(input) : input;
+  const byKey = buildVerifierMap(verifiers);
+  const known: NotePlan['known'] = [];
+  const unverified: NoteSignature[] = [];
+  for (const sig of note.signatures) {
+    const verifier = byKey.get(lookupKey(sig.name, sig.keyId));
+    if (verifier === undefined) unverified.push(sig);
+    else known.push({ sig, verifier });
+  }
+  return { note, textBytes: ENCODER.encode(note.text), known, unverified };
+}
+
+/** Apply the signed-note rules to the plan, given whether each known signature verified. */
+function decideNote(plan: NotePlan, valid: readonly boolean[]): VerifiedNote {
+  const verified: VerifiedSignature[] = [];
+  const seen = new Set<NoteVerifier>();
+  plan.known.forEach(({ sig, verifier: v }, i) => {
+    if (valid[i] !== true) {
+      throw new NoteError('invalid_signature', `signature by ${v.name}+${v.keyId.toString(16).padStart(8, '0')} does not verify`);
+    }
+    if (seen.has(v)) return;
+    seen.add(v);
+    const entry: VerifiedSignature = { verifier: v, signature: sig };
+    if (v.type === SIG_TYPE_COSIGNATURE_V1) {
+      entry.timestamp = new DataView(sig.signature.buffer, sig.signature.byteOffset, 8).getBigUint64(0);
+    }
+    verified.push(entry);
+  });
+  if (verified.length === 0) throw new NoteError('unverified_note', 'no signature by a known key');
+  return { text: plan.note.text, signatures: plan.note.signatures, verified, unverified: plan.unverified };
+}
+
 /**
  * Verify a signed note against trusted keys (signed-note "Signatures" rules; see the module
  * comment). Returns the parsed note with the signatures that verified. Throws `malformed_note` /
@@ -206,31 +247,27 @@ function buildVerifierMap(verifiers: readonly NoteVerifier[]): Map<string, NoteV
  * fails, `unverified_note` when no known key signed.
  */
 export function verifyNote(input: string | Uint8Array | Note, verifiers: readonly NoteVerifier[]): VerifiedNote {
-  const note = typeof input === 'string' || input instanceof Uint8Array ? parseNote(input) : input;
-  const byKey = buildVerifierMap(verifiers);
-  const textBytes = ENCODER.encode(note.text);
-  const verified: VerifiedSignature[] = [];
-  const unverified: NoteSignature[] = [];
-  const seen = new Set<NoteVerifier>();
-  for (const sig of note.signatures) {
-    const v = byKey.get(lookupKey(sig.name, sig.keyId));
-    if (v === undefined) {
-      unverified.push(sig);
-      continue;
-    }
-    if (!v.verify(textBytes, sig.signature)) {
-      throw new NoteError('invalid_signature', `signature by ${v.name}+${v.keyId.toString(16).padStart(8, '0')} does not verify`);
-    }
-    if (seen.has(v)) continue;
-    seen.add(v);
-    const entry: VerifiedSignature = { verifier: v, signature: sig };
-    if (v.type === SIG_TYPE_COSIGNATURE_V1) {
-      entry.timestamp = new DataView(sig.signature.buffer, sig.signature.byteOffset, 8).getBigUint64(0);
-    }
-    verified.push(entry);
-  }
-  if (verified.length === 0) throw new NoteError('unverified_note', 'no signature by a known key');
-  return { text: note.text, signatures: note.signatures, verified, unverified };
+  const plan = planNote(input, verifiers);
+  return decideNote(plan, plan.known.map(({ sig, verifier }) => verifier.verify(plan.textBytes, sig.signature)));
+}
+
+/**
+ * verifyNote with the Ed25519 arithmetic done by `verify` (e.g. a worker pool's, which applies the
+ * same strict rules): same rules, same results, same errors.
+ */
+export async function verifyNoteWith(
+  input: string | Uint8Array | Note,
+  verifiers: readonly NoteVerifier[],
+  verify: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>,
+): Promise<VerifiedNote> {
+  const plan = planNote(input, verifiers);
+  const valid = await Promise.all(
+    plan.known.map(({ sig, verifier }) => {
+      const ed = verifier.ed25519Input(plan.textBytes, sig.signature);
+      return ed === null ? false : verify(verifier.publicKey, ed.message, ed.signature);
+    }),
+  );
+  return decideNote(plan, valid);
 }
 
 /**

@@ -24,6 +24,8 @@ export interface NoteVerifier {
   readonly vkey: string;
   /** Check `signature` (the bytes after the key ID) over the UTF-8 note text. */
   verify(text: Uint8Array, signature: Uint8Array): boolean;
+  /** The Ed25519 (message, signature) that `verify` checks, or null when the signature bytes are malformed. */
+  ed25519Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null;
 }
 
 /** A note signer: produces the signature bytes that follow the key ID. */
@@ -46,33 +48,35 @@ export function formatVkey(name: string, type: NoteKeyType, publicKey: Uint8Arra
   return `${name}+${keyIdHex(computeKeyId(name, type, publicKey))}+${encodeBase64(raw)}`;
 }
 
-function verifyType01(publicKey: Uint8Array) {
-  return (text: Uint8Array, signature: Uint8Array): boolean => verifyEd25519(publicKey, text, signature);
+function type01Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } {
+  return { message: text, signature };
 }
 
-function verifyType04(publicKey: Uint8Array) {
-  return (text: Uint8Array, signature: Uint8Array): boolean => {
-    let decoded;
-    try {
-      decoded = decodeCosignatureBytes(signature);
-    } catch {
-      return false;
-    }
-    return verifyEd25519(publicKey, cosignatureMessage(text, decoded.timestamp), decoded.signature);
-  };
+function type04Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null {
+  try {
+    const decoded = decodeCosignatureBytes(signature);
+    return { message: cosignatureMessage(text, decoded.timestamp), signature: decoded.signature };
+  } catch {
+    return null;
+  }
 }
 
 function makeVerifier(name: string, type: NoteKeyType, publicKey: Uint8Array): NoteVerifier {
   checkKeyName(name);
   checkEd25519PublicKey(publicKey);
   const pk = Uint8Array.from(publicKey);
+  const ed25519Input = type === SIG_TYPE_ED25519 ? type01Input : type04Input;
   return {
     name,
     keyId: computeKeyId(name, type, pk),
     type,
     publicKey: pk,
     vkey: formatVkey(name, type, pk),
-    verify: type === SIG_TYPE_ED25519 ? verifyType01(pk) : verifyType04(pk),
+    ed25519Input,
+    verify: (text, signature) => {
+      const input = ed25519Input(text, signature);
+      return input !== null && verifyEd25519(pk, input.message, input.signature);
+    },
   };
 }
 

@@ -210,6 +210,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         witnessPublicKey,
         metrics: registry,
         log,
+        verifyPool,
       });
       const role = cosign;
       closers.push(() => {
