@@ -9,9 +9,14 @@
  */
 import { Command, Option } from 'commander';
 
+/** `--max-body-bytes` → `<prefix>MAX_BODY_BYTES`; `--no-proof-of-possession` → `<prefix>NO_PROOF_OF_POSSESSION`. */
 export function envName(prefix: string, option: Option): string {
-  return prefix + option.attributeName().replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+  const flag = option.long ?? `--${option.attributeName()}`;
+  return prefix + flag.replace(/^--/, '').replace(/-/g, '_').toUpperCase();
 }
+
+/** A flag without a value: a plain boolean or a `--no-…` negation. */
+const isSwitch = (o: Option): boolean => o.isBoolean() || o.negate;
 
 function parseBool(name: string, text: string): boolean {
   if (/^(1|true)$/i.test(text)) return true;
@@ -37,7 +42,7 @@ export class EnvCommand extends Command {
 
   override createOption(flags: string, description?: string): Option {
     const o = new Option(flags, description);
-    if (this.envPrefix !== '' && !o.isBoolean() && !isMeta(o)) o.env(envName(this.envPrefix, o));
+    if (this.envPrefix !== '' && !isSwitch(o) && !isMeta(o)) o.env(envName(this.envPrefix, o));
     return o;
   }
 }
@@ -48,7 +53,7 @@ export function envProgram(name: string, prefix: string): EnvCommand {
   program.envPrefix = prefix;
   program.hook('preAction', (_root, action) => {
     for (const option of action.options) {
-      if (!option.isBoolean() || isMeta(option)) continue;
+      if (!isSwitch(option) || isMeta(option)) continue;
       const key = option.attributeName();
       if (action.getOptionValueSource(key) === 'cli') continue;
       const variable = envName(prefix, option);

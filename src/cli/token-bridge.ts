@@ -85,24 +85,6 @@ const stdoutIo: CliIo = {
   },
 };
 
-/**
- * `--no-proof-of-possession` reads TB_NO_PROOF_OF_POSSESSION (1/true/0/false), the flag's own name as
- * SPEC §9 spells the rule. The generic env rule would derive TB_PROOF_OF_POSSESSION from the
- * attribute and turn proof of possession off for any value of it, even `0`.
- */
-function popFromEnvironment(cmd: Command): void {
-  const option = cmd.options.find((o) => o.long === '--no-proof-of-possession');
-  if (option === undefined) return;
-  option.envVar = undefined;
-  cmd.hook('preAction', (c) => {
-    if (c.getOptionValueSource('proofOfPossession') === 'cli') return;
-    const text = process.env.TB_NO_PROOF_OF_POSSESSION;
-    if (text === undefined || text === '') return;
-    if (/^(1|true)$/i.test(text)) c.setOptionValueWithSource('proofOfPossession', false, 'env');
-    else if (!/^(0|false)$/i.test(text)) throw new BridgeConfigError('invalid_option', `TB_NO_PROOF_OF_POSSESSION must be 1/true or 0/false, got ${JSON.stringify(text)}`);
-  });
-}
-
 function addServe(program: Command, io: CliIo): void {
   const serve = program
     .command('serve')
@@ -172,7 +154,6 @@ function addServe(program: Command, io: CliIo): void {
         stop('SIGINT');
       });
     });
-  popFromEnvironment(serve);
 }
 
 function addKeys(program: Command, io: CliIo): void {
