@@ -6,7 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
+import { loadSigningKey } from '../../src/bridge/signing.ts';
 import { addKey, encodeKeysJson, parseKeysJson, promote, prune, publicationOrder, retentionSeconds } from '../../src/bridge/keyring.ts';
 import type { KeyEntry } from '../../src/bridge/keyring.ts';
 import { KeyDir, SigningKeyring } from '../../src/bridge/key-dir.ts';
@@ -58,6 +60,17 @@ void test('keys.json lifecycle: first key active, next key pre-published, promot
 void test('RFC 7638 kid of the upstream TEST_RSA_PEM JWK', async () => {
   const jwk = VECTORS.jwks_test_rsa_pem.jwks.keys[0]!;
   assert.equal(await calculateJwkThumbprint({ kty: jwk.kty, n: jwk.n, e: jwk.e }), 'OGU_Pu4ONqctx39nvIxJEtJ1NjA7As8L4IHJkx4o19o');
+});
+
+void test('signing keys: RSA below 2048 bits and curves other than P-256 are refused; only PKCS#8 PEM', async () => {
+  const pem = (type: 'rsa' | 'ec', opts: object) => generateKeyPairSync(type as 'rsa', opts as { modulusLength: number }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  await assert.rejects(loadSigningKey(pem('rsa', { modulusLength: 1024 })), (e: unknown) => configError('key_unreadable')(e) && /at least 2048/.test((e as Error).message));
+  await assert.rejects(loadSigningKey(pem('ec', { namedCurve: 'secp384r1' })), configError('key_unreadable'));
+  const rsa2048 = await loadSigningKey(pem('rsa', { modulusLength: 2048 }));
+  assert.equal(rsa2048.alg, 'RS256');
+  assert.equal(await calculateJwkThumbprint({ kty: 'RSA', n: rsa2048.jwk.n!, e: rsa2048.jwk.e! }), rsa2048.kid);
+  const pkcs1 = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs1' }).toString();
+  await assert.rejects(loadSigningKey(pkcs1), configError('key_unreadable'));
 });
 
 void test('key directory: created on first start (0600 PEM, keys.json), reloaded unchanged, refuses unreadable or mismatched keys', async () => {
