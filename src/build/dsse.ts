@@ -138,5 +138,5 @@ export function verifyEnvelope(parsed: ParsedEnvelope, publicKey: Uint8Array): s
     if (s.keyid !== undefined && s.keyid !== '' && s.keyid.toLowerCase() !== keyid) continue;
     if (verifyEd25519(publicKey, message, s.sig)) return keyid;
   }
-  throw new BuildError('bad_signature', `no signature of the envelope verifies under the release key ${keyid}`);
+  throw new BuildError('bad_signature', `no signature of the envelope verifies under the release key (keyid ${keyid})`);
 }

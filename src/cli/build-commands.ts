@@ -46,6 +46,20 @@ function git(cwd: string, args: string[]): string | undefined {
   }
 }
 
+/** A remote URL without user:password@ (a token in a remote URL must not end up in a signed, published statement). */
+export function withoutCredentials(uri: string | undefined): string | undefined {
+  if (uri === undefined || uri === '') return undefined;
+  try {
+    const u = new URL(uri);
+    if (u.username === '' && u.password === '') return uri;
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return uri.includes('@') && !/^[\w.-]+@[\w.-]+:/.test(uri) ? undefined : uri; // scp-like git@host:path is fine
+  }
+}
+
 /** The release public key: 64 hex characters, or a file holding hex or an SPKI PEM public key. */
 export function readReleaseKey(text: string): Uint8Array {
   let key: Uint8Array;
@@ -67,12 +81,17 @@ export function readReleaseKey(text: string): Uint8Array {
 async function readCapped(res: Response, max: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  if (res.body !== null) {
-    for await (const chunk of res.body) {
-      total += chunk.length;
-      if (total > max) throw new Error(`response larger than ${max} bytes`);
-      chunks.push(chunk);
+  if (res.body === null) return new Uint8Array(0);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > max) {
+      await reader.cancel();
+      throw new Error(`response larger than ${max} bytes`);
     }
+    chunks.push(value);
   }
   return Buffer.concat(chunks);
 }
@@ -127,10 +146,10 @@ export function addBuildCommands(program: Command): void {
       const commit = flags.sourceCommit ?? git(repoDir, ['rev-parse', 'HEAD']);
       if (commit === undefined) throw new BuildError('missing_source_commit', 'no git checkout next to the bundle: give --source-commit SHA');
       if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)) throw new BuildError('missing_source_commit', `--source-commit must be a 40- or 64-character lowercase hex commit ID, got ${JSON.stringify(commit)}`);
-      if (flags.sourceCommit === undefined && (git(repoDir, ['status', '--porcelain', '--untracked-files=no']) ?? '') !== '') {
+      if (flags.sourceCommit === undefined && (git(repoDir, ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no']) ?? '') !== '') {
         process.stderr.write(`warning: the working tree has uncommitted changes; the bundle may not be the build of ${commit}\n`);
       }
-      const sourceUri = flags.sourceUri ?? git(repoDir, ['remote', 'get-url', 'origin']);
+      const sourceUri = flags.sourceUri ?? withoutCredentials(git(repoDir, ['remote', 'get-url', 'origin']));
       const statement = encodeStatement({
         name: basename(file),
         digest,
@@ -161,13 +180,19 @@ export function addBuildCommands(program: Command): void {
         process.exitCode = code;
       };
       try {
-        const releaseKey = readReleaseKey(flags.releaseKey);
+        // Usage and reachability problems: exit 2 ("could not check").
+        let releaseKey: Uint8Array;
         let expectDigest = flags.expectDigest;
-        if (expectDigest !== undefined && !isHex(expectDigest, 32)) throw new BuildError('invalid_option', '--expect-digest must be 64 hex characters');
-        if (flags.bundle !== undefined) {
-          const d = fileDigest(flags.bundle);
-          if (expectDigest !== undefined && expectDigest.toLowerCase() !== d) throw new BuildError('invalid_option', `--expect-digest and --bundle disagree (${flags.bundle} is ${d})`);
-          expectDigest = d;
+        try {
+          releaseKey = readReleaseKey(flags.releaseKey);
+          if (expectDigest !== undefined && !isHex(expectDigest, 32)) throw new Error('--expect-digest must be 64 hex characters');
+          if (flags.bundle !== undefined) {
+            const d = fileDigest(flags.bundle);
+            if (expectDigest !== undefined && expectDigest.toLowerCase() !== d) throw new Error(`--expect-digest and --bundle disagree (${flags.bundle} is ${d})`);
+            expectDigest = d;
+          }
+        } catch (e) {
+          throw new CheckFailed(e instanceof ProtocolError ? e.code : 'invalid_option', e instanceof Error ? e.message : String(e));
         }
         const url = flags.url.replace(/\/+$/, '') + '/build';
         let res: Response;
@@ -178,6 +203,7 @@ export function addBuildCommands(program: Command): void {
         } catch (e) {
           throw new CheckFailed('unreachable', `${url}: ${e instanceof Error ? e.message : String(e)}`);
         }
+        // From here on, what the node answered: exit 1 when it is not a valid claim.
         let doc: unknown;
         try {
           doc = parseStrictJson(decodeUtf8(bytes), { maxDepth: 32 });

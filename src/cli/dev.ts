@@ -3,7 +3,7 @@
  * with a data dir under .data/dev, generated keys kept there, a demo party registry, and a signed
  * demo anchor request; prints copy-paste commands. Ctrl-C stops it.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
@@ -13,6 +13,8 @@ import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { deriveSeedId } from '../anchor/messages.ts';
 import { anchorRequest, signAnchor } from '../client/party.ts';
 import { startWitness } from '../witness/node.ts';
+import { startBridge } from '../bridge/node.ts';
+import { writeDemo } from '../bridge/demo.ts';
 import { formatCheckpoint } from '../note/checkpoint.ts';
 import { signNote, SIG_TYPE_ED25519 } from '../note/signed-note.ts';
 import { ed25519NoteSigner, formatVkey } from '../note/vkey.ts';
@@ -78,7 +80,23 @@ try {
 }
 const url = node.url;
 const seed = encodeHex(seedId);
+
+// The token bridge: persistent signing keys under the data dir, a fresh demo chain each start.
+const bridgeLog = pino({ base: { svc: 'token-bridge' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const bridgeConfig = { host: '127.0.0.1', keyDir: join(dataDir, 'bridge-keys'), dev: true };
+let bridge;
+try {
+  bridge = await startBridge({ ...bridgeConfig, port: Number(process.env.TB_DEV_PORT ?? 8421) }, bridgeLog);
+} catch (e) {
+  if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+  bridge = await startBridge({ ...bridgeConfig, port: 0 }, bridgeLog);
+}
+const demoDir = join(dataDir, 'bridge-demo');
+rmSync(demoDir, { recursive: true, force: true });
+mkdirSync(demoDir, { recursive: true });
+const demo = writeDemo(demoDir, bridge.url, 'sts.amazonaws.com');
 process.stdout.write(`listening on ${url}
+listening on ${bridge.url}
 
 anchor-witness (development mode) — data in ${dataDir}
   witness key  ${encodeHex(node.witnessPublicKey)}
@@ -97,10 +115,16 @@ Try it:
   curl -sS ${url}/health
   curl -sS ${url}/openapi.json
 
+token-bridge (development mode: http issuer ${bridge.issuer.issuer}, keys in ${bridge.keyDir})
+  # exchange the demo attestation chain (root ${demo.subject}) for a JWT, with proof of possession
+  ${demo.command.replace(/^node /, 'node_modules/.bin/node ')}
+  curl -sS ${bridge.url}/.well-known/openid-configuration
+  curl -sS ${bridge.url}/.well-known/jwks.json
+
 Ctrl-C to stop.
 `);
 const stop = (): void => {
-  node.close().then(
+  Promise.all([node.close(), bridge.close()]).then(
     () => process.exit(0),
     () => process.exit(1),
   );

@@ -15,6 +15,8 @@ import { HttpProblem } from '../server/errors.ts';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
 import type { WitnessStore } from '../store/types.ts';
 import type { AnchorService } from './anchor-service.ts';
+import type { BuildInfo } from '../build/attestation.ts';
+import { BuildStatementSchema } from '../build/schema.ts';
 import { AnchorResponse, DuplicityPage, Health, LatestAnchor, Problem } from './schemas.ts';
 
 export interface HealthInfo {
@@ -32,6 +34,8 @@ export interface WitnessRouteDeps {
   anchors: AnchorService | undefined;
   health: HealthInfo;
   statusPage: (health: object) => string;
+  /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
+  build?: BuildInfo;
 }
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -208,8 +212,9 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
     return reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(deps.statusPage(body));
   });
 
-  app.get('/build', { schema: { summary: 'Signed build statement', response: { '4xx': Problem } } }, () => {
-    throw new HttpProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
+  app.get('/build', { schema: { summary: 'Signed build statement', response: { 200: BuildStatementSchema, '4xx': Problem } } }, (_req, reply) => {
+    if (deps.build === undefined) throw new HttpProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
+    return reply.type(JSON_TYPE).send(deps.build.json);
   });
 }
 
