@@ -155,12 +155,47 @@ class Queries {
     return v === undefined ? 0 : Number(v.value);
   }
 
-  reader(): HashReader {
+  /**
+   * Complete-subtree hashes never change once written, so `cache` (committed nodes only) may
+   * answer first; `pending` holds this transaction's own writes. A reader on committed state
+   * (`fill`) adds what it reads to the cache.
+   */
+  reader(cache: NodeCache, pending?: Map<string, Uint8Array>, fill = false): HashReader {
     return (level, index) => {
+      const key = `${level}/${index}`;
+      const hit = pending?.get(key) ?? cache.get(key);
+      if (hit !== undefined) return hit;
       const row = this.getNode.get(level, index);
       if (row === undefined) throw new StoreUnavailableError(`store: missing tree node (${level}, ${index})`);
-      return toBytes(row.hash);
+      const h = toBytes(row.hash);
+      if (fill) cache.set(key, h);
+      return h;
     };
+  }
+}
+
+/** A bounded LRU of committed tree nodes, keyed `level/index`. */
+class NodeCache {
+  private readonly map = new Map<string, Uint8Array>();
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  get(key: string): Uint8Array | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, v: Uint8Array): void {
+    this.map.delete(key);
+    this.map.set(key, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
 }
 
@@ -181,6 +216,8 @@ export class SqliteStore implements WitnessStore {
   private readonly r: Queries;
   private readonly mutex = new Mutex();
   private closed = false;
+  /** 65 536 nodes ≈ 6 MiB: the right edge of the tree and recent proofs stay in memory. */
+  private readonly nodes = new NodeCache(65_536);
   private readonly originQueue: { expectedSize: number; next: OriginState; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
 
   private constructor(lock: Db, writer: Db, reader: Db) {
@@ -250,10 +287,13 @@ export class SqliteStore implements WitnessStore {
       if (this.closed) throw new StoreUnavailableError('store: closed');
       guard(() => this.w.begin.run());
       let done = false;
+      const pending = new Map<string, Uint8Array>();
       try {
-        const result = await fn(this.tx());
+        const result = await fn(this.tx(pending));
         guard(() => this.w.commit.run());
         done = true;
+        // Committed: the new nodes may now be served from memory.
+        for (const [k, v] of pending) this.nodes.set(k, v);
         return result;
       } finally {
         if (!done && this.writer.inTransaction) {
@@ -267,8 +307,12 @@ export class SqliteStore implements WitnessStore {
     });
   }
 
-  private tx(): StoreTransaction {
+  private tx(pending: Map<string, Uint8Array>): StoreTransaction {
     const q = this.w;
+    const putNode = (level: number, index: number, h: Uint8Array): void => {
+      q.putNode.run(level, index, h);
+      pending.set(`${level}/${index}`, h);
+    };
     let appended = 0;
     const base = q.size();
     return {
@@ -295,12 +339,12 @@ export class SqliteStore implements WitnessStore {
         Promise.resolve(
           guard(() => {
             const first = base + appended;
-            const read = q.reader();
+            const read = q.reader(this.nodes, pending);
             for (const entry of entries) {
               const i = base + appended;
               q.putEntry.run(i, entry);
               let h = hashLeaf(entry);
-              q.putNode.run(0, i, h);
+              putNode(0, i, h);
               // Each time i completes a subtree (odd index at that level), store its parent.
               let level = 0;
               let j = i;
@@ -308,7 +352,7 @@ export class SqliteStore implements WitnessStore {
                 h = hashChildren(read(level, j - 1), h);
                 level++;
                 j = (j - 1) / 2;
-                q.putNode.run(level, j, h);
+                putNode(level, j, h);
               }
               appended++;
             }
@@ -317,7 +361,7 @@ export class SqliteStore implements WitnessStore {
           }),
         ),
       treeHead: (): Promise<TreeHead> =>
-        Promise.resolve(guard(() => ({ size: base + appended, root: treeRoot(base + appended, q.reader()) }))),
+        Promise.resolve(guard(() => ({ size: base + appended, root: treeRoot(base + appended, q.reader(this.nodes, pending)) }))),
       setCheckpoint: (c) => {
         guard(() => {
           q.setMeta.run('checkpoint', c.note);
@@ -365,11 +409,11 @@ export class SqliteStore implements WitnessStore {
   }
 
   inclusionProof(index: number, size: number): Promise<Uint8Array[]> {
-    return Promise.resolve(guard(() => inclusionProof(index, size, this.r.reader())));
+    return Promise.resolve(guard(() => inclusionProof(index, size, this.r.reader(this.nodes, undefined, true))));
   }
 
   consistencyProof(oldSize: number, newSize: number): Promise<Uint8Array[]> {
-    return Promise.resolve(guard(() => consistencyProof(oldSize, newSize, this.r.reader())));
+    return Promise.resolve(guard(() => consistencyProof(oldSize, newSize, this.r.reader(this.nodes, undefined, true))));
   }
 
   tile(level: number, index: number, width: number): Promise<Uint8Array> {
