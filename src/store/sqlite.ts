@@ -13,7 +13,9 @@
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { hashChildren, hashLeaf } from '../tlog/hash.ts';
 import { treeRoot, inclusionProof, consistencyProof } from '../tlog/merkle.ts';
 import type { HashReader } from '../tlog/merkle.ts';
@@ -199,10 +201,60 @@ class NodeCache {
   }
 }
 
+/**
+ * WAL checkpoints run on a worker thread with its own connection (PASSIVE: never blocks the
+ * writer), so the event loop never stalls copying pages into the database file; the connections
+ * of the event loop have automatic checkpoints off. The driver module is resolved here and handed
+ * to the worker, so this also works from the single-file bundle.
+ */
+const CHECKPOINT_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+let db = null;
+parentPort.on('message', (m) => {
+  if (m === 'stop') { if (db !== null) db.close(); parentPort.close(); return; }
+  try {
+    if (db === null) {
+      db = new Database(workerData.path, { timeout: 1000, fileMustExist: true });
+      db.pragma('synchronous = FULL');
+    }
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch { /* retried at the next tick */ }
+});
+`;
+const CHECKPOINT_INTERVAL_MS = 500;
+
+function startCheckpointer(path: string): { stop: () => Promise<void> } {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { driver, path } });
+  worker.unref();
+  worker.on('error', () => {
+    // A checkpointer that dies only means a longer WAL; the writer's close checkpoints it.
+  });
+  const tick = setInterval(() => {
+    worker.postMessage('tick');
+  }, CHECKPOINT_INTERVAL_MS);
+  tick.unref();
+  return {
+    stop: async () => {
+      clearInterval(tick);
+      worker.ref(); // keep the process alive until the worker has closed its connection
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.postMessage('stop');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+      clearTimeout(timer);
+      await worker.terminate();
+    },
+  };
+}
+
 function openDb(path: string): Db {
-  const db = new Database(path, { timeout: 0 });
+  // A short busy timeout: the checkpointer may hold the WAL index briefly.
+  const db = new Database(path, { timeout: 2000 });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
+  db.pragma('wal_autocheckpoint = 0');
   db.pragma('foreign_keys = ON');
   db.defaultSafeIntegers(false);
   return db;
@@ -220,7 +272,10 @@ export class SqliteStore implements WitnessStore {
   private readonly nodes = new NodeCache(65_536);
   private readonly originQueue: { expectedSize: number; next: OriginState; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
 
-  private constructor(lock: Db, writer: Db, reader: Db) {
+  private readonly checkpointer: { stop: () => Promise<void> };
+
+  private constructor(lock: Db, writer: Db, reader: Db, checkpointer: { stop: () => Promise<void> }) {
+    this.checkpointer = checkpointer;
     this.lock = lock;
     this.writer = writer;
     this.reader = reader;
@@ -256,7 +311,7 @@ export class SqliteStore implements WitnessStore {
         }).immediate();
       }
       const reader = openDb(path);
-      return new SqliteStore(lock, writer, reader);
+      return new SqliteStore(lock, writer, reader, startCheckpointer(path));
     } catch (e) {
       lock.close();
       if (e instanceof StoreOpenError) throw e;
@@ -496,8 +551,14 @@ export class SqliteStore implements WitnessStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.checkpointer.stop();
     await this.mutex.run(() => {
       this.closed = true;
+      try {
+        this.writer.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // The WAL is replayed at the next open anyway.
+      }
       this.reader.close();
       this.writer.close();
       this.lock.close();

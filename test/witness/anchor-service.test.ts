@@ -109,6 +109,7 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     const latest = await service.latest(anchorFor('S', 3).seedId);
     assert.equal(latest?.duplicity, true);
     assert.equal((await store.listDuplicities(undefined, 100)).length, 1);
+    await store.close();
   } finally {
     cleanup();
   }
@@ -153,6 +154,7 @@ void test('tiles and entry bundles re-derive every checkpoint; checkpoints are c
       const b = roots[i]!;
       assert.equal(verifyConsistency(a.size, b.size, a.root, b.root, await store.consistencyProof(a.size, b.size)), true);
     }
+    await store.close();
   } finally {
     cleanup();
   }
