@@ -87,8 +87,8 @@ void test('reproducible bundle: same bytes from another build, another output pa
   // nothing that depends on where the clone lives or who built it
   const text = bytes.toString('utf8');
   for (const p of [ROOT + '/', homedir() + '/', tmpdir() + '/']) assert.equal(text.includes(p), false, `bundle contains ${p}`);
-  // the application code is in the bundle; only better-sqlite3 (and debug's optional supports-color,
-  // not installed) is left to node_modules at run time
+  // the application code is in the bundle; only better-sqlite3 (and the optional requires of
+  // dependencies, not installed: debug's supports-color, pg's pg-native) is left to node_modules
   assert.match(text, /\/\/ src\/witness\/node\.ts\n/);
   assert.match(text, /\/\/ node_modules\/fastify\/fastify\.js\n/);
   assert.deepEqual(EXTERNAL, ['better-sqlite3']);
@@ -96,7 +96,7 @@ void test('reproducible bundle: same bytes from another build, another output pa
 
 void test('the externals left to run time are Node built-ins, better-sqlite3 and nothing unexpected', () => {
   assert.equal(built.file, bundleFile);
-  for (const x of built.externals) assert.ok(['better-sqlite3', 'supports-color'].includes(x), `unexpected external ${x}`);
+  for (const x of built.externals) assert.ok(['better-sqlite3', 'supports-color', 'pg-native'].includes(x), `unexpected external ${x}`);
   assert.ok(built.inputs.includes('src/build/entry.ts') && built.inputs.includes('src/witness/node.ts'));
   assert.ok(!built.inputs.includes('src/build/bundle.ts'), 'the bundler is not part of the bundle');
 });
