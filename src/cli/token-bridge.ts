@@ -39,6 +39,7 @@ import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
 import { collectList, envProgram, intArg } from './options.ts';
+import { addFederationCommands } from './federation-commands.ts';
 import { VERSION } from '../version.ts';
 
 export function parseListen(text: string): { host: string; port: number } {
@@ -86,7 +87,7 @@ const stdoutIo: CliIo = {
 };
 
 function addServe(program: Command, io: CliIo): void {
-  const serve = program
+  program
     .command('serve')
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
     .requiredOption('--listen <host:port>', 'address to listen on (port 0 = any free port)')
@@ -257,6 +258,7 @@ export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
   addServe(program, io);
   addKeys(program, io);
   addToken(program, io);
+  addFederationCommands(program, io);
   return program;
 }
 
