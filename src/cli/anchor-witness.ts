@@ -7,6 +7,8 @@ import { writeNewKeyFile } from '../keys/keyfile.ts';
 import { envProgram } from './options.ts';
 import { VERSION } from '../version.ts';
 import { addServeCommand } from './serve-witness.ts';
+import { addClientCommands } from './client-commands.ts';
+import { addBuildCommands } from './build-commands.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = envProgram('anchor-witness', 'AW_')
@@ -23,6 +25,8 @@ export function anchorWitnessProgram(): Command {
       process.stdout.write(encodeHex(publicKey) + '\n');
     });
   addServeCommand(program);
+  addClientCommands(program);
+  addBuildCommands(program);
   return program;
 }
 

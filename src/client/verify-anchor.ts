@@ -90,13 +90,18 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 const isString = (x: unknown): x is string => typeof x === 'string';
 const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 
+/** Check the JSON shape of a cosignature object; throws malformed_response. */
+export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWire {
+  if (!isObject(c) || !isString(c.witness_name) || !isString(c.witness_public_key) || !isString(c.signature) || !isString(c.timestamp)) {
+    fail('malformed_response', `${at} must have string witness_name, witness_public_key, signature and timestamp`);
+  }
+  return { witness_name: c.witness_name, witness_public_key: c.witness_public_key, signature: c.signature, timestamp: c.timestamp };
+}
+
 /** Check the JSON shape of a receipt (cosignature + inclusion); throws malformed_response. */
 export function parseReceipt(doc: unknown, at = ''): Receipt {
   if (!isObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
-  const c = doc.cosignature;
-  if (!isObject(c) || !isString(c.witness_name) || !isString(c.witness_public_key) || !isString(c.signature) || !isString(c.timestamp)) {
-    fail('malformed_response', `${at}/cosignature must have string witness_name, witness_public_key, signature and timestamp`);
-  }
+  const cosignature = parseCosignature(doc.cosignature, `${at}/cosignature`);
   const i = doc.inclusion;
   if (
     !isObject(i) ||
@@ -111,12 +116,12 @@ export function parseReceipt(doc: unknown, at = ''): Receipt {
     fail('malformed_response', `${at}/inclusion must have log_origin, leaf_index, tree_size, hashes, checkpoint and tlog_proof`);
   }
   return {
-    cosignature: { witness_name: c.witness_name, witness_public_key: c.witness_public_key, signature: c.signature, timestamp: c.timestamp },
+    cosignature,
     inclusion: {
       log_origin: i.log_origin,
       leaf_index: i.leaf_index,
       tree_size: i.tree_size,
-      hashes: i.hashes as string[],
+      hashes: i.hashes,
       checkpoint: i.checkpoint,
       tlog_proof: i.tlog_proof,
     },

@@ -87,7 +87,7 @@ export function makeWitnessSet(threshold: number, members: readonly (Omit<Witnes
   const out: WitnessSetMember[] = members.map((m, i) => {
     const at = `members[${i}]`;
     if (typeof m.name !== 'string' || !isValidName(m.name)) bad(`${at}.name is not a valid witness name`);
-    if ((m.curve ?? 'ed25519') !== 'ed25519') bad(`${at}.curve: witness keys are ed25519`);
+    if ((m.curve as string | undefined) !== undefined && m.curve !== 'ed25519') bad(`${at}.curve: witness keys are ed25519`);
     try {
       checkEd25519PublicKey(m.publicKey);
     } catch (e) {

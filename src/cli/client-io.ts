@@ -1,0 +1,130 @@
+/** Shared plumbing of the client subcommands: input files, pins, exit codes, examples in --help. */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { decodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { ClientError } from '../client/errors.ts';
+import { parseJsonBody, type HttpOptions } from '../client/http.ts';
+import { VerificationError, type PinnedWitness } from '../client/verify-anchor.ts';
+import { findMember, parseWitnessSet, type WitnessSet } from '../client/witness-set.ts';
+import { intArg } from './options.ts';
+
+/** Exit codes of the client subcommands. */
+export const EXIT = { ok: 0, finding: 1, usage: 2 } as const;
+
+/** A failure with its exit code and one-line message. */
+export class CliFailure extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number = EXIT.finding) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Wrap an action: a CliFailure or a VerificationError exits 1 with its line; other errors exit 2. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (e) {
+      if (e instanceof CliFailure) {
+        process.stderr.write(e.message + '\n');
+        process.exitCode = e.exitCode;
+      } else if (e instanceof VerificationError) {
+        process.stderr.write(`INVALID ${e.code}: ${oneLine(e.message)}\n`);
+        process.exitCode = EXIT.finding;
+      } else if (e instanceof ProtocolError) {
+        process.stderr.write(`anchor-witness: ${e.code}: ${oneLine(e.message)}\n`);
+        process.exitCode = EXIT.usage;
+      } else {
+        process.stderr.write(`anchor-witness: ${oneLine(e instanceof Error ? e.message : String(e))}\n`);
+        process.exitCode = EXIT.usage;
+      }
+    }
+  };
+}
+
+export const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ');
+
+/** Read a file as text ("-" = standard input). */
+export function readText(path: string): string {
+  try {
+    return readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (e) {
+    throw new ClientError('usage', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+export function readJson(path: string): unknown {
+  const text = readText(path);
+  try {
+    return parseJsonBody(text);
+  } catch (e) {
+    throw new ClientError('usage', `${path}: ${(e as Error).message}`);
+  }
+}
+
+export function readWitnessSet(path: string): WitnessSet {
+  return parseWitnessSet(readJson(path));
+}
+
+export function hexArg(bytes: number, what: string) {
+  return (text: string): Uint8Array => {
+    try {
+      return decodeHex(text, bytes);
+    } catch {
+      throw new ClientError('usage', `${what} must be ${bytes} bytes of hex`);
+    }
+  };
+}
+
+export interface PinFlags {
+  witnessKey?: string;
+  witnessName?: string;
+  origin?: string;
+  witnessSet?: string;
+}
+
+/** The witness identity to verify under: a witness-set member (by name), or --witness-key [--origin]. */
+export function pinFrom(flags: PinFlags, nameHint: string, originHint: string): PinnedWitness {
+  if (flags.witnessSet !== undefined) {
+    const set = readWitnessSet(flags.witnessSet);
+    const name = flags.witnessName ?? nameHint;
+    // A file that names no witness (a bare tlog-proof or checkpoint) is matched by its log origin.
+    const m = name !== '' ? findMember(set, name) : set.members.find((x) => x.logOrigin === originHint);
+    if (m === undefined) throw new VerificationError('wrong_witness', name !== '' ? `${name} is not a member of the witness set` : `no member of the witness set has log origin ${JSON.stringify(originHint)}`);
+    return { name: m.name, publicKey: m.publicKey, logOrigin: m.logOrigin };
+  }
+  if (flags.witnessKey === undefined) throw new ClientError('usage', 'pin the witness: give --witness-key HEX (and optionally --origin) or --witness-set FILE');
+  const pin: PinnedWitness = { publicKey: hexArg(32, '--witness-key')(flags.witnessKey), logOrigin: flags.origin ?? originHint };
+  if (flags.witnessName !== undefined) pin.name = flags.witnessName;
+  return pin;
+}
+
+export function addPinOptions(cmd: Command): Command {
+  return cmd
+    .option('--witness-key <hex>', 'the witness public key to verify under (Ed25519, 64 hex chars)')
+    .option('--witness-name <name>', 'require this witness name (or pick this member of --witness-set)')
+    .option('--origin <origin>', "the witness's log origin (default: the one the file names; the key must sign it anyway)")
+    .option('--witness-set <file>', 'pin the witness from a witness set (member named by the file)');
+}
+
+export interface HttpFlags {
+  timeoutMs?: number;
+  retries?: number;
+}
+
+export function addHttpOptions(cmd: Command): Command {
+  return cmd
+    .option('--timeout-ms <n>', 'per-request timeout', intArg(1, 600_000), 10_000)
+    .option('--retries <n>', 'retries on 503/429 (Retry-After honoured), timeouts and 5xx', intArg(0, 20), 3);
+}
+
+export function httpOptions(flags: HttpFlags): HttpOptions {
+  return { timeoutMs: flags.timeoutMs ?? 10_000, retries: flags.retries ?? 3, headers: { 'user-agent': 'anchor-witness-client' } };
+}
+
+/** Append an "Examples:" block to a command's --help. */
+export function examples(cmd: Command, lines: string[]): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
+}

@@ -1,0 +1,158 @@
+/**
+ * Finalization: an anchor is final under a witness set when at least `threshold` distinct members
+ * each returned a receipt that verifies under the key the SET pins (never the key the receipt
+ * carries): a valid cosignature over the anchor's cosign message, a checkpoint signed by the member
+ * under its log origin, and an inclusion proof of the anchor's log entry under that checkpoint
+ * (plus a consistent tlog-proof). The anchor must commit to the set (`witness_set.said` = the set's
+ * SAID, same threshold) and carry a valid party signature.
+ *
+ * Results are typed per member (valid / missing / invalid with the VerificationError code), so a
+ * caller sees which witness failed and why. By default an invalid receipt only fails its member;
+ * `strict` makes any invalid receipt fail the whole verification (the upstream rule).
+ *
+ * The bundle (docs/client.md) is what `anchor-witness party submit` writes and
+ * `anchor-witness verify finalized` checks:
+ *   {"v": "anchor-witness/finalized/v1", "anchor": Anchor, "witness_set": WitnessSet,
+ *    "receipts": [{"cosignature": …, "inclusion": …}, …]}
+ */
+import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
+import { verifyPartySignature } from '../anchor/party-signature.ts';
+import type { Anchor, AnchorWire } from '../anchor/types.ts';
+import { ClientError } from './errors.ts';
+import { parseReceipt, verifyReceipt, VerificationError, type Receipt } from './verify-anchor.ts';
+import { encodeWitnessSet, findMember, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
+
+export const FINALIZED_V = 'anchor-witness/finalized/v1';
+
+export interface FinalizedBundle {
+  anchor: Anchor;
+  witnessSet: WitnessSet;
+  receipts: Receipt[];
+}
+
+export interface FinalizedBundleWire {
+  v: typeof FINALIZED_V;
+  anchor: AnchorWire;
+  witness_set: WitnessSetWire;
+  receipts: Receipt[];
+}
+
+export type MemberResult =
+  | { name: string; status: 'valid'; treeSize: number; leafIndex: number }
+  | { name: string; status: 'missing' }
+  | { name: string; status: 'invalid'; code: string; reason: string };
+
+export type FinalityCode =
+  | 'final'
+  | 'threshold_not_met'
+  | 'witness_set_mismatch'
+  | 'threshold_mismatch'
+  | 'said_mismatch'
+  | 'party_signature_invalid'
+  | 'receipt_invalid';
+
+export interface FinalityResult {
+  final: boolean;
+  /** `final`, or why not. */
+  code: FinalityCode;
+  /** One line for humans. */
+  reason: string;
+  /** The set's SAID, computed. */
+  said: string;
+  threshold: number;
+  /** Distinct members with a valid receipt. */
+  valid: number;
+  /** One entry per member of the set, in set order. */
+  members: MemberResult[];
+  /** Receipts whose `witness_name` is not a member (never counted). */
+  outsiders: { name: string; receipt: number }[];
+}
+
+export interface FinalityOptions {
+  /** Any invalid receipt fails the verification (default false: it only fails its member). */
+  strict?: boolean;
+  /** A SAID obtained independently (e.g. from the party's KEL): the set must have it. */
+  expectedSaid?: string;
+}
+
+export function verifyFinalized(anchor: Anchor, set: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): FinalityResult {
+  const said = witnessSetSaid(set);
+  const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
+  const stop = (code: FinalityCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
+  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said) return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
+  if (anchor.witnessSet.said !== said) return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
+  if (anchor.witnessSet.threshold !== set.threshold) {
+    return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
+  }
+  if (!verifyPartySignature(anchor)) return stop('party_signature_invalid', 'the party signature of the anchor does not verify');
+
+  const byMember = new Map<string, MemberResult>();
+  let firstInvalid: (MemberResult & { status: 'invalid' }) | undefined;
+  receipts.forEach((r, i) => {
+    const member = findMember(set, r.cosignature.witness_name);
+    if (member === undefined) {
+      base.outsiders.push({ name: r.cosignature.witness_name, receipt: i });
+      return;
+    }
+    let result: MemberResult;
+    try {
+      const v = verifyReceipt(anchor, r, memberPin(member));
+      result = { name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex };
+    } catch (e) {
+      if (!(e instanceof VerificationError)) throw e;
+      const invalid = { name: member.name, status: 'invalid' as const, code: e.code, reason: e.message };
+      firstInvalid ??= invalid;
+      result = invalid;
+    }
+    const prev = byMember.get(member.name);
+    // A member is valid when one of its receipts is; the first failure is kept otherwise.
+    if (prev === undefined || (prev.status === 'invalid' && result.status === 'valid')) byMember.set(member.name, result);
+  });
+  base.members = set.members.map((m) => byMember.get(m.name) ?? { name: m.name, status: 'missing' });
+  base.valid = base.members.filter((m) => m.status === 'valid').length;
+  if (opts.strict === true && firstInvalid !== undefined) {
+    const bad = firstInvalid;
+    return { ...base, final: false, code: 'receipt_invalid', reason: `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}` };
+  }
+  if (base.valid < set.threshold) {
+    const failed = base.members.filter((m) => m.status !== 'valid').map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
+    return { ...base, final: false, code: 'threshold_not_met', reason: `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})` };
+  }
+  return { ...base, final: true, code: 'final', reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
+}
+
+export function verifyFinalizedBundle(bundle: FinalizedBundle, opts: FinalityOptions = {}): FinalityResult {
+  return verifyFinalized(bundle.anchor, bundle.witnessSet, bundle.receipts, opts);
+}
+
+export function encodeFinalizedBundle(b: FinalizedBundle): FinalizedBundleWire {
+  return { v: FINALIZED_V, anchor: encodeAnchor(b.anchor), witness_set: encodeWitnessSet(b.witnessSet), receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })) };
+}
+
+/** Parse a bundle document (ClientError `bundle_invalid` / `witness_set_invalid`). */
+export function parseFinalizedBundle(doc: unknown): FinalizedBundle {
+  const bad = (m: string): never => {
+    throw new ClientError('bundle_invalid', `invalid finalized-anchor bundle: ${m}`);
+  };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return bad('not a JSON object');
+  const d = doc as Record<string, unknown>;
+  for (const k of Object.keys(d)) if (!['v', 'anchor', 'witness_set', 'receipts'].includes(k)) bad(`unknown field ${JSON.stringify(k)}`);
+  if (d.v !== FINALIZED_V) bad(`v must be ${FINALIZED_V}`);
+  if (typeof d.anchor !== 'object' || d.anchor === null) bad('anchor missing');
+  let anchor: Anchor;
+  try {
+    anchor = decodeAnchor(d.anchor as AnchorWire, '/anchor');
+  } catch (e) {
+    return bad((e as Error).message);
+  }
+  const witnessSet = parseWitnessSet(d.witness_set);
+  if (!Array.isArray(d.receipts)) return bad('receipts must be an array');
+  const receipts = d.receipts.map((r: unknown, i) => {
+    try {
+      return parseReceipt(r, `/receipts/${i}`);
+    } catch (e) {
+      return bad((e as Error).message);
+    }
+  });
+  return { anchor, witnessSet, receipts };
+}

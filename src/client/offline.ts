@@ -1,0 +1,102 @@
+/**
+ * Offline verifiers for files a client keeps or is handed: checkpoint notes, cosignature/v1
+ * cosigned checkpoints (SPEC §5), tlog-proofs, anchor cosignatures. Pure. Failures throw
+ * VerificationError with a stable code.
+ */
+import { cosignMessage } from '../anchor/messages.ts';
+import type { Anchor } from '../anchor/types.ts';
+import { verifyEd25519 } from '../crypto/ed25519.ts';
+import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
+import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof.ts';
+import type { NoteVerifier } from '../note/vkey.ts';
+import { VerificationError, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
+
+function rethrow(code: string, what: string, e: unknown): never {
+  if (e instanceof VerificationError) throw e;
+  const inner = e instanceof ProtocolError ? ` (${e.code})` : '';
+  throw new VerificationError(code, `${what}: ${e instanceof Error ? e.message : String(e)}${inner}`);
+}
+
+/** A checkpoint signed note, verified against `verifiers` (signed-note rules), optionally of `origin`. */
+export function verifyCheckpointNote(note: string, verifiers: readonly NoteVerifier[], origin?: string): { checkpoint: Checkpoint; note: VerifiedNote } {
+  let verified: VerifiedNote;
+  let checkpoint: Checkpoint;
+  try {
+    verified = verifyNote(note, verifiers);
+    checkpoint = parseCheckpoint(verified.text);
+  } catch (e) {
+    return rethrow('checkpoint_invalid', 'checkpoint', e);
+  }
+  if (origin !== undefined && checkpoint.origin !== origin) {
+    throw new VerificationError('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
+  }
+  return { checkpoint, note: verified };
+}
+
+export interface CosignedCheckpoint {
+  checkpoint: Checkpoint;
+  /** The log signature verified (when log verifiers were given). */
+  logVerified: boolean;
+  /** The cosigners whose cosignature/v1 line verified, with the signed time (POSIX seconds). */
+  cosigners: { name: string; timestamp: bigint }[];
+}
+
+/**
+ * A checkpoint note with cosignature/v1 lines (SPEC §5, C2SP tlog-cosignature): every given
+ * cosigner (type 0x04 vkeys) must have a valid line unless `quorum` says how many suffice; with
+ * `log` verifiers, the log's own signature must verify too.
+ */
+export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readonly NoteVerifier[]; log?: readonly NoteVerifier[]; quorum?: number }): CosignedCheckpoint {
+  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1)) throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
+  const log = opts.log ?? [];
+  let verified: VerifiedNote;
+  try {
+    verified = verifyNote(note, [...log, ...opts.cosigners]);
+  } catch (e) {
+    return rethrow('cosignature_invalid', 'cosigned checkpoint', e);
+  }
+  const checkpoint = (() => {
+    try {
+      return parseCheckpoint(verified.text);
+    } catch (e) {
+      return rethrow('checkpoint_invalid', 'checkpoint', e);
+    }
+  })();
+  const logVerified = log.length > 0 && verified.verified.some((v) => log.includes(v.verifier));
+  if (log.length > 0 && !logVerified) throw new VerificationError('checkpoint_invalid', 'no signature by the log key');
+  const cosigners = verified.verified.filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1).map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
+  const need = opts.quorum ?? opts.cosigners.length;
+  if (cosigners.length < need) {
+    const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
+    throw new VerificationError('cosignature_missing', `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
+  }
+  return { checkpoint, logVerified, cosigners };
+}
+
+/** A tlog-proof for an entry (bytes) or leaf hash, under the log's key(s). */
+export function verifyTlogProofFile(text: string, leaf: { data: Uint8Array } | { hash: Uint8Array }, verifiers: readonly NoteVerifier[], origin?: string): VerifiedTlogProof {
+  try {
+    return verifyTlogProof(text, leaf, verifiers, origin === undefined ? {} : { origin });
+  } catch (e) {
+    const code = e instanceof ProtocolError && e.code === 'inclusion_proof_invalid' ? 'inclusion_invalid' : e instanceof ProtocolError && e.code === 'origin_mismatch' ? 'checkpoint_wrong_origin' : 'tlog_proof_invalid';
+    return rethrow(code, 'tlog-proof', e);
+  }
+}
+
+/** The witness cosignature alone (no inclusion): Ed25519 over the cosign message under the pinned key. */
+export function verifyAnchorCosignature(anchor: Anchor, cosignature: CosignatureWire, witness: Pick<PinnedWitness, 'publicKey' | 'name'>): void {
+  if (witness.name !== undefined && cosignature.witness_name !== witness.name) {
+    throw new VerificationError('wrong_witness', `cosignature is by ${cosignature.witness_name}, expected ${witness.name}`);
+  }
+  if (cosignature.witness_public_key.toLowerCase() !== encodeHex(witness.publicKey)) throw new VerificationError('wrong_witness', 'the cosignature names another witness key than the pinned one');
+  let signature: Uint8Array;
+  try {
+    signature = decodeHex(cosignature.signature, 64);
+  } catch {
+    throw new VerificationError('malformed_response', 'cosignature.signature must be 64 bytes of hex');
+  }
+  if (!verifyEd25519(witness.publicKey, cosignMessage(anchor), signature)) throw new VerificationError('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+}
