@@ -6,12 +6,7 @@ import { readDocument } from '../witness/config-file.ts';
 import { ConfigError, parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../witness/quota.ts';
 import { collectList, intArg } from './options.ts';
-
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(0|[1-9][0-9]{0,4})$/.exec(text);
-  if (m === null || Number(m[3]) > 65535) throw new ConfigError('invalid_listen', `--listen must be HOST:PORT (IPv6 as [::1]:PORT), got ${JSON.stringify(text)}`);
-  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
-}
+import { closeOnSignals, parseListen } from './serve-common.ts';
 
 interface ServeFlags {
   config?: string;
@@ -133,21 +128,6 @@ export function addServeCommand(program: Command): void {
       const node = await startWitness(config, log);
       process.stdout.write(`listening on ${node.url}\n`);
       log.info({ url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin }, 'witness started');
-      const stop = (signal: string): void => {
-        log.info({ signal }, 'shutting down: draining requests');
-        node.close().then(
-          () => process.exit(0),
-          (e: unknown) => {
-            log.error({ err: e }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => {
-        stop('SIGTERM');
-      });
-      process.once('SIGINT', () => {
-        stop('SIGINT');
-      });
+      closeOnSignals(() => node.close(), log);
     });
 }

@@ -30,7 +30,6 @@ import { parseRateLimit } from '../server/rate-limit.ts';
 import { buildTokenRequest } from '../bridge/client.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from '../bridge/decide.ts';
 import { writeDemo } from '../bridge/demo.ts';
-import { BridgeConfigError } from '../bridge/errors.ts';
 import { KeyDir } from '../bridge/key-dir.ts';
 import { DEFAULT_PREPUBLISH_SECONDS, encodeKeysJson } from '../bridge/keyring.ts';
 import { startBridge } from '../bridge/node.ts';
@@ -39,14 +38,9 @@ import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
 import { collectList, envProgram, intArg } from './options.ts';
+import { closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { VERSION } from '../version.ts';
-
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(0|[1-9][0-9]{0,4})$/.exec(text);
-  if (m === null || Number(m[3]) > 65535) throw new BridgeConfigError('invalid_option', `--listen must be HOST:PORT (IPv6 as [::1]:PORT), got ${JSON.stringify(text)}`);
-  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
-}
 
 interface ServeFlags {
   listen: string;
@@ -138,22 +132,7 @@ function addServe(program: Command, io: CliIo): void {
         const demo = writeDemo(mkdtempSync(join(tmpdir(), 'token-bridge-demo-')), node.url, config.audiences?.[0] ?? DEFAULT_AUDIENCE);
         log.warn({ ...demo }, 'dev mode: demo chain written; run the command to get a token');
       }
-      const stop = (signal: string): void => {
-        log.info({ signal }, 'shutting down: draining requests');
-        node.close().then(
-          () => process.exit(0),
-          (e: unknown) => {
-            log.error({ err: e }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => {
-        stop('SIGTERM');
-      });
-      process.once('SIGINT', () => {
-        stop('SIGINT');
-      });
+      closeOnSignals(() => node.close(), log);
     });
 }
 
