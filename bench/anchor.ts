@@ -159,7 +159,7 @@ function ms(v: number): number {
 }
 
 async function logScaling() {
-  const store = SqliteStore.open(join(dir, 'scale', 'witness.db'));
+  const store = SqliteStore.open(join(process.env.BENCH_LOG_SCALING_CHILD ?? join(dir, 'scale'), 'witness.db'));
   const signer = new LogSigner('witness.bench/scale', witness.privateKey);
   const entry = Buffer.alloc(520, 0x61);
   const points: Record<string, unknown>[] = [];
@@ -189,6 +189,7 @@ async function logScaling() {
     }
     appendTimes.sort((a, b) => a - b);
     proofTimes.sort((a, b) => a - b);
+    (globalThis as { gc?: () => void }).gc?.(); // RSS of live data, not of garbage not yet collected
     points.push({
       log_size: size,
       append_commit_ms_p50: ms(percentile(appendTimes, 50)),
@@ -196,10 +197,31 @@ async function logScaling() {
       inclusion_proof_ms_p50: ms(percentile(proofTimes, 50)),
       inclusion_proof_ms_p99: ms(percentile(proofTimes, 99)),
       rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20),
+      heap_used_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+      external_mib: Math.round(process.memoryUsage().external / 2 ** 20),
     });
   }
   await store.close();
   return points;
+}
+
+/** The log-scaling phase in a child process of its own, so its RSS is the store's, not the load generator's. */
+function logScalingInChild(): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', import.meta.filename], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_LOG_SCALING_CHILD: join(dir, 'scale') } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      if (code === 0) resolve(JSON.parse(out));
+      else reject(new Error(`log scaling child exited ${code}`));
+    });
+  });
+}
+
+if (process.env.BENCH_LOG_SCALING_CHILD !== undefined) {
+  process.stdout.write(JSON.stringify(await logScaling()));
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
 }
 
 try {
@@ -220,7 +242,7 @@ try {
   const peakRate = peak.count / SECONDS;
   const half = await openLoop(w.url, lanes, Math.max(1, Math.floor(peakRate / 2)), SECONDS);
   await w.stop();
-  const scaling = await logScaling();
+  const scaling = await logScalingInChild();
   const result = {
     bench: 'anchor',
     node: process.version,
