@@ -264,7 +264,7 @@ export async function verifyNoteWith(
   const valid = await Promise.all(
     plan.known.map(({ sig, verifier }) => {
       const ed = verifier.ed25519Input(plan.textBytes, sig.signature);
-      return ed === null ? false : verify(verifier.publicKey, ed.message, ed.signature);
+      return ed === null ? Promise.resolve(false) : verify(verifier.publicKey, ed.message, ed.signature);
     }),
   );
   return decideNote(plan, valid);

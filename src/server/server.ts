@@ -134,6 +134,8 @@ interface Internals {
   readonly methods: Set<string>;
   readonly perIp: Map<string, number>;
   readonly activeBySocket: WeakMap<Socket, ReqState>;
+  /** Every open connection (shutdown closes the ones that never sent a byte). */
+  readonly sockets: Set<Socket>;
   readonly servers: Set<http.Server | https.Server>;
   closing: boolean;
   app: App | null;
@@ -512,6 +514,7 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
     methods: new Set(),
     perIp: new Map(),
     activeBySocket: new WeakMap(),
+    sockets: new Set(),
     servers: new Set(),
     closing: false,
     app: null,
@@ -547,8 +550,10 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
     server.on('connection', (socket: Socket) => {
       if (!tls) hookParser(socket);
       metrics.openConnections.inc();
+      internals.sockets.add(socket);
       socket.once('close', () => {
         metrics.openConnections.dec();
+        internals.sockets.delete(socket);
       });
       const ip = parseIp(socket.remoteAddress ?? '');
       if (ip === null || (trusted !== null && trusted.contains(ip))) return; // unix socket, or our proxy
@@ -858,6 +863,9 @@ export async function closeGracefully(app: App, opts: { timeoutMs?: number } = {
   const internals = internalsOf(app);
   if (internals !== undefined) internals.closing = true;
   const closing = app.close();
+  // Node closes idle keep-alive connections itself, but not those that never sent a byte (browsers
+  // pre-connect): they would hold shutdown until their header timeout.
+  for (const socket of internals?.sockets ?? []) if (socket.bytesRead === 0) socket.destroy();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const forced = new Promise<void>((resolve) => {
     timer = setTimeout(() => {

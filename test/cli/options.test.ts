@@ -21,7 +21,7 @@ async function parse(env: Record<string, string>, argv: string[]): Promise<Recor
     await p.parseAsync(['node', 't', 'run', ...argv]);
     return got;
   } finally {
-    for (const k of Object.keys(env)) delete process.env[k];
+    for (const k of Object.keys(env)) Reflect.deleteProperty(process.env, k);
     Object.assign(process.env, saved);
   }
 }
