@@ -8,7 +8,8 @@
 import type { Command } from 'commander';
 import { stringifyJson } from '../encoding/json.ts';
 import { formatTimestamp } from '../encoding/time.ts';
-import { readJsonFile, writeJsonAtomic } from '../client/files.ts';
+import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../client/files.ts';
+import { renderMonitorReport } from '../client/monitor-report.ts';
 import { emptyMonitorState, monitorPoll, parseMonitorState, type Finding, type MonitorConfig, type MonitorState, type PollReport } from '../client/monitor.ts';
 import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
 import { collectList, intArg } from './options.ts';
@@ -25,7 +26,11 @@ interface MonitorFlags extends HttpFlags {
   json?: boolean;
   withholdingGrace: number;
   allDuplicities?: boolean;
+  html?: string;
 }
+
+/** Polls kept in memory for the --html report's charts (the state's observations reach further back). */
+const MAX_REPORT_POLLS = 1_000;
 
 function printHuman(report: PollReport, findings: Finding[]): void {
   const out: string[] = [];
@@ -72,11 +77,13 @@ export function addMonitorCommand(program: Command): void {
         .option('--once', 'poll once; exit 1 when there is any finding')
         .option('--json', 'one JSON object per poll on stdout')
         .option('--withholding-grace <seconds>', 'report a witness behind the others only after this long', intArg(0), 0)
-        .option('--all-duplicities', "also page through every witness's stored duplicity proofs"),
+        .option('--all-duplicities', "also page through every witness's stored duplicity proofs")
+        .option('--html <file>', 'after every poll, (re)write a self-contained HTML report: index over time per witness and seed, findings with their evidence'),
       [
         'anchor-witness monitor --witness https://w1.example,https://w2.example,https://w3.example --seed 34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012 --state monitor.json',
         'anchor-witness monitor --once --json --witness-set set.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
         'anchor-witness monitor --interval 30 --withholding-grace 120 --witness https://w1.example --witness https://w2.example --state monitor.json',
+        'anchor-witness monitor --once --witness https://w1.example,https://w2.example --seed $SEED --state monitor.json --html report.html',
       ],
     ),
   ).action(
@@ -100,6 +107,7 @@ export function addMonitorCommand(program: Command): void {
         ...(opts.witnessSet !== undefined ? { witnessSet: readWitnessSet(opts.witnessSet) } : {}),
       };
       const printed = new Set<string>();
+      const polls: PollReport[] = [];
       const ctl = { stop: false };
       let wake: (() => void) | undefined;
       const onSignal = (): void => {
@@ -113,6 +121,11 @@ export function addMonitorCommand(program: Command): void {
       while (!ctl.stop) {
         const report = await monitorPoll(config, state, Math.floor(Date.now() / 1000));
         if (opts.state !== undefined) writeJsonAtomic(opts.state, state);
+        if (opts.html !== undefined) {
+          polls.push(report);
+          if (polls.length > MAX_REPORT_POLLS) polls.splice(0, polls.length - MAX_REPORT_POLLS);
+          writeFileAtomic(opts.html, renderMonitorReport({ state, polls, generatedAt: report.time }), 0o644);
+        }
         // In a long run, a standing condition is printed once; --once prints everything that holds.
         const fresh = opts.once === true ? report.findings : report.findings.filter((f) => !printed.has(f.id));
         for (const f of fresh) printed.add(f.id);

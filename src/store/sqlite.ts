@@ -310,6 +310,9 @@ export class SqliteStore implements WitnessStore {
           writer.pragma(`user_version = ${v + 1}`);
         }).immediate();
       }
+      // On a read-only file system SQLite silently falls back to a read-only connection, which could
+      // never write again, not even once the file system is writable: refuse it with a no-op write.
+      writer.pragma(`user_version = ${SCHEMA_VERSION}`);
       const reader = openDb(path);
       return new SqliteStore(lock, writer, reader, startCheckpointer(path));
     } catch (e) {
@@ -430,77 +433,77 @@ export class SqliteStore implements WitnessStore {
     };
   }
 
+  /** A read on committed state: driver faults and use after close reject with store_unavailable. */
+  private read<T>(fn: () => T): Promise<T> {
+    try {
+      if (this.closed) throw new StoreUnavailableError('store: closed');
+      return Promise.resolve(guard(fn));
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
   getSeed(seedId: Uint8Array): Promise<SeedRecord | undefined> {
-    return Promise.resolve(guard(() => this.r.seed(seedId)));
+    return this.read(() => this.r.seed(seedId));
   }
 
   getDuplicity(seedId: Uint8Array): Promise<DuplicityProof | undefined> {
-    return Promise.resolve(
-      guard(() => {
-        const row = this.r.getProof.get(seedId);
-        return row === undefined ? undefined : decodeStoredProof(row.proof);
-      }),
-    );
+    return this.read(() => {
+      const row = this.r.getProof.get(seedId);
+      return row === undefined ? undefined : decodeStoredProof(row.proof);
+    });
   }
 
   listDuplicities(after: Uint8Array | undefined, limit: number): Promise<DuplicityProof[]> {
-    return Promise.resolve(guard(() => this.r.proofsAfter.all(after ?? new Uint8Array(0), limit).map((r) => decodeStoredProof(r.proof))));
+    return this.read(() => this.r.proofsAfter.all(after ?? new Uint8Array(0), limit).map((r) => decodeStoredProof(r.proof)));
   }
 
   counts(): Promise<{ seeds: number; duplicities: number }> {
-    return Promise.resolve(guard(() => ({ seeds: this.r.countSeeds.get()?.n ?? 0, duplicities: this.r.countProofs.get()?.n ?? 0 })));
+    return this.read(() => ({ seeds: this.r.countSeeds.get()?.n ?? 0, duplicities: this.r.countProofs.get()?.n ?? 0 }));
   }
 
   checkpoint(): Promise<SignedCheckpoint | undefined> {
-    return Promise.resolve(
-      guard(() => {
-        const note = this.r.getMeta.get('checkpoint')?.value;
-        const size = this.r.getMeta.get('checkpoint_size')?.value;
-        const root = this.r.getMeta.get('checkpoint_root')?.value;
-        if (note === undefined || size === undefined || root === undefined) return undefined;
-        return { note, size: Number(size), root: new Uint8Array(Buffer.from(root, 'hex')) };
-      }),
-    );
+    return this.read(() => {
+      const note = this.r.getMeta.get('checkpoint')?.value;
+      const size = this.r.getMeta.get('checkpoint_size')?.value;
+      const root = this.r.getMeta.get('checkpoint_root')?.value;
+      if (note === undefined || size === undefined || root === undefined) return undefined;
+      return { note, size: Number(size), root: new Uint8Array(Buffer.from(root, 'hex')) };
+    });
   }
 
   inclusionProof(index: number, size: number): Promise<Uint8Array[]> {
-    return Promise.resolve(guard(() => inclusionProof(index, size, this.r.reader(this.nodes, undefined, true))));
+    return this.read(() => inclusionProof(index, size, this.r.reader(this.nodes, undefined, true)));
   }
 
   consistencyProof(oldSize: number, newSize: number): Promise<Uint8Array[]> {
-    return Promise.resolve(guard(() => consistencyProof(oldSize, newSize, this.r.reader(this.nodes, undefined, true))));
+    return this.read(() => consistencyProof(oldSize, newSize, this.r.reader(this.nodes, undefined, true)));
   }
 
   tile(level: number, index: number, width: number): Promise<Uint8Array> {
-    return Promise.resolve(
-      guard(() => {
-        const start = index * 256;
-        const rows = this.r.nodeRange.all(level * 8, start, start + width);
-        if (rows.length !== width) throw new RangeError('tile not available at that width');
-        return Buffer.concat(rows.map((r) => toBytes(r.hash)));
-      }),
-    );
+    return this.read(() => {
+      const start = index * 256;
+      const rows = this.r.nodeRange.all(level * 8, start, start + width);
+      if (rows.length !== width) throw new RangeError('tile not available at that width');
+      return Buffer.concat(rows.map((r) => toBytes(r.hash)));
+    });
   }
 
   entries(index: number, width: number): Promise<Uint8Array[]> {
-    return Promise.resolve(
-      guard(() => {
-        const start = index * 256;
-        const rows = this.r.entryRange.all(start, start + width);
-        if (rows.length !== width) throw new RangeError('entry bundle not available at that width');
-        return rows.map((r) => toBytes(r.entry));
-      }),
-    );
+    return this.read(() => {
+      const start = index * 256;
+      const rows = this.r.entryRange.all(start, start + width);
+      if (rows.length !== width) throw new RangeError('entry bundle not available at that width');
+      return rows.map((r) => toBytes(r.entry));
+    });
   }
 
   getOrigin(origin: string): Promise<OriginState | undefined> {
-    return Promise.resolve(
-      guard(() => {
-        const row = this.r.getOrigin.get(origin);
-        if (row === undefined) return undefined;
-        return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
-      }),
-    );
+    return this.read(() => {
+      const row = this.r.getOrigin.get(origin);
+      if (row === undefined) return undefined;
+      return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+    });
   }
 
   /**

@@ -17,6 +17,7 @@ import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { closeGracefully, createServer, listen, registerMetricsRoute, type App, type ListenInfo } from '../server/server.ts';
 import { SqliteStore } from '../store/sqlite.ts';
+import { PostgresStore } from '../store/postgres.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
 import { AnchorService } from './anchor-service.ts';
@@ -25,7 +26,7 @@ import { ensureCheckpoint, LogSigner } from './log.ts';
 import type { QuotaDefaults } from './quota.ts';
 import { Reloadable } from './reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
-import { renderStatusPage } from './status-page.ts';
+import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 import { loadBuildAttestation } from '../build/attestation.ts';
 
@@ -101,12 +102,11 @@ function loadKey(file: string | undefined, devFile: string, dev: boolean, what: 
   return ed25519PrivateKeyFromPem(readKeyFile(path));
 }
 
-function openStore(spec: string | undefined, dataDir: string): WitnessStore {
+async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
   const s = spec ?? `sqlite:${join(dataDir, 'witness.db')}`;
   if (s.startsWith('sqlite:')) return SqliteStore.open(s.slice('sqlite:'.length));
-  if (s.startsWith('postgres://') || s.startsWith('postgresql://')) {
-    throw new ConfigError('store_unsupported', 'the PostgreSQL store driver is not available in this build yet');
-  }
+  // Scale-out (docs/scale-out.md): several replicas may share this database.
+  if (s.startsWith('postgres://') || s.startsWith('postgresql://')) return PostgresStore.open(s);
   throw new ConfigError('invalid_store', `--store must be sqlite:PATH or postgres://…, got ${JSON.stringify(s)}`);
 }
 
@@ -121,6 +121,9 @@ function witnessMetrics(registry: Registry) {
 }
 
 export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger): Promise<RunningWitness> {
+  const startedAtMs = Date.now();
+  // When this process signed (or first saw) the latest checkpoint: the status page shows its age.
+  const checkpointClock = new CheckpointClock();
   validateName(config.name);
   const logOrigin = config.logOrigin ?? `${config.name}/anchors`;
   validateName(logOrigin);
@@ -145,7 +148,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     }
   }
 
-  const store = openStore(config.store, config.dataDir);
+  const store = await openStore(config.store, config.dataDir);
   const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1));
   const registry = new Registry();
   const m = witnessMetrics(registry);
@@ -187,15 +190,19 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         allowUnderivedSeeds: config.allowUnderivedSeeds,
         quota: config.quota,
         verifyPool,
+        // In-memory caches of committed state are valid only for a single-writer store.
+        cache: !(store instanceof PostgresStore),
         onCommit: (e) => {
           m.cosigned.inc(e.cosigned);
           m.duplicities.inc(e.duplicities.length);
           m.logSize.set(e.size);
+          checkpointClock.signed(e.size, Date.now());
         },
       });
     }
     const cp = await ensureCheckpoint(store, logSigner);
     m.logSize.set(cp.size);
+    checkpointClock.seen(cp.size, Date.now());
 
     let cosign: CosignRole | undefined;
     if (cosignKeys.length > 0) {
@@ -245,7 +252,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         logVkey: logSigner.vkey,
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
       },
-      statusPage: renderStatusPage,
+      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs }),
       build,
     });
     cosign?.register(app);

@@ -18,6 +18,8 @@ import type { AnchorService } from './anchor-service.ts';
 import type { BuildInfo } from '../build/attestation.ts';
 import { BuildStatementSchema } from '../build/schema.ts';
 import { AnchorResponse, DuplicityPage, Health, LatestAnchor, Problem } from './schemas.ts';
+import { PAGE_HEADERS } from '../pages/layout.ts';
+import type { StatusPageRequest } from './status-page.ts';
 
 export interface HealthInfo {
   name: string;
@@ -33,7 +35,8 @@ export interface WitnessRouteDeps {
   store: WitnessStore;
   anchors: AnchorService | undefined;
   health: HealthInfo;
-  statusPage: (health: object) => string;
+  /** The HTML status page (src/witness/status-page.ts) from the /health body and the request's Host. */
+  statusPage: (health: Record<string, unknown>, request: StatusPageRequest) => string | Promise<string>;
   /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
   build?: BuildInfo;
 }
@@ -209,7 +212,8 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
     const body = await healthBody(deps);
     const accept = request.headers.accept ?? '';
     if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.type(JSON_TYPE).send(body);
-    return reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(deps.statusPage(body));
+    const page = await deps.statusPage(body, { host: request.headers.host, encrypted: 'encrypted' in request.raw.socket && request.raw.socket.encrypted === true });
+    return reply.type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(page);
   });
 
   app.get('/build', { schema: { summary: 'Signed build statement', response: { 200: BuildStatementSchema, '4xx': Problem } } }, (_req, reply) => {
