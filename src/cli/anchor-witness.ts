@@ -9,6 +9,7 @@ import { VERSION } from '../version.ts';
 import { addServeCommand } from './serve-witness.ts';
 import { addClientCommands } from './client-commands.ts';
 import { addBuildCommands } from './build-commands.ts';
+import { addHealthcheckCommand } from './healthcheck.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = envProgram('anchor-witness', 'AW_')
@@ -27,6 +28,7 @@ export function anchorWitnessProgram(): Command {
   addServeCommand(program);
   addClientCommands(program);
   addBuildCommands(program);
+  addHealthcheckCommand(program);
   return program;
 }
 

@@ -1,0 +1,93 @@
+/**
+ * `anchor-witness healthcheck --url URL`: a probe for container HEALTHCHECKs, systemd watchdogs and
+ * load balancers that can only run a command. GET `<URL>/health` (or URL itself when it already ends
+ * in `/health`); exit 0 when the answer is 200 with a JSON body whose `status` is `"ok"`, 1 for
+ * anything else (refused connection, timeout, other status, other body). One line on stdout (healthy)
+ * or stderr (not), unless `--quiet`. Works for `token-bridge` too: its `/health` has the same
+ * `status`. No keys, no store: safe to run as any user, inside a read-only container.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Command } from 'commander';
+import { intArg } from './options.ts';
+
+export interface HealthResult {
+  healthy: boolean;
+  /** what to print: `healthy <url> …` or `unhealthy <url>: why` */
+  line: string;
+}
+
+/** The /health URL for `text`: a base URL gets `/health` appended; a URL ending in /health is kept. */
+export function healthUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(text)}`);
+  if (!/\/health\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/+$/, '')}/health`;
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
+/** GET `url` with node:http(s) (fetch refuses some ports, e.g. 6000 and 10080, by its "bad port" list). */
+function get(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers: { accept: 'application/json' }, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        if (body.length < 65_536) body += c;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => {
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    });
+    req.on('error', reject);
+  });
+}
+
+export async function checkHealth(text: string, timeoutMs: number): Promise<HealthResult> {
+  const url = healthUrl(text);
+  const shown = url.toString();
+  const t0 = performance.now();
+  let res: { status: number; body: string };
+  try {
+    res = await get(url, timeoutMs);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    return { healthy: false, line: `unhealthy ${shown}: ${err.code === 'ETIMEDOUT' ? err.message : (err.code ?? err.message)}` };
+  }
+  const ms = Math.round(performance.now() - t0);
+  if (res.status !== 200) return { healthy: false, line: `unhealthy ${shown}: HTTP ${res.status} after ${ms} ms` };
+  let doc: Record<string, unknown>;
+  try {
+    doc = JSON.parse(res.body) as Record<string, unknown>;
+  } catch {
+    return { healthy: false, line: `unhealthy ${shown}: the body is not JSON` };
+  }
+  if (doc.status !== 'ok') return { healthy: false, line: `unhealthy ${shown}: status ${JSON.stringify(doc.status)}` };
+  const log = doc.log as { size?: unknown } | undefined;
+  const detail = `${typeof doc.version === 'string' ? `, version ${doc.version}` : ''}${typeof log?.size === 'number' ? `, log size ${log.size}` : ''}`;
+  return { healthy: true, line: `healthy ${shown} (${ms} ms${detail})` };
+}
+
+export function addHealthcheckCommand(program: Command): void {
+  program
+    .command('healthcheck')
+    .description('exit 0 when the node at --url is healthy (GET /health → 200 {"status":"ok"}), 1 when it is not')
+    .requiredOption('--url <url>', 'the node\'s base URL (e.g. http://127.0.0.1:8420) or its /health URL')
+    .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
+    .option('--quiet', 'print nothing; the exit status says it all')
+    .action(async (opts: { url: string; timeoutMs: number; quiet?: boolean }) => {
+      const r = await checkHealth(opts.url, opts.timeoutMs);
+      if (opts.quiet !== true) (r.healthy ? process.stdout : process.stderr).write(r.line + '\n');
+      process.exitCode = r.healthy ? 0 : 1;
+    });
+}
