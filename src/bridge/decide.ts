@@ -124,8 +124,28 @@ function checkProofSignature(req: TokenRequest, policy: BridgePolicy, audience: 
   return `${encodeHex(leafKey)}:${proof.nonce}`;
 }
 
+/**
+ * The JSON pointer of the first string (member name or value) that is not well-formed UTF-16 (a
+ * lone surrogate), or null. Such strings have no canonical JSON form (RFC 8785), so the signed
+ * bytes of the chain and of the proof could not be built; the HTTP parser refuses them already,
+ * this keeps direct callers of decideToken on the same rule.
+ */
+function loneSurrogateAt(v: unknown, at = ''): string | null {
+  if (typeof v === 'string') return v.isWellFormed() ? null : at;
+  if (typeof v !== 'object' || v === null) return null;
+  for (const [k, x] of Object.entries(v)) {
+    const here = `${at}/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (!k.isWellFormed()) return here;
+    const found = loneSurrogateAt(x, here);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefined, now: number, jti: string): Grant {
   // 1. parse and schema
+  const lone = loneSurrogateAt(doc);
+  if (lone !== null) throw malformed(lone, 'lone surrogate in a string');
   const req = decodeTokenRequest(doc);
   if (policy.proofOfPossession && req.audience === undefined) throw malformed('/audience', 'required when proof of possession is on');
   const audience = req.audience ?? policy.audiences[0]!;
