@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -75,12 +75,15 @@ void test('reproducible bundle: same bytes from another build, another output pa
   assert.equal(statSync(bundleFile).mode & 0o111, 0o111, 'executable');
   // `npm run build`'s script, in a child with another cwd, time zone and locale, to another path
   const other = join(outDir, 'again', 'aw.mjs');
+  // a fresh directory as cwd: never an ancestor of the clone (CI may clone under the temp dir)
+  const cwd = mkdtempSync(join(tmpdir(), 'aw-bundle-cwd-'));
   const r = spawnSync(process.execPath, [join(ROOT, 'src', 'build', 'bundle.ts'), '--out', other], {
-    cwd: tmpdir(),
+    cwd,
     encoding: 'utf8',
     env: { ...process.env, TZ: 'Pacific/Kiritimati', LANG: 'de_DE.UTF-8', LC_ALL: 'de_DE.UTF-8' },
     timeout: 60_000,
   });
+  rmSync(cwd, { recursive: true, force: true });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, `${digest}  ${other}\n`);
   assert.deepEqual(readFileSync(other), bytes);
