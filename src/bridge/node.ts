@@ -7,6 +7,7 @@
  * no `--issuer` is given, the issuer is the listening URL itself —, and a generated throwaway key
  * directory when `--key-dir` is missing. Each relaxation is logged at start.
  */
+import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -34,7 +35,7 @@ import type { TrustedRoots } from './trusted-roots.ts';
 
 export const KEY_REFRESH_INTERVAL_MS = 60_000;
 
-export interface BridgeConfig {
+export interface BridgeConfig extends HttpLimits {
   host: string;
   port: number;
   /** Required unless `dev` (then a throwaway directory is generated). */
@@ -55,13 +56,6 @@ export interface BridgeConfig {
   /** Algorithm of the first key created in an empty key directory. */
   alg?: SigningAlg;
   nonceCapacity?: number;
-  maxBodyBytes?: number;
-  maxInFlight?: number;
-  maxQueue?: number;
-  requestTimeoutMs?: number;
-  maxConnections?: number;
-  maxConnectionsPerIp?: number;
-  trustProxy?: string[];
   /** unix ms of the process start (the pop_stale rule); default: now */
   startedAt?: number;
 }
@@ -173,13 +167,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     logger: log,
     https: tls,
     ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
-    ...(config.maxBodyBytes === undefined ? {} : { maxBodyBytes: config.maxBodyBytes }),
-    ...(config.maxInFlight === undefined ? {} : { maxInFlight: config.maxInFlight }),
-    ...(config.maxQueue === undefined ? {} : { maxQueue: config.maxQueue }),
-    ...(config.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.requestTimeoutMs }),
-    ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections }),
-    ...(config.maxConnectionsPerIp === undefined ? {} : { maxConnectionsPerIp: config.maxConnectionsPerIp }),
-    ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
+    ...httpLimitOptions(config),
   };
   const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer }, serverOpts);
   late.metrics = metrics;

@@ -6,7 +6,7 @@ import { readDocument } from '../witness/config-file.ts';
 import { ConfigError, parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../witness/quota.ts';
 import { collectList, intArg } from './options.ts';
-import { closeOnSignals, parseListen } from './serve-common.ts';
+import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 
 interface ServeFlags {
   config?: string;
@@ -66,8 +66,7 @@ function applyConfigFile(cmd: Command, path: string): void {
 }
 
 export function addServeCommand(program: Command): void {
-  program
-    .command('serve')
+  addHttpLimitOptions(program.command('serve'))
     .description('run the witness node')
     .option('--config <file>', 'optional JSON/YAML file of settings (flag names as keys); flags and variables win over it')
     .option('--listen <host:port>', 'address to listen on (port 0 = any free port)', '127.0.0.1:8420')
@@ -80,13 +79,6 @@ export function addServeCommand(program: Command): void {
     .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
-    .option('--max-body-bytes <n>', 'request body cap', intArg(1))
-    .option('--max-in-flight <n>', 'requests in handlers at once', intArg(1))
-    .option('--max-queue <n>', 'requests waiting for a slot', intArg(0))
-    .option('--request-timeout-ms <n>', 'request deadline from the first byte', intArg(100))
-    .option('--max-connections <n>', 'open connections in total', intArg(1))
-    .option('--max-connections-per-ip <n>', 'open connections per client IP', intArg(1))
-    .option('--trust-proxy <cidr>', 'proxies whose X-Forwarded-For is believed (repeatable, comma-separated)', collectList)
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
     .option('--build-attestation <file>', 'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)')
     .option('--store <spec>', 'sqlite:PATH (default <data-dir>/witness.db) or postgres://…')

@@ -38,7 +38,7 @@ import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
 import { collectList, envProgram, intArg } from './options.ts';
-import { closeOnSignals, parseListen } from './serve-common.ts';
+import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { VERSION } from '../version.ts';
 
@@ -81,8 +81,7 @@ const stdoutIo: CliIo = {
 };
 
 function addServe(program: Command, io: CliIo): void {
-  program
-    .command('serve')
+  addHttpLimitOptions(program.command('serve'))
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
     .requiredOption('--listen <host:port>', 'address to listen on (port 0 = any free port)')
     .option('--key-dir <dir>', 'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start')
@@ -98,13 +97,6 @@ function addServe(program: Command, io: CliIo): void {
     .option('--aws-session-tags', 'add the https://aws.amazon.com/tags claim (principal tags auths_leaf, auths_caps)')
     .option('--dev', 'development: http:// or a port allowed in a loopback issuer (default: the listening URL), throwaway keys without --key-dir, a demo chain')
     .addOption(algOption())
-    .option('--trust-proxy <cidr>', 'proxies whose X-Forwarded-For is believed (repeatable, comma-separated)', collectList)
-    .option('--max-body-bytes <n>', 'request body cap', intArg(1))
-    .option('--max-in-flight <n>', 'requests in handlers at once', intArg(1))
-    .option('--max-queue <n>', 'requests waiting for a slot', intArg(0))
-    .option('--request-timeout-ms <n>', 'request deadline from the first byte', intArg(100))
-    .option('--max-connections <n>', 'open connections in total', intArg(1))
-    .option('--max-connections-per-ip <n>', 'open connections per client IP', intArg(1))
     .option('--nonce-capacity <n>', 'proof-of-possession nonces remembered at once (full → 503 overloaded)', intArg(1))
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseListen(flags.listen);

@@ -17,6 +17,7 @@ import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { closeGracefully, createServer, listen, registerMetricsRoute, type App, type ListenInfo } from '../server/server.ts';
 import { SqliteStore } from '../store/sqlite.ts';
+import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
 import { PostgresStore } from '../store/postgres.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
@@ -35,7 +36,7 @@ export class ConfigError extends ProtocolError {}
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];
 
-export interface WitnessConfig {
+export interface WitnessConfig extends HttpLimits {
   host: string;
   port: number;
   dataDir: string;
@@ -53,13 +54,6 @@ export interface WitnessConfig {
   allowUnderivedSeeds: boolean;
   dev: boolean;
   quota: QuotaDefaults;
-  maxBodyBytes?: number;
-  maxInFlight?: number;
-  maxQueue?: number;
-  requestTimeoutMs?: number;
-  maxConnections?: number;
-  maxConnectionsPerIp?: number;
-  trustProxy?: string[];
   rateLimit?: { rps: number; burst: number } | null;
   /** Worker threads for Ed25519 verification (default: cores − 1; 0 = on the event loop). */
   verifyThreads?: number;
@@ -229,13 +223,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       logger: log,
       metrics: registry,
       openapi: { title: 'anchor-witness', version: VERSION, description: 'Witness node for append-only anchor chains (SPEC §3–§6)' },
-      ...(config.maxBodyBytes !== undefined ? { maxBodyBytes: config.maxBodyBytes } : {}),
-      ...(config.maxInFlight !== undefined ? { maxInFlight: config.maxInFlight } : {}),
-      ...(config.maxQueue !== undefined ? { maxQueue: config.maxQueue } : {}),
-      ...(config.requestTimeoutMs !== undefined ? { requestTimeoutMs: config.requestTimeoutMs } : {}),
-      ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}),
-      ...(config.maxConnectionsPerIp !== undefined ? { maxConnectionsPerIp: config.maxConnectionsPerIp } : {}),
-      ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
+      ...httpLimitOptions(config),
       rateLimit: config.rateLimit ?? null,
     });
     closers.unshift(() => closeGracefully(app));
