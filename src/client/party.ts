@@ -6,15 +6,8 @@ import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { p256PublicKeyBytes, signP256 } from '../crypto/p256.ts';
 
-export interface UnsignedAnchor {
-  seedId: Uint8Array;
-  index: number;
-  head: Uint8Array;
-  cumulative: bigint;
-  /** Unix seconds. */
-  timestamp: number;
-  witnessSet: { said: string; threshold: number };
-}
+/** An anchor's fields before the party signs it. */
+export type UnsignedAnchor = Omit<Anchor, 'sigParty'>;
 
 /** Sign an anchor with the party key (curve from the key type). */
 export function signAnchor(key: KeyObject, curve: Curve, fields: UnsignedAnchor): Anchor {

@@ -41,12 +41,11 @@
  * connections and reconnects on the next request. Integrity and syntax errors are not mapped:
  * they mean a bug, not an outage.
  */
+import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, toBytes, type SeedRow } from './rows.ts';
 import pg from 'pg';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
-import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import type { DuplicityProof } from '../anchor/types.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { ProtocolError } from '../errors.ts';
 import { consistencyProof, inclusionProof } from '../tlog/merkle.ts';
 import { Mutex } from './mutex.ts';
@@ -128,37 +127,9 @@ const types = new pg.TypeOverrides();
 // int8 → number: sizes, indices and times are safe integers (trees hold < 2^53 entries).
 types.setTypeParser(20, (v: string) => Number(v));
 
-const decodeStoredAnchor = (text: string) => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as AnchorWire, '');
-const decodeStoredProof = (text: string): DuplicityProof =>
-  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as DuplicityProofWire);
 
-function toBytes(v: unknown): Uint8Array {
-  if (!(v instanceof Uint8Array)) throw new StoreUnavailableError('store: corrupt row (expected bytea)');
-  return v;
-}
 
-interface SeedRow {
-  seed_id: Uint8Array;
-  owner: string;
-  created_at: number;
-  anchor: string;
-  cosig_signature: Uint8Array;
-  cosig_time: number;
-  leaf_index: number;
-  proof: string | null;
-}
 
-function seedFromRow(row: SeedRow): SeedRecord {
-  const record: SeedRecord = {
-    seedId: toBytes(row.seed_id),
-    owner: row.owner,
-    createdAt: row.created_at,
-    latest: decodeStoredAnchor(row.anchor),
-    cosignature: { signature: toBytes(row.cosig_signature), timestamp: row.cosig_time, leafIndex: row.leaf_index },
-  };
-  if (row.proof !== null) record.duplicity = decodeStoredProof(row.proof);
-  return record;
-}
 
 // Named statements: prepared once per connection.
 const Q = {
@@ -374,7 +345,7 @@ class PgTransaction implements StoreTransaction {
       seeds.map((s) => s.seedId),
       seeds.map((s) => s.owner),
       seeds.map((s) => s.createdAt),
-      seeds.map((s) => stringifyJson(encodeAnchor(s.latest))),
+      seeds.map((s) => encodeStoredAnchor(s.latest)),
       seeds.map((s) => s.latest.index),
       seeds.map((s) => s.cosignature.signature),
       seeds.map((s) => s.cosignature.timestamp),
@@ -383,7 +354,7 @@ class PgTransaction implements StoreTransaction {
       this.events.map((e) => e.at),
       this.events.map((e) => e.newSeed),
       dups.map((d) => d.proof.seedId),
-      dups.map((d) => stringifyJson(encodeDuplicityProof(d.proof))),
+      dups.map((d) => encodeStoredProof(d.proof)),
       dups.map((d) => d.leafIndex),
       dups.map((d) => d.at),
       prune,

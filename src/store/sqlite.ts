@@ -19,10 +19,9 @@ import { Worker } from 'node:worker_threads';
 import { hashChildren, hashLeaf } from '../tlog/hash.ts';
 import { treeRoot, inclusionProof, consistencyProof } from '../tlog/merkle.ts';
 import type { HashReader } from '../tlog/merkle.ts';
-import { decodeAnchor, encodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
-import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
-import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
+import type { DuplicityProof } from '../anchor/types.ts';
 import { Mutex } from './mutex.ts';
+import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, toBytes, type SeedRow } from './rows.ts';
 import { StoreOpenError, StoreUnavailableError } from './types.ts';
 import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
 
@@ -55,25 +54,8 @@ function guard<T>(fn: () => T): T {
   }
 }
 
-function toBytes(v: unknown): Uint8Array {
-  if (!(v instanceof Uint8Array)) throw new StoreUnavailableError('store: corrupt row (expected a blob)');
-  return v;
-}
 
-const decodeStoredAnchor = (text: string) => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as AnchorWire, '');
-const decodeStoredProof = (text: string): DuplicityProof =>
-  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as DuplicityProofWire);
 
-interface SeedRow {
-  seed_id: Uint8Array;
-  owner: string;
-  created_at: number;
-  anchor: string;
-  cosig_signature: Uint8Array;
-  cosig_time: number;
-  leaf_index: number;
-  proof: string | null;
-}
 
 class Queries {
   readonly getMeta: Statement<[string], { value: string }>;
@@ -140,16 +122,7 @@ class Queries {
 
   seed(seedId: Uint8Array): SeedRecord | undefined {
     const row = this.getSeed.get(seedId);
-    if (row === undefined) return undefined;
-    const record: SeedRecord = {
-      seedId: toBytes(row.seed_id),
-      owner: row.owner,
-      createdAt: row.created_at,
-      latest: decodeStoredAnchor(row.anchor),
-      cosignature: { signature: toBytes(row.cosig_signature), timestamp: row.cosig_time, leafIndex: row.leaf_index },
-    };
-    if (row.proof !== null) record.duplicity = decodeStoredProof(row.proof);
-    return record;
+    return row === undefined ? undefined : seedFromRow(row);
   }
 
   size(): number {
@@ -384,13 +357,13 @@ export class SqliteStore implements WitnessStore {
         ),
       putSeed: (s, isNew, party) => {
         guard(() => {
-          q.putSeed.run(s.seedId, s.owner, s.createdAt, stringifyJson(encodeAnchor(s.latest)), s.cosignature.signature, s.cosignature.timestamp, s.cosignature.leafIndex);
+          q.putSeed.run(s.seedId, s.owner, s.createdAt, encodeStoredAnchor(s.latest), s.cosignature.signature, s.cosignature.timestamp, s.cosignature.leafIndex);
           q.putEvent.run(party, s.cosignature.timestamp, isNew ? 1 : 0);
         });
         return Promise.resolve();
       },
       putDuplicity: (proof, leafIndex, at) => {
-        guard(() => q.putProof.run(proof.seedId, stringifyJson(encodeDuplicityProof(proof)), leafIndex, at));
+        guard(() => q.putProof.run(proof.seedId, encodeStoredProof(proof), leafIndex, at));
         return Promise.resolve();
       },
       appendEntries: (entries) =>

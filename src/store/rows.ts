@@ -1,0 +1,46 @@
+/**
+ * The row layout both SQL drivers share: seeds with their latest anchor stored as lossless JSON
+ * (cumulative as an integer literal), duplicity proofs as JSON, hashes and signatures as bytes.
+ */
+import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
+import { StoreUnavailableError } from './types.ts';
+import type { SeedRecord } from './types.ts';
+
+const CUMULATIVE = new Set(['cumulative']);
+
+export const encodeStoredAnchor = (a: Anchor): string => stringifyJson(encodeAnchor(a));
+export const decodeStoredAnchor = (text: string): Anchor => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as AnchorWire, '');
+export const encodeStoredProof = (p: DuplicityProof): string => stringifyJson(encodeDuplicityProof(p));
+export const decodeStoredProof = (text: string): DuplicityProof =>
+  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as DuplicityProofWire);
+
+export function toBytes(v: unknown): Uint8Array {
+  if (!(v instanceof Uint8Array)) throw new StoreUnavailableError('store: corrupt row (expected bytes)');
+  return v;
+}
+
+/** A seed joined with its duplicity proof (null when not frozen). */
+export interface SeedRow {
+  seed_id: Uint8Array;
+  owner: string;
+  created_at: number;
+  anchor: string;
+  cosig_signature: Uint8Array;
+  cosig_time: number;
+  leaf_index: number;
+  proof: string | null;
+}
+
+export function seedFromRow(row: SeedRow): SeedRecord {
+  const record: SeedRecord = {
+    seedId: toBytes(row.seed_id),
+    owner: row.owner,
+    createdAt: row.created_at,
+    latest: decodeStoredAnchor(row.anchor),
+    cosignature: { signature: toBytes(row.cosig_signature), timestamp: row.cosig_time, leafIndex: row.leaf_index },
+  };
+  if (row.proof !== null) record.duplicity = decodeStoredProof(row.proof);
+  return record;
+}
