@@ -6,9 +6,10 @@ import { readDocument } from '../witness/config-file.ts';
 import { ConfigError, parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../witness/quota.ts';
 import { collectList, intArg } from './options.ts';
+import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 
-interface ServeFlags {
+interface ServeFlags extends HttpLimits {
   config?: string;
   listen?: string;
   dataDir?: string;
@@ -20,13 +21,6 @@ interface ServeFlags {
   registry?: string;
   logs?: string;
   logOrigin?: string;
-  maxBodyBytes?: number;
-  maxInFlight?: number;
-  maxQueue?: number;
-  requestTimeoutMs?: number;
-  maxConnections?: number;
-  maxConnectionsPerIp?: number;
-  trustProxy?: string[];
   rateLimit?: string;
   buildAttestation?: string;
   store?: string;
@@ -110,7 +104,7 @@ export function addServeCommand(program: Command): void {
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
       };
-      const optional = ['key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'buildAttestation', 'store', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy', 'verifyThreads'] as const;
+      const optional = [...HTTP_LIMIT_KEYS, 'key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'buildAttestation', 'store', 'verifyThreads'] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFiles', logsList: 'logsLists', registry: 'registryFile', logs: 'logsFile' };
       for (const k of optional) {
         const v = flags[k];

@@ -38,11 +38,12 @@ import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
 import { collectList, envProgram, intArg } from './options.ts';
+import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { VERSION } from '../version.ts';
 
-interface ServeFlags {
+interface ServeFlags extends HttpLimits {
   listen: string;
   keyDir?: string;
   issuer?: string;
@@ -57,13 +58,6 @@ interface ServeFlags {
   awsSessionTags?: boolean;
   dev?: boolean;
   alg: SigningAlg;
-  trustProxy?: string[];
-  maxBodyBytes?: number;
-  maxInFlight?: number;
-  maxQueue?: number;
-  requestTimeoutMs?: number;
-  maxConnections?: number;
-  maxConnectionsPerIp?: number;
   nonceCapacity?: number;
 }
 
@@ -111,7 +105,7 @@ function addServe(program: Command, io: CliIo): void {
         dev: flags.dev ?? false,
         alg: flags.alg,
       };
-      const optional = ['keyDir', 'issuer', 'trustProxy', 'maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'nonceCapacity'] as const;
+      const optional = [...HTTP_LIMIT_KEYS, 'keyDir', 'issuer', 'nonceCapacity'] as const;
       for (const k of optional) if (flags[k] !== undefined) (config as unknown as Record<string, unknown>)[k] = flags[k];
       if (flags.audience !== undefined) config.audiences = flags.audience;
       if (flags.trustedRoots !== undefined) config.trustedRootsFile = flags.trustedRoots;
