@@ -18,17 +18,13 @@ import { availableParallelism } from 'node:os';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { encodeAnchor } from '../src/anchor/codec.ts';
-import { deriveSeedId } from '../src/anchor/messages.ts';
 import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
-import { stringifyJson } from '../src/encoding/json.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { signAnchor } from '../src/client/party.ts';
 import { pgBinDir, startPgServer, type PgServer } from '../test/helpers/pg-server.ts';
 import { startReplica, type Replica } from '../test/helpers/pg-replicas.ts';
+import { makeLanes, post, type Lane } from './_load.ts';
 import { percentile } from './_measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -49,45 +45,8 @@ writeFileSync(
 );
 writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(generateEd25519().privateKey));
 
-interface Lane {
-  bodies: Buffer[];
-  next: number;
-}
-
-/** Pre-signed anchors, a run of increasing indices per seed; reused by every run (each starts on an empty store). */
-function makeLanes(perSeed: number): Lane[] {
-  const lanes: Lane[] = [];
-  for (const p of parties) {
-    for (let s = 0; s < SEEDS_PER_PARTY; s++) {
-      const scope = `S${s}-${randomBytes(4).toString('hex')}`;
-      const seedId = deriveSeedId(p.id, p.id, scope);
-      const bodies: Buffer[] = [];
-      for (let i = 1; i <= perSeed; i++) {
-        const a = signAnchor(p.privateKey, 'ed25519', { seedId, index: i, head: randomBytes(32), cumulative: BigInt(i), timestamp: 1700000000 + i, witnessSet: { said: 'EBench', threshold: 1 } });
-        bodies.push(Buffer.from(stringifyJson({ anchor: encodeAnchor(a), party: { agent: p.id, root: p.id, scope } })));
-      }
-      lanes.push({ bodies, next: 0 });
-    }
-  }
-  return lanes;
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function postAnchor(url: URL, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, path: '/v1/anchor', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          resolve(res.statusCode ?? 0);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const postAnchor = (url: URL, body: Buffer): Promise<number> => post(agent, url, '/v1/anchor', body, { 'content-type': 'application/json' });
 
 function summary(latencies: number[]) {
   latencies.sort((a, b) => a - b);
@@ -183,7 +142,7 @@ try {
   await meta.end();
 
   const perSeed = Math.ceil((SECONDS * 2 * 5000) / (PARTIES * SEEDS_PER_PARTY)) + 2;
-  const lanes = makeLanes(perSeed);
+  const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
   const reset = () => {
     for (const l of lanes) l.next = 0;
   };

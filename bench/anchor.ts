@@ -12,26 +12,22 @@ import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
-import { encodeAnchor } from '../src/anchor/codec.ts';
-import { cosignMessage, deriveSeedId } from '../src/anchor/messages.ts';
 import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
-import { stringifyJson } from '../src/encoding/json.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { signAnchor } from '../src/client/party.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
 import { LogSigner } from '../src/witness/log.ts';
-import { partyMessage } from '../src/anchor/messages.ts';
+import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
+import { makeLanes, post, spawnWitness, type Lane } from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const LOG_MAX = Number(process.env.BENCH_LOG_MAX ?? 1_000_000);
 const PARTIES = 20;
 const SEEDS_PER_PARTY = 100;
 const CONCURRENCY = 64;
-const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-'));
 
 // ---- parties, registry, pre-signed anchors (each seed gets a run of increasing indices)
@@ -43,67 +39,13 @@ writeFileSync(
 const witness = generateEd25519();
 writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witness.privateKey));
 
-interface Lane {
-  bodies: Buffer[];
-  next: number;
-}
-function makeLanes(perSeed: number): Lane[] {
-  const lanes: Lane[] = [];
-  for (const p of parties) {
-    for (let s = 0; s < SEEDS_PER_PARTY; s++) {
-      const scope = `S${s}-${randomBytes(4).toString('hex')}`;
-      const seedId = deriveSeedId(p.id, p.id, scope);
-      const bodies: Buffer[] = [];
-      for (let i = 1; i <= perSeed; i++) {
-        const a = signAnchor(p.privateKey, 'ed25519', { seedId, index: i, head: randomBytes(32), cumulative: BigInt(i), timestamp: 1700000000 + i, witnessSet: { said: 'EBench', threshold: 1 } });
-        bodies.push(Buffer.from(stringifyJson({ anchor: encodeAnchor(a), party: { agent: p.id, root: p.id, scope } })));
-      }
-      lanes.push({ bodies, next: 0 });
-    }
-  }
-  return lanes;
-}
-
-async function startWitness(): Promise<{ url: URL; stop: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
-      join(root, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'),
-      '--name', 'witness.bench/w', '--roles', 'anchor', '--registry', join(dir, 'registry.json'),
-      '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000', '--max-queue', '100000', '--log-level', 'warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
-  return {
-    url: new URL(line.replace('listening on ', '')),
-    stop: () =>
-      new Promise((r) => {
-        child.once('exit', () => {
-          r();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
+const startWitness = () =>
+  spawnWitness([
+    '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'), '--name', 'witness.bench/w', '--roles', 'anchor', '--registry', join(dir, 'registry.json'),
+    '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000', '--max-queue', '100000',
+  ]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function postAnchor(url: URL, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, path: '/v1/anchor', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          resolve(res.statusCode ?? 0);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const postAnchor = (url: URL, body: Buffer): Promise<number> => post(agent, url, '/v1/anchor', body, { 'content-type': 'application/json' });
 
 /** Closed loop: CONCURRENCY workers, each taking the next anchor of its own lanes. */
 async function closedLoop(url: URL, lanes: Lane[], seconds: number) {
@@ -235,7 +177,7 @@ try {
   const ceiling = 1 / (1 / verify.ops_per_s + 1 / sign.ops_per_s);
 
   const perSeed = Math.ceil((SECONDS * 2 * 6000) / (PARTIES * SEEDS_PER_PARTY)) + 2;
-  const lanes = makeLanes(perSeed);
+  const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
   const w = await startWitness();
   await closedLoop(w.url, lanes, 1); // warm-up
   const peak = await closedLoop(w.url, lanes, SECONDS);

@@ -5,12 +5,10 @@
  * checkpoint signature) + 1 sign (the cosignature). Reports requests/s, p50/p99 at full load and
  * p99 at half the peak rate.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { formatCheckpoint } from '../src/note/checkpoint.ts';
@@ -20,11 +18,11 @@ import { encodeBase64 } from '../src/encoding/base64.ts';
 import { hashLeaf } from '../src/tlog/hash.ts';
 import { consistencyProof, memoryHashReader, treeRoot } from '../src/tlog/merkle.ts';
 import { percentile, rate } from './_measure.ts';
+import { post, spawnWitness } from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ORIGINS = 64; // one in-flight request per origin at a time: each grows its own log
 const STEPS = Math.ceil(SECONDS * 2.5 * 4000 / ORIGINS) + 10;
-const root = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-cosign-'));
 
 // One synthetic tree per origin, grown by 1 leaf per step; requests are prebuilt.
@@ -50,42 +48,13 @@ writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(generateEd25519().pri
 const cosigner = generateEd25519();
 writeNewKeyFile(join(dir, 'c.pem'), ed25519PrivateKeyToPem(cosigner.privateKey));
 
-async function startWitness(): Promise<{ url: URL; stop: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
-      join(root, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'),
-      '--cosign-key', join(dir, 'c.pem'), '--name', 'witness.bench/w', '--roles', 'cosign', '--logs', join(dir, 'logs.json'), '--log-level', 'warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
-  return {
-    url: new URL(line.replace('listening on ', '')),
-    stop: () =>
-      new Promise((r) => {
-        child.once('exit', () => {
-          r();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
+const startWitness = () =>
+  spawnWitness([
+    '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'), '--cosign-key', join(dir, 'c.pem'), '--name', 'witness.bench/w', '--roles', 'cosign',
+    '--logs', join(dir, 'logs.json'),
+  ]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: ORIGINS });
-function post(url: URL, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: '/add-checkpoint', method: 'POST', agent, headers: { 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        resolve(res.statusCode ?? 0);
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const postCheckpoint = (url: URL, body: Buffer): Promise<number> => post(agent, url, '/add-checkpoint', body);
 
 const ms = (v: number): number => Number(v.toFixed(2));
 
@@ -118,7 +87,7 @@ try {
             due += perOriginGap;
           }
           const t = performance.now();
-          const status = await post(w.url, q[next[o]!]!);
+          const status = await postCheckpoint(w.url, q[next[o]!]!);
           latencies.push(performance.now() - t);
           if (status === 200) next[o]!++;
           else errors++;
