@@ -5,16 +5,16 @@
 //   by the verifier; an attestation of another file refused at start-up; no attestation → 404.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { bundle, EXTERNAL, ROOT, type BundleResult } from '../../src/build/bundle.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { VERSION } from '../../src/version.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { spawnServe } from '../helpers/spawn-serve.ts';
 
 // Inside the repository, so the bundle finds better-sqlite3 in node_modules as dist/ does.
 const outDir = join(ROOT, 'dist', `.test-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -30,30 +30,7 @@ const run = (file: string, args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
 const aw = (args: string[], env: Record<string, string> = {}) => run(bundleFile, args, env);
 
-function serve(args: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [bundleFile, 'serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (line) => {
-      resolve({
-        url: line.replace('listening on ', ''),
-        stop: () =>
-          new Promise((r) => {
-            child.once('exit', (code) => {
-              r(code);
-            });
-            child.kill('SIGTERM');
-          }),
-      });
-    });
-    child.once('exit', (code) => {
-      reject(new Error(`exited ${code}: ${err}`));
-    });
-  });
-}
+const serve = (args: string[]) => spawnServe(bundleFile, ['--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args]);
 
 before(async () => {
   built = await bundle({ outFile: bundleFile });

@@ -1,38 +1,17 @@
 // `anchor-witness keygen` and `serve` start-up refusals (SPEC §1, §9), over real child processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { spawnServe } from '../helpers/spawn-serve.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'anchor-witness.js');
 const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
 
-function serve(args: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (line) => {
-      resolve({
-        url: line.replace('listening on ', ''),
-        stop: () =>
-          new Promise((r) => {
-            child.once('exit', (code) => {
-              r(code);
-            });
-            child.kill('SIGTERM');
-          }),
-      });
-    });
-    child.once('exit', (code) => {
-      reject(new Error(`exited ${code}: ${err}`));
-    });
-  });
-}
+const serve = (args: string[], env: Record<string, string> = {}) => spawnServe(bin, args, env);
 
 void test('keygen writes a 0600 key once and prints its public key', () => {
   const { dir, cleanup } = tempDir();
