@@ -53,7 +53,11 @@ export interface AnchorServiceOptions {
   quota: QuotaDefaults;
   now?: () => number;
   maxBatch?: number;
-  /** Verify Ed25519 party signatures on worker threads (the rules are the same; the arithmetic moves off the event loop). */
+  /**
+   * Verify Ed25519 party signatures on worker threads (the rules are the same; the arithmetic moves
+   * off the event loop). When the pool was made with the witness key, a verified anchor's cosign
+   * message is signed on the same trip (used only if the anchor is co-signed; dropped otherwise).
+   */
   verifyPool?: Ed25519VerifyPool;
   /** Cache committed seed records and quota windows in memory (only for a single-writer store; default true). */
   cache?: boolean;
@@ -63,6 +67,10 @@ export interface AnchorServiceOptions {
 
 interface Pending {
   anchor: Anchor;
+  /** The cosign message (log entry) of `anchor`. */
+  message: Uint8Array;
+  /** Its signature by the witness key, made speculatively with the party-signature check. */
+  presigned: Uint8Array | undefined;
   claim: PartyClaim;
   party: RegistryParty;
   now: number;
@@ -106,14 +114,22 @@ export class AnchorService {
     const pre = checkParty(anchor, claim, this.opts.registry());
     if ('outcome' in pre) return { kind: 'rejected', rejection: pre };
     const pool = this.opts.verifyPool;
-    const valid =
-      pool !== undefined && anchor.sigParty.curve === 'ed25519'
-        ? await pool.verify(anchor.sigParty.publicKey, partyMessage(anchor), anchor.sigParty.signature)
-        : verifyPartySignature(anchor);
+    const message = cosignMessage(anchor);
+    let valid: boolean;
+    let presigned: Uint8Array | undefined;
+    if (pool !== undefined && anchor.sigParty.curve === 'ed25519') {
+      if (pool.signingPublicKey === this.publicKeyHex) {
+        ({ valid, signature: presigned } = await pool.verifyAndSign(anchor.sigParty.publicKey, partyMessage(anchor), anchor.sigParty.signature, message));
+      } else {
+        valid = await pool.verify(anchor.sigParty.publicKey, partyMessage(anchor), anchor.sigParty.signature);
+      }
+    } else {
+      valid = verifyPartySignature(anchor);
+    }
     const late = signatureRejection(valid) ?? checkTimestamp(anchor, now);
     if (late !== null) return { kind: 'rejected', rejection: late };
     const decided = await new Promise<Decided>((resolve, reject) => {
-      this.queue.push({ anchor, claim, party: pre.party, now, resolve, reject });
+      this.queue.push({ anchor, message, presigned, claim, party: pre.party, now, resolve, reject });
       if (!this.draining) {
         this.draining = true;
         setImmediate(() => void this.drain());
@@ -153,7 +169,8 @@ export class AnchorService {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
         try {
-          const { results, seeds, usage } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          const { results, seeds, usage, committed } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          if (committed !== undefined) this.opts.onCommit?.(committed);
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
           for (const [party, use] of usage) this.usageCache?.set(party, use);
@@ -172,7 +189,12 @@ export class AnchorService {
   private async decideBatch(
     tx: StoreTransaction,
     batch: Pending[],
-  ): Promise<{ results: Decided[]; seeds: Map<string, SeedRecord | undefined>; usage: Map<string, PartyUsage> }> {
+  ): Promise<{
+    results: Decided[];
+    seeds: Map<string, SeedRecord | undefined>;
+    usage: Map<string, PartyUsage>;
+    committed: { cosigned: number; duplicities: DuplicityProof[]; size: number } | undefined;
+  }> {
     const seeds = new Map<string, SeedRecord | undefined>();
     const usage = new Map<string, PartyUsage>();
     const results: (Decided | ((cp: SignedCheckpoint) => Decided))[] = [];
@@ -222,8 +244,8 @@ export class AnchorService {
           break;
         }
         case 'cosign': {
-          const message = cosignMessage(p.anchor);
-          const signature = signEd25519(this.opts.witnessKey, message);
+          const message = p.message;
+          const signature = p.presigned ?? signEd25519(this.opts.witnessKey, message);
           const leafIndex = await tx.appendEntries([message]);
           appended = true;
           const next: SeedRecord = {
@@ -245,15 +267,16 @@ export class AnchorService {
     }
 
     let checkpoint: SignedCheckpoint | undefined;
+    let committed: { cosigned: number; duplicities: DuplicityProof[]; size: number } | undefined;
     if (appended) {
       checkpoint = this.opts.logSigner.sign(await tx.treeHead());
       await tx.setCheckpoint(checkpoint);
-      this.opts.onCommit?.({ cosigned, duplicities, size: checkpoint.size });
+      committed = { cosigned, duplicities, size: checkpoint.size };
     } else if (results.some((r) => typeof r === 'function')) {
       checkpoint = await this.opts.store.checkpoint();
       if (checkpoint === undefined) throw new Error('the log has no checkpoint');
     }
     const cp = checkpoint;
-    return { results: results.map((r) => (typeof r === 'function' ? r(cp!) : r)), seeds, usage };
+    return { results: results.map((r) => (typeof r === 'function' ? r(cp!) : r)), seeds, usage, committed };
   }
 }

@@ -143,7 +143,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   }
 
   const store = await openStore(config.store, config.dataDir);
-  const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1));
+  // The pool also signs anchor cosign messages with the witness key (never the cosign key).
+  const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1), witnessKey);
   const registry = new Registry();
   const m = witnessMetrics(registry);
   const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close()];

@@ -1,0 +1,102 @@
+// The Ed25519 verification pool: same answers as the strict verifier on the calling thread, in
+// batches over worker threads, and — for a pool made with a signing key — the signature of a second
+// message on the same trip, only when the first signature is valid.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Ed25519VerifyPool } from '../../src/crypto/verify-pool.ts';
+import { ED25519_SMALL_ORDER_ENCODINGS, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../../src/crypto/ed25519.ts';
+
+interface Case {
+  publicKey: Uint8Array;
+  message: Uint8Array;
+  signature: Uint8Array;
+  valid: boolean;
+}
+
+/** Valid signatures, tampered ones (message, signature, key), and the identity-key forgery. */
+function cases(n: number): Case[] {
+  const out: Case[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = generateEd25519();
+    const message = randomBytes(1 + (i % 700));
+    const signature = signEd25519(k.privateKey, message);
+    const publicKey = ed25519PublicKeyBytes(k.privateKey);
+    switch (i % 4) {
+      case 0:
+        out.push({ publicKey, message, signature, valid: true });
+        break;
+      case 1: {
+        const m = Uint8Array.from(message);
+        m[0]! ^= 1;
+        out.push({ publicKey, message: m, signature, valid: false });
+        break;
+      }
+      case 2: {
+        const s = Uint8Array.from(signature);
+        s[10]! ^= 0x20;
+        out.push({ publicKey, message, signature: s, valid: false });
+        break;
+      }
+      default:
+        out.push({ publicKey: Uint8Array.from(Buffer.from(`01${'00'.repeat(31)}`, 'hex')), message, signature: Uint8Array.from(Buffer.from(`01${'00'.repeat(63)}`, 'hex')), valid: false });
+    }
+  }
+  return out;
+}
+
+for (const size of [0, 2]) {
+  void test(`pool of ${size} worker(s): verify agrees with the strict verifier, concurrently submitted`, async () => {
+    const pool = new Ed25519VerifyPool(size);
+    try {
+      const all = cases(200);
+      const got = await Promise.all(all.map((c) => pool.verify(c.publicKey, c.message, c.signature)));
+      all.forEach((c, i) => {
+        assert.equal(got[i], c.valid, `case ${i}`);
+        assert.equal(verifyEd25519(c.publicKey, c.message, c.signature), c.valid, `reference, case ${i}`);
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  void test(`pool of ${size} worker(s): verifyAndSign signs the second message exactly when the first signature is valid`, async () => {
+    const signer = generateEd25519();
+    const pool = new Ed25519VerifyPool(size, signer.privateKey);
+    try {
+      assert.equal(pool.signingPublicKey, Buffer.from(signer.publicKey).toString('hex'));
+      const all = cases(120);
+      const toSign = all.map((_, i) => randomBytes(50 + i));
+      const got = await Promise.all(all.map((c, i) => pool.verifyAndSign(c.publicKey, c.message, c.signature, toSign[i]!)));
+      all.forEach((c, i) => {
+        const r = got[i]!;
+        assert.equal(r.valid, c.valid, `case ${i}`);
+        if (!c.valid) {
+          assert.equal(r.signature, undefined, `no signature for an invalid party signature (case ${i})`);
+          return;
+        }
+        assert.ok(r.signature !== undefined);
+        assert.equal(r.signature.length, 64);
+        assert.ok(verifyEd25519(signer.publicKey, toSign[i]!, r.signature), `signature over the second message (case ${i})`);
+        // Ed25519 is deterministic: the worker's signature is the one this thread would make.
+        assert.deepEqual(Buffer.from(r.signature), Buffer.from(signEd25519(signer.privateKey, toSign[i]!)));
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+}
+
+void test('small-order keys are refused before any worker sees them; a pool without a key refuses to sign', async () => {
+  const pool = new Ed25519VerifyPool(1);
+  try {
+    for (const enc of ED25519_SMALL_ORDER_ENCODINGS) {
+      assert.equal(await pool.verify(enc, new Uint8Array(1), new Uint8Array(64)), false);
+    }
+    const k = generateEd25519();
+    const m = randomBytes(10);
+    assert.throws(() => pool.verifyAndSign(ed25519PublicKeyBytes(k.privateKey), m, signEd25519(k.privateKey, m), m), /no signing key/);
+  } finally {
+    await pool.close();
+  }
+});
