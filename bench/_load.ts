@@ -1,6 +1,8 @@
 /** Shared load-generation pieces for the benchmarks: a witness child process, keep-alive POSTs, pre-signed anchor lanes. */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
@@ -13,18 +15,27 @@ import { stringifyJson } from '../src/encoding/json.ts';
 const ROOT = join(import.meta.dirname, '..');
 
 /** `anchor-witness serve <args>` as a child (listening on a free loopback port); BENCH_PROF adds --cpu-prof. */
-export async function spawnWitness(args: string[]): Promise<{ url: URL; stop: () => Promise<void> }> {
+export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: () => number; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
     [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
+      ...(process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean),
       join(ROOT, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  // The first stdout line that announces the port (V8 flags such as --trace-gc also write to stdout).
+  const line = await new Promise<string>((resolve) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.on('line', (l) => {
+      if (l.startsWith('listening on ')) resolve(l);
+      else if (process.env.BENCH_CHILD_STDOUT !== undefined) process.stderr.write(`[witness] ${l}\n`);
+    });
+  });
   return {
     url: new URL(line.replace('listening on ', '')),
+    cpuMs: () => processCpuMs(child.pid!),
     stop: () =>
       new Promise((r) => {
         child.once('exit', () => {
@@ -49,6 +60,14 @@ export function post(agent: http.Agent, url: URL, path: string, body: Buffer, he
   });
 }
 
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
 export interface Lane {
   bodies: Buffer[];
   next: number;
@@ -70,4 +89,128 @@ export function makeLanes(parties: { id: string; privateKey: KeyObject }[], seed
     }
   }
   return lanes;
+}
+
+/**
+ * A lean HTTP/1.1 load client: `connections` keep-alive sockets, one request in flight per socket
+ * (no pipelining), requests written as one buffer, responses parsed only as far as the status
+ * line and Content-Length. It exists so that the load generator, which shares this machine's
+ * cores with the node under test, spends a fraction of what node:http's client does per request
+ * (measured: ~135 µs per request with http.Agent), leaving the CPU to the server being measured.
+ * A response without Content-Length (chunked) is an error: the benchmarked routes never send one.
+ */
+export class LoadClient {
+  private readonly idle: Conn[] = [];
+  private readonly waiting: ((c: Conn) => void)[] = [];
+  private readonly all = new Set<Conn>();
+  private readonly url: URL;
+  private readonly host: string;
+
+  private readonly sources: string[];
+  private opened = 0;
+
+  /** `sources`: local addresses to connect from, round-robin (the witness allows 64 connections per client IP). */
+  constructor(url: URL, connections: number, sources: string[] = []) {
+    this.url = url;
+    this.host = url.host;
+    this.sources = sources;
+    for (let i = 0; i < connections; i++) this.idle.push(this.open());
+  }
+
+  private open(): Conn {
+    const source = this.sources.length === 0 ? undefined : this.sources[this.opened++ % this.sources.length];
+    const c = new Conn(Number(this.url.port), this.url.hostname, source);
+    this.all.add(c);
+    return c;
+  }
+
+  /** Resolves with the response status once the whole response has been read. */
+  async post(path: string, body: Buffer, contentType?: string): Promise<number> {
+    const head = `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\n${contentType === undefined ? '' : `content-type: ${contentType}\r\n`}content-length: ${body.length}\r\n\r\n`;
+    let conn = this.idle.pop() ?? (await new Promise<Conn>((r) => this.waiting.push(r)));
+    if (conn.closed) conn = this.replace(conn); // e.g. closed by the server's keep-alive idle timeout
+    try {
+      return await conn.request(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+    } catch (e) {
+      this.all.delete(conn);
+      conn.destroy();
+      this.release(this.open());
+      throw e;
+    } finally {
+      if (this.all.has(conn)) this.release(conn.closed ? this.replace(conn) : conn);
+    }
+  }
+
+  private replace(conn: Conn): Conn {
+    this.all.delete(conn);
+    return this.open();
+  }
+
+  private release(conn: Conn): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) next(conn);
+    else this.idle.push(conn);
+  }
+
+  close(): void {
+    for (const c of this.all) c.destroy();
+    this.all.clear();
+  }
+}
+
+class Conn {
+  private readonly socket: Socket;
+  closed = false;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending: { resolve: (status: number) => void; reject: (e: Error) => void } | undefined;
+
+  constructor(port: number, host: string, localAddress: string | undefined) {
+    this.socket = connect({ port, host, noDelay: true, ...(localAddress === undefined ? {} : { localAddress }) });
+    this.socket.on('data', (d: Buffer) => {
+      this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
+      this.parse();
+    });
+    const fail = (e: Error) => {
+      this.closed = true;
+      const p = this.pending;
+      this.pending = undefined;
+      p?.reject(e);
+    };
+    this.socket.on('error', fail);
+    this.socket.on('close', () => {
+      fail(new Error('connection closed before the response'));
+    });
+  }
+
+  request(bytes: Buffer): Promise<number> {
+    if (this.closed) return Promise.reject(new Error('connection closed'));
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.socket.write(bytes);
+    });
+  }
+
+  private parse(): void {
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0 || this.pending === undefined) return;
+    const head = this.buf.toString('latin1', 0, end);
+    const status = Number(head.slice(9, 12));
+    const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (m === null) {
+      this.socket.destroy(new Error(`response without content-length: ${head.split('\r\n')[0]}`));
+      return;
+    }
+    const total = end + 4 + Number(m[1]);
+    if (this.buf.length < total) return;
+    this.buf = this.buf.subarray(total);
+    if (/\r\nconnection: *close/i.test(head)) this.closed = true;
+    const p = this.pending;
+    this.pending = undefined;
+    p.resolve(status);
+  }
+
+  destroy(): void {
+    this.closed = true;
+    this.socket.destroy();
+  }
 }
