@@ -16,6 +16,10 @@ import { checkAnchors, CosignAudit, WitnessAudit, type AckedAnchor } from '../he
 import { figures, httpRequest, PROFILE, round, sleep } from '../helpers/rel-common.ts';
 import { cosignPublicKey, Lane, makeDeployment, NAME, ORIGIN, serveArgs, startServe, witnessPublicKey } from '../helpers/rel-node.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { holdHeavyLock } from '../helpers/heavy-lock.ts';
+
+// One load-generating suite at a time (see heavy-lock.ts).
+await holdHeavyLock();
 
 const ANCHOR_WORKERS = 12;
 const LOGS = 4;

@@ -27,6 +27,10 @@ import { COSIGN_STATUSES, codeOf, documentedCodes, figures, httpRequest, PROFILE
 import { applyStruct, applyText, structOp, textOp } from '../helpers/rel-fuzz.ts';
 import { AGENT, makeDeployment, ORIGIN, startTestNode, witnessPublicKey } from '../helpers/rel-node.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { holdHeavyLock } from '../helpers/heavy-lock.ts';
+
+// One load-generating suite at a time (see heavy-lock.ts).
+await holdHeavyLock();
 
 const SEED = Number(process.env.REL_SEED ?? 0x5eed) + 1000;
 const CODES = documentedCodes();

@@ -13,6 +13,10 @@ import { Lane, makeDeployment, ORIGIN, serveArgs, startServe, witnessPublicKey }
 import { tempDir } from '../helpers/tmp.ts';
 import { decodeAnchor } from '../../src/anchor/codec.ts';
 import type { AnchorWire } from '../../src/anchor/types.ts';
+import { holdHeavyLock } from '../helpers/heavy-lock.ts';
+
+// One load-generating suite at a time (see heavy-lock.ts).
+await holdHeavyLock();
 
 const IN_FLIGHT = 64;
 const QUEUE = 64;

@@ -14,6 +14,10 @@ import { readFileSync } from 'node:fs';
 import { figures, httpRequest, loopbackAddresses, percentile, PROFILE, round, sleep } from '../helpers/rel-common.ts';
 import { Lane, makeDeployment, serveArgs, startServe } from '../helpers/rel-node.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { holdHeavyLock } from '../helpers/heavy-lock.ts';
+
+// One load-generating suite at a time (see heavy-lock.ts).
+await holdHeavyLock();
 
 const DEADLINE_MS = 10_000;
 const PER_ADDRESS = 50;
