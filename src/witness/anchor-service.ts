@@ -170,10 +170,16 @@ export class AnchorService {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
         try {
           const { results, seeds, usage, committed } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
-          if (committed !== undefined) this.opts.onCommit?.(committed);
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
           for (const [party, use] of usage) this.usageCache?.set(party, use);
+          if (committed !== undefined) {
+            try {
+              this.opts.onCommit?.(committed);
+            } catch {
+              // Metrics and logs must never turn a committed batch into failed requests.
+            }
+          }
           batch.forEach((p, i) => {
             p.resolve(results[i]!);
           });
