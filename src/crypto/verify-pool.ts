@@ -17,7 +17,7 @@ import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from './ed25519.ts';
 
-// Request layout per item: u32 message length, u32 to-sign length (0 = none), public key (32),
+// Request layout per item: u32 message length, u32 to-sign length + 1 (0 = nothing to sign), public key (32),
 // signature (64), message, to-sign. Reply per item: 1 byte valid, 64 bytes signature (zero if none).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -41,7 +41,8 @@ parentPort.on('message', ({ id, buf, count }) => {
   let o = 0;
   for (let i = 0; i < count; i++) {
     const len = data.readUInt32BE(o);
-    const signLen = data.readUInt32BE(o + 4);
+    const signField = data.readUInt32BE(o + 4);
+    const signLen = signField === 0 ? 0 : signField - 1;
     const pk = data.subarray(o + 8, o + 40);
     const sig = data.subarray(o + 40, o + 104);
     const msg = data.subarray(o + 104, o + 104 + len);
@@ -50,7 +51,7 @@ parentPort.on('message', ({ id, buf, count }) => {
     let ok = false;
     try { ok = verify(null, msg, key(pk), sig); } catch { ok = false; }
     out[i * 65] = ok ? 1 : 0;
-    if (ok && signLen > 0 && signingKey !== undefined) out.set(sign(null, toSign, signingKey), i * 65 + 1);
+    if (ok && signField > 0 && signingKey !== undefined) out.set(sign(null, toSign, signingKey), i * 65 + 1);
   }
   parentPort.postMessage({ id, out }, [out.buffer]);
 });
@@ -159,7 +160,7 @@ export class Ed25519VerifyPool {
     for (const it of items) {
       const signLen = it.toSign?.length ?? 0;
       dv.setUint32(o, it.message.length);
-      dv.setUint32(o + 4, signLen);
+      dv.setUint32(o + 4, it.toSign === undefined ? 0 : signLen + 1);
       view.set(it.publicKey, o + 8);
       view.set(it.signature, o + 40);
       view.set(it.message, o + 104);
