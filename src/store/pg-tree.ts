@@ -15,6 +15,7 @@
  */
 import { EMPTY_ROOT, hashChildren, hashLeaf } from '../tlog/hash.ts';
 import type { HashReader } from '../tlog/merkle.ts';
+import { nodeKey, type NodeCache } from './node-cache.ts';
 
 export interface NodeRef {
   level: number;
@@ -26,47 +27,16 @@ export interface StoredNode extends NodeRef {
 }
 
 const PLACEHOLDER = new Uint8Array(32);
-const key = (level: number, index: number): string => `${level}/${index}`;
+const key = nodeKey;
 
 /** Run `compute` with a recording reader; returns the distinct nodes it reads. */
 export function nodesRead(compute: (read: HashReader) => unknown): NodeRef[] {
-  const seen = new Map<string, NodeRef>();
+  const seen = new Map<number, NodeRef>();
   compute((level, index) => {
     seen.set(key(level, index), { level, index });
     return PLACEHOLDER;
   });
   return [...seen.values()];
-}
-
-/**
- * Committed complete-subtree hashes, LRU. A complete subtree never changes once committed, so
- * this cache stays valid with any number of writers (unlike caches of seeds or checkpoints); it is
- * filled only with nodes read from the database or written by a transaction that committed.
- */
-export class NodeCache {
-  private readonly map = new Map<string, Uint8Array>();
-  private readonly max: number;
-
-  constructor(max = 65_536) {
-    this.max = max;
-  }
-
-  get(level: number, index: number): Uint8Array | undefined {
-    const k = key(level, index);
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
-  }
-
-  set(n: StoredNode): void {
-    const k = key(n.level, n.index);
-    this.map.delete(k);
-    this.map.set(k, n.hash);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
-  }
 }
 
 /**
@@ -80,7 +50,7 @@ export async function withNodes<T>(
   missing: (level: number, index: number) => Error,
   cache?: NodeCache,
 ): Promise<T> {
-  const got = new Map<string, Uint8Array>();
+  const got = new Map<number, Uint8Array>();
   const absent: NodeRef[] = [];
   for (const n of nodesRead(compute)) {
     const h = cache?.get(n.level, n.index);
@@ -90,7 +60,7 @@ export async function withNodes<T>(
   if (absent.length > 0) {
     for (const n of await fetch(absent)) {
       got.set(key(n.level, n.index), n.hash);
-      cache?.set(n);
+      cache?.set(n.level, n.index, n.hash);
     }
   }
   return compute((level, index) => {

@@ -49,7 +49,8 @@ import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { consistencyProof, inclusionProof } from '../tlog/merkle.ts';
 import { Mutex } from './mutex.ts';
-import { Frontier, NodeCache, withNodes, type NodeRef, type StoredNode } from './pg-tree.ts';
+import { NodeCache } from './node-cache.ts';
+import { Frontier, withNodes, type NodeRef, type StoredNode } from './pg-tree.ts';
 import { StoreOpenError, StoreUnavailableError } from './types.ts';
 import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
 
@@ -519,7 +520,7 @@ export class PostgresStore implements WitnessStore {
         } catch {
           throw new StoreUnavailableError(`store: missing tree nodes on the right edge of the log (size ${size})`);
         }
-        for (const n of nodes) this.nodes.set(n);
+        for (const n of nodes) this.nodes.set(n.level, n.index, n.hash);
         const result = await body(client, size, frontier);
         try {
           await client.query('COMMIT');
@@ -530,7 +531,7 @@ export class PostgresStore implements WitnessStore {
         }
         committed = true;
         // Every node a proof against the new head needs for this batch's leaves is here.
-        for (const n of frontier.newNodes.slice(-4096)) this.nodes.set(n);
+        for (const n of frontier.newNodes.slice(-4096)) this.nodes.set(n.level, n.index, n.hash);
         return result;
       } catch (e) {
         if (e instanceof StoreUnavailableError) broken ??= e;

@@ -21,6 +21,7 @@ import { treeRoot, inclusionProof, consistencyProof } from '../tlog/merkle.ts';
 import type { HashReader } from '../tlog/merkle.ts';
 import type { DuplicityProof } from '../anchor/types.ts';
 import { Mutex } from './mutex.ts';
+import { NodeCache, nodeKey } from './node-cache.ts';
 import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, toBytes, type SeedRow } from './rows.ts';
 import { StoreOpenError, StoreUnavailableError } from './types.ts';
 import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
@@ -135,42 +136,17 @@ class Queries {
    * answer first; `pending` holds this transaction's own writes. A reader on committed state
    * (`fill`) adds what it reads to the cache.
    */
-  reader(cache: NodeCache, pending?: Map<string, Uint8Array>, fill = false): HashReader {
+  reader(cache: NodeCache, pending?: Map<number, Uint8Array>, fill = false): HashReader {
     return (level, index) => {
-      const key = `${level}/${index}`;
-      const hit = pending?.get(key) ?? cache.get(key);
+      const key = nodeKey(level, index);
+      const hit = pending?.get(key) ?? cache.get(level, index);
       if (hit !== undefined) return hit;
       const row = this.getNode.get(level, index);
       if (row === undefined) throw new StoreUnavailableError(`store: missing tree node (${level}, ${index})`);
       const h = toBytes(row.hash);
-      if (fill) cache.set(key, h);
+      if (fill) cache.setKey(key, h);
       return h;
     };
-  }
-}
-
-/** A bounded LRU of committed tree nodes, keyed `level/index`. */
-class NodeCache {
-  private readonly map = new Map<string, Uint8Array>();
-  private readonly max: number;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  get(key: string): Uint8Array | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-
-  set(key: string, v: Uint8Array): void {
-    this.map.delete(key);
-    this.map.set(key, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
 }
 
@@ -318,13 +294,13 @@ export class SqliteStore implements WitnessStore {
       if (this.closed) throw new StoreUnavailableError('store: closed');
       guard(() => this.w.begin.run());
       let done = false;
-      const pending = new Map<string, Uint8Array>();
+      const pending = new Map<number, Uint8Array>();
       try {
         const result = await fn(this.tx(pending));
         guard(() => this.w.commit.run());
         done = true;
         // Committed: the new nodes may now be served from memory.
-        for (const [k, v] of pending) this.nodes.set(k, v);
+        for (const [k, v] of pending) this.nodes.setKey(k, v);
         return result;
       } finally {
         if (!done && this.writer.inTransaction) {
@@ -338,11 +314,11 @@ export class SqliteStore implements WitnessStore {
     });
   }
 
-  private tx(pending: Map<string, Uint8Array>): StoreTransaction {
+  private tx(pending: Map<number, Uint8Array>): StoreTransaction {
     const q = this.w;
     const putNode = (level: number, index: number, h: Uint8Array): void => {
       q.putNode.run(level, index, h);
-      pending.set(`${level}/${index}`, h);
+      pending.set(nodeKey(level, index), h);
     };
     let appended = 0;
     const base = q.size();
