@@ -101,11 +101,17 @@ export function parseTlogProof(input: string | Uint8Array): ParsedTlogProof {
   return parsed;
 }
 
+/** The last checkpoint text formatTlogProof found parsable (a server formats many proofs per checkpoint). */
+let lastParsableCheckpoint: string | undefined;
+
 /** Format a tlog-proof; the checkpoint must be a parsable checkpoint note. */
 export function formatTlogProof(p: TlogProof): string {
   if (!Number.isSafeInteger(p.index) || p.index < 0) throw malformed('index must be a non-negative safe integer');
   if (p.proof.length > MAX_TLOG_PROOF_HASHES) throw malformed(`more than ${MAX_TLOG_PROOF_HASHES} proof hashes`);
-  parseNoteParts(p.checkpoint);
+  if (p.checkpoint !== lastParsableCheckpoint) {
+    parseNoteParts(p.checkpoint);
+    lastParsableCheckpoint = p.checkpoint;
+  }
   let out = `${TLOG_PROOF_HEADER}\n`;
   if (p.extra !== undefined) out += `extra ${encodeBase64(p.extra)}\n`;
   out += `index ${p.index}\n`;
