@@ -27,8 +27,28 @@ function partyObject(a: Anchor, v: string): Record<string, unknown> {
   };
 }
 
+/**
+ * The JCS bytes of the party (or, with `sigParty`, the cosign) object written directly in
+ * canonical key order: byte for byte canonicalBytes(partyObject(…)) / canonicalBytes(cosignObject(…))
+ * (test/anchor/messages.test.ts compares them over random and hostile anchors), without building
+ * and sorting an object on each of the two messages every submission needs. Values outside the
+ * shapes the codec produces take the generic path, which refuses what JCS refuses.
+ */
+function anchorMessage(a: Anchor, v: string, withSigParty: boolean): Uint8Array | undefined {
+  const { index, timestamp, witnessSet } = a;
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(timestamp) || !Number.isSafeInteger(witnessSet.threshold)) return undefined;
+  if (!witnessSet.said.isWellFormed()) return undefined;
+  let text = `{"cumulative":"${a.cumulative.toString(10)}","head":"${encodeHex(a.head)}","index":${index},"seedId":"${encodeHex(a.seedId)}"`;
+  if (withSigParty) {
+    text += `,"sigParty":{"curve":${JSON.stringify(a.sigParty.curve)},"publicKey":"${encodeHex(a.sigParty.publicKey)}","signature":"${encodeHex(a.sigParty.signature)}"}`;
+  }
+  // JSON.stringify of a string is RFC 8785's string form for well-formed strings (§3.2.2.2).
+  text += `,"ts":${timestamp},"v":"${v}","witnessSet":{"said":${JSON.stringify(witnessSet.said)},"threshold":${witnessSet.threshold}}}`;
+  return Buffer.from(text, 'utf8');
+}
+
 export function partyMessage(a: Anchor): Uint8Array {
-  return canonicalBytes(partyObject(a, PARTY_V));
+  return anchorMessage(a, PARTY_V, false) ?? canonicalBytes(partyObject(a, PARTY_V));
 }
 
 export function cosignObject(a: Anchor): Record<string, unknown> {
@@ -39,7 +59,7 @@ export function cosignObject(a: Anchor): Record<string, unknown> {
 }
 
 export function cosignMessage(a: Anchor): Uint8Array {
-  return canonicalBytes(cosignObject(a));
+  return anchorMessage(a, COSIGN_V, true) ?? canonicalBytes(cosignObject(a));
 }
 
 function lengthPrefixed(s: string): Buffer {
