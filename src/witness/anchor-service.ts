@@ -21,7 +21,7 @@ import { encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { ensureCheckpoint, inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
-import { DAY, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
+import { DAY, insertSorted, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
 import { SeedCache, UsageCache } from './committed-cache.ts';
 
 export interface CosignatureBody {
@@ -173,6 +173,7 @@ export class AnchorService {
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
           for (const [party, use] of usage) this.usageCache?.set(party, use);
+          this.usageCache?.commit();
           if (committed !== undefined) {
             try {
               this.opts.onCommit?.(committed);
@@ -184,6 +185,7 @@ export class AnchorService {
             p.resolve(results[i]!);
           });
         } catch (e) {
+          this.usageCache?.rollback(); // the batch may have appended to cached windows
           for (const p of batch) p.reject(e);
         }
       }
@@ -263,8 +265,8 @@ export class AnchorService {
           };
           await tx.putSeed(next, decision.newSeed, p.party.id);
           seeds.set(key, next);
-          partyUse.anchorTimes.push(p.now);
-          if (decision.newSeed) partyUse.newSeedTimes.push(p.now);
+          insertSorted(partyUse.anchorTimes, p.now);
+          if (decision.newSeed) insertSorted(partyUse.newSeedTimes, p.now);
           cosigned++;
           results.push((checkpoint) => ({ kind: 'cosigned', record: next, replay: false, checkpoint }));
           break;

@@ -32,10 +32,19 @@ export class SeedCache {
   }
 }
 
-/** Per-party co-sign times (sorted) inside the quota windows; trimmed as time passes. */
+/**
+ * Per-party co-sign times (ascending) inside the quota windows; trimmed as time passes.
+ *
+ * `get` hands out the cached arrays themselves, not copies (a copy per batch and party cost
+ * O(window) and most of the sequencer's garbage at high quotas), and the batch appends to them.
+ * So a batch ends with exactly one of: `commit()` (its appends are committed state now) or
+ * `rollback()` (every party it touched is dropped from the cache and re-read from the store next
+ * time, so no uncommitted co-sign is ever counted).
+ */
 export class UsageCache {
   private readonly map = new Map<string, PartyUsage>();
   private readonly max: number;
+  private readonly out = new Set<string>();
 
   constructor(max = 100_000) {
     this.max = max;
@@ -46,13 +55,25 @@ export class UsageCache {
     if (u === undefined) return undefined;
     trim(u.anchorTimes, anchorsSince);
     trim(u.newSeedTimes, seedsSince);
-    return { anchorTimes: [...u.anchorTimes], newSeedTimes: [...u.newSeedTimes] };
+    this.out.add(party);
+    return u;
   }
 
+  /** Cache `usage` (read from the store by this batch, or the object `get` returned). */
   set(party: string, usage: PartyUsage): void {
+    if (this.map.get(party) === usage) return;
     this.map.delete(party);
-    this.map.set(party, { anchorTimes: [...usage.anchorTimes], newSeedTimes: [...usage.newSeedTimes] });
+    this.map.set(party, usage);
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+
+  commit(): void {
+    this.out.clear();
+  }
+
+  rollback(): void {
+    for (const party of this.out) this.map.delete(party);
+    this.out.clear();
   }
 }
 

@@ -177,3 +177,49 @@ void test('store identity binding and exclusive lock', async () => {
     cleanup();
   }
 });
+
+void test('a failed commit leaves no co-sign counted in the cached quota windows', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const store = SqliteStore.open(join(dir, 'witness.db'));
+    let failNext = false;
+    // The store's transaction runs the batch, then (once) fails as a commit would: SQLite rolls back.
+    const failing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, receiver) as unknown;
+        return async <T>(fn: (tx: never) => Promise<T>): Promise<T> =>
+          target.transaction(async (tx) => {
+            const r = await fn(tx as never);
+            if (failNext) {
+              failNext = false;
+              throw Object.assign(new Error('injected commit failure'), { code: 'store_unavailable' });
+            }
+            return r;
+          });
+      },
+    });
+    const service = new AnchorService({
+      store: failing,
+      witnessKey,
+      name: NAME,
+      logSigner: new LogSigner(ORIGIN, witnessKey),
+      registry: () => registry,
+      allowUnderivedSeeds: false,
+      quota: { anchorsPerMinute: 2, newSeedsPerDay: 100 },
+      now: () => 1800000000,
+    });
+    await service.initLog();
+    // Warm the cache with one committed co-sign (1 of 2 in the minute).
+    assert.equal((await service.submit(anchorFor('q1', 1), claimFor('q1'))).kind, 'cosigned');
+    failNext = true;
+    await assert.rejects(service.submit(anchorFor('q2', 1), claimFor('q2')), /injected commit failure/);
+    // The failed one was never committed, so the second co-sign of the minute is still allowed…
+    assert.equal((await service.submit(anchorFor('q3', 1), claimFor('q3'))).kind, 'cosigned');
+    // …and the third is over the quota.
+    const over = await service.submit(anchorFor('q4', 1), claimFor('q4'));
+    assert.equal(over.kind === 'rejected' ? over.rejection.code : over.kind, 'party_quota_exceeded');
+    await store.close();
+  } finally {
+    cleanup();
+  }
+});
