@@ -214,3 +214,79 @@ class Conn {
     this.socket.destroy();
   }
 }
+
+export interface LoopResult {
+  count: number;
+  errors: number;
+  /** Milliseconds, ascending. */
+  latencies: number[];
+}
+
+/**
+ * Closed loop: `concurrency` workers for `seconds`, each sending the next body of its own lanes
+ * (worker w owns lanes w, w+C, w+2C, …, so no two requests of one seed are ever in flight at once)
+ * through `send(worker, body)`, the next only once the previous answered. Non-200 counts as an error.
+ */
+export async function closedLoop(lanes: Lane[], concurrency: number, seconds: number, send: (worker: number, body: Buffer) => Promise<number>): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      const own = lanes.filter((_, i) => i % concurrency === w);
+      for (let k = 0; performance.now() < end; k++) {
+        const lane = own[k % own.length]!;
+        const body = lane.bodies[lane.next++];
+        if (body === undefined) break;
+        const t = performance.now();
+        const status = await send(w, body);
+        latencies.push(performance.now() - t);
+        if (status !== 200) errors++;
+      }
+    }),
+  );
+  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
+}
+
+/**
+ * Open loop at a fixed rate for `seconds`, request i taking the next body of lane i mod lanes and
+ * going out through `send(i, body)`. Latency counts from each request's scheduled send time, so a
+ * generator that falls behind, or a request waiting for a free connection, counts against the
+ * result (no coordinated omission).
+ */
+export async function openLoop(
+  lanes: Lane[],
+  perSecond: number,
+  seconds: number,
+  send: (i: number, body: Buffer) => Promise<number>,
+): Promise<LoopResult & { achieved_per_s: number; generator_behind_ms_max: number }> {
+  const latencies: number[] = [];
+  let behindMs = 0;
+  let errors = 0;
+  const total = Math.floor(perSecond * seconds);
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    else behindMs = Math.max(behindMs, -wait);
+    const lane = lanes[i % lanes.length]!;
+    const body = lane.bodies[lane.next++];
+    if (body === undefined) break;
+    pending.push(
+      send(i, body).then((status) => {
+        latencies.push(performance.now() - due);
+        if (status !== 200) errors++;
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return {
+    count: latencies.length,
+    errors,
+    latencies: latencies.sort((a, b) => a - b),
+    achieved_per_s: Math.round(latencies.length / ((performance.now() - start) / 1000)),
+    generator_behind_ms_max: Number(behindMs.toFixed(2)),
+  };
+}

@@ -7,7 +7,8 @@
  *
  * Pass 1: closed loop (CONCURRENCY workers) per configuration → peak anchors/s, p50/p99.
  * Pass 2: open loop at ONE common rate (half the lowest peak of pass 1) per configuration →
- * p50/p99 at equal offered load. Every run starts on an empty store (a fresh database / data dir).
+ * p50/p99 at equal offered load, counted from each request's scheduled send time. Every run starts on an
+ * empty store (a fresh database / data dir).
  *
  * PostgreSQL: a throwaway server (test/helpers/pg-server.ts: initdb + pg_ctl on loopback, default
  * settings, fsync and synchronous_commit on). Without the binaries the benchmark prints a skip.
@@ -24,7 +25,7 @@ import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { pgBinDir, startPgServer, type PgServer } from '../test/helpers/pg-server.ts';
 import { startReplica, type Replica } from '../test/helpers/pg-replicas.ts';
-import { makeLanes, post, type Lane } from './_load.ts';
+import { closedLoop, makeLanes, openLoop, post, type Lane } from './_load.ts';
 import { percentile } from './_measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -53,53 +54,16 @@ function summary(latencies: number[]) {
   return { p50_ms: Number(percentile(latencies, 50).toFixed(2)), p99_ms: Number(percentile(latencies, 99).toFixed(2)) };
 }
 
-/** Closed loop: worker w owns lanes w, w+C, … and talks to replica w mod n. */
-async function closedLoop(urls: URL[], lanes: Lane[], seconds: number) {
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, w) => {
-      const own = lanes.filter((_, i) => i % CONCURRENCY === w);
-      const url = urls[w % urls.length]!;
-      for (let k = 0; performance.now() < end; k++) {
-        const lane = own[k % own.length]!;
-        const body = lane.bodies[lane.next++];
-        if (body === undefined) break;
-        const t = performance.now();
-        const status = await postAnchor(url, body);
-        latencies.push(performance.now() - t);
-        if (status !== 200) errors++;
-      }
-    }),
-  );
-  return { anchors_per_s: Math.round(latencies.length / seconds), errors, ...summary(latencies) };
+/** Closed loop: worker w talks to replica w mod n. */
+async function peakLoop(urls: URL[], lanes: Lane[], seconds: number) {
+  const r = await closedLoop(lanes, CONCURRENCY, seconds, (w, body) => postAnchor(urls[w % urls.length]!, body));
+  return { anchors_per_s: Math.round(r.count / seconds), errors: r.errors, ...summary(r.latencies) };
 }
 
 /** Open loop at a fixed rate, requests round-robin over the replicas. */
-async function openLoop(urls: URL[], lanes: Lane[], perSecond: number, seconds: number) {
-  const latencies: number[] = [];
-  let errors = 0;
-  const total = Math.floor(perSecond * seconds);
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / perSecond;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const lane = lanes[i % lanes.length]!;
-    const body = lane.bodies[lane.next++];
-    if (body === undefined) break;
-    const t = performance.now();
-    pending.push(
-      postAnchor(urls[i % urls.length]!, body).then((status) => {
-        latencies.push(performance.now() - t);
-        if (status !== 200) errors++;
-      }),
-    );
-  }
-  await Promise.all(pending);
-  return { offered_per_s: perSecond, achieved_per_s: Math.round(latencies.length / ((performance.now() - start) / 1000)), errors, ...summary(latencies) };
+async function rateLoop(urls: URL[], lanes: Lane[], perSecond: number, seconds: number) {
+  const r = await openLoop(lanes, perSecond, seconds, (i, body) => postAnchor(urls[i % urls.length]!, body));
+  return { offered_per_s: perSecond, achieved_per_s: r.achieved_per_s, errors: r.errors, ...summary(r.latencies) };
 }
 
 interface Config {
@@ -152,8 +116,8 @@ try {
     const rs = await startConfig(server, c);
     const urls = rs.map((r) => new URL(r.url));
     reset();
-    await closedLoop(urls, lanes, 1); // warm-up (JIT, connections, pools)
-    const peak = await closedLoop(urls, lanes, SECONDS);
+    await peakLoop(urls, lanes, 1); // warm-up (JIT, connections, pools)
+    const peak = await peakLoop(urls, lanes, SECONDS);
     for (const r of rs) await r.stop();
     peaks.push({ config: label(c), ...peak });
     process.stderr.write(`# ${label(c)}: ${JSON.stringify(peak)}\n`);
@@ -164,8 +128,8 @@ try {
     const rs = await startConfig(server, c);
     const urls = rs.map((r) => new URL(r.url));
     reset();
-    await closedLoop(urls, lanes, 1);
-    const r = await openLoop(urls, lanes, rate, SECONDS);
+    await peakLoop(urls, lanes, 1);
+    const r = await rateLoop(urls, lanes, rate, SECONDS);
     for (const x of rs) await x.stop();
     atRate.push({ config: label(c), ...r });
     process.stderr.write(`# ${label(c)} at ${rate}/s: ${JSON.stringify(r)}\n`);

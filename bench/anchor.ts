@@ -27,7 +27,7 @@ import { SqliteStore } from '../src/store/sqlite.ts';
 import { LogSigner } from '../src/witness/log.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
-import { LoadClient, makeLanes, spawnWitness, type Lane } from './_load.ts';
+import { closedLoop, LoadClient, makeLanes, openLoop, spawnWitness, type Lane } from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const LOG_MAX = Number(process.env.BENCH_LOG_MAX ?? 1_000_000);
@@ -54,68 +54,24 @@ const startWitness = () =>
     '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'), '--name', 'witness.bench/w', '--roles', 'anchor', '--registry', join(dir, 'registry.json'),
     '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000', '--max-queue', '100000',
   ]);
-/** Closed loop: CONCURRENCY workers, each on a connection of its own, each taking the next anchor of its own lanes. */
-async function closedLoop(url: URL, lanes: Lane[], seconds: number) {
+/** Closed loop: CONCURRENCY workers, each on a connection of its own. */
+async function peakLoop(url: URL, lanes: Lane[], seconds: number) {
   const client = new LoadClient(url, CONCURRENCY, SOURCES);
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, w) => {
-      // Worker w owns lanes w, w+C, w+2C, …: no two requests of one seed are ever in flight at once.
-      const own = lanes.filter((_, i) => i % CONCURRENCY === w);
-      for (let k = 0; performance.now() < end; k++) {
-        const lane = own[k % own.length]!;
-        const body = lane.bodies[lane.next++];
-        if (body === undefined) break;
-        const t = performance.now();
-        const status = await client.post('/v1/anchor', body, 'application/json');
-        latencies.push(performance.now() - t);
-        if (status !== 200) errors++;
-      }
-    }),
-  );
-  client.close();
-  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
+  try {
+    return await closedLoop(lanes, CONCURRENCY, seconds, (_w, body) => client.post('/v1/anchor', body, 'application/json'));
+  } finally {
+    client.close();
+  }
 }
 
-/**
- * Open loop at a fixed rate (requests spread over the lanes). Latency is measured from each
- * request's scheduled send time, so a generator that falls behind, or a request waiting for a free
- * connection, counts against the result (no coordinated omission).
- */
-async function openLoop(url: URL, lanes: Lane[], perSecond: number, seconds: number) {
+/** Open loop at a fixed rate over OPEN_CONNECTIONS connections. */
+async function rateLoop(url: URL, lanes: Lane[], perSecond: number, seconds: number) {
   const client = new LoadClient(url, OPEN_CONNECTIONS, SOURCES);
-  const latencies: number[] = [];
-  let behindMs = 0;
-  let errors = 0;
-  const total = Math.floor(perSecond * seconds);
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / perSecond;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    else behindMs = Math.max(behindMs, -wait);
-    const lane = lanes[i % lanes.length]!;
-    const body = lane.bodies[lane.next++];
-    if (body === undefined) break;
-    pending.push(
-      client.post('/v1/anchor', body, 'application/json').then((status) => {
-        latencies.push(performance.now() - due);
-        if (status !== 200) errors++;
-      }),
-    );
+  try {
+    return await openLoop(lanes, perSecond, seconds, (_i, body) => client.post('/v1/anchor', body, 'application/json'));
+  } finally {
+    client.close();
   }
-  await Promise.all(pending);
-  client.close();
-  return {
-    count: latencies.length,
-    errors,
-    latencies: latencies.sort((a, b) => a - b),
-    achieved_per_s: Math.round(latencies.length / ((performance.now() - start) / 1000)),
-    generator_behind_ms_max: ms(behindMs),
-  };
 }
 
 function ms(v: number): number {
@@ -210,9 +166,9 @@ try {
   const perSeed = Math.ceil((SECONDS * 2 * 6000) / (PARTIES * SEEDS_PER_PARTY)) + 2;
   const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
   const w = await startWitness();
-  await closedLoop(w.url, lanes, 1); // warm-up
+  await peakLoop(w.url, lanes, 1); // warm-up
   const cpu0 = { witness: w.cpuMs(), generator: process.cpuUsage() };
-  const peak = await closedLoop(w.url, lanes, SECONDS);
+  const peak = await peakLoop(w.url, lanes, SECONDS);
   const gen = process.cpuUsage(cpu0.generator);
   // CPU per anchor at peak (all threads): where the machine's cores went.
   const cpuPerAnchorUs = {
@@ -220,7 +176,7 @@ try {
     load_generator: Math.round((gen.user + gen.system) / peak.count),
   };
   const peakRate = peak.count / SECONDS;
-  const half = await openLoop(w.url, lanes, Math.max(1, Math.floor(peakRate / 2)), SECONDS);
+  const half = await rateLoop(w.url, lanes, Math.max(1, Math.floor(peakRate / 2)), SECONDS);
   await w.stop();
   measureCrypto();
   const ceiling = 1 / (1 / crypto.verify + 1 / crypto.sign);
