@@ -79,7 +79,7 @@ export function addServeCommand(program: Command): void {
     .option('--allow-underived-seeds', 'let whoever anchors a seed first own it, even when it does not derive from the party')
     .option('--party-anchors-per-minute <n>', 'default per-party quota of co-signed anchors per minute', intArg(0), DEFAULT_QUOTA.anchorsPerMinute)
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
-    .option('--verify-threads <n>', 'worker threads for Ed25519 verification (default: CPU cores − 1; 0 = on the event loop)', intArg(0, 64))
+    .option('--verify-threads <n>', 'worker threads for Ed25519 verification and anchor cosigning (default: CPU cores − 1; 0 = on the event loop)', intArg(0, 64))
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
