@@ -1,7 +1,7 @@
 /** Shared load-generation pieces for the benchmarks: a witness child process, keep-alive POSTs, pre-signed anchor lanes. */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
@@ -15,7 +15,7 @@ import { stringifyJson } from '../src/encoding/json.ts';
 const ROOT = join(import.meta.dirname, '..');
 
 /** `anchor-witness serve <args>` as a child (listening on a free loopback port); BENCH_PROF adds --cpu-prof. */
-export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: () => number; stop: () => Promise<void> }> {
+export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
     [
@@ -36,6 +36,7 @@ export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: (
   return {
     url: new URL(line.replace('listening on ', '')),
     cpuMs: () => processCpuMs(child.pid!),
+    threadCpuMs: () => threadCpuMs(child.pid!),
     stop: () =>
       new Promise((r) => {
         child.once('exit', () => {
@@ -67,6 +68,45 @@ export function processCpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/**
+ * CPU time (ms) a Node process has used so far, by kind of thread (Linux /proc, from each
+ * thread's name): `event_loop` (the main thread: HTTP, JSON, the sequencer, SQLite statements and
+ * COMMIT), `workers` (worker_threads: the Ed25519 verify/sign pool and the WAL checkpointer),
+ * `v8_helpers` (V8's GC and compiler threads) and `other` (libuv's pool, signal thread, …).
+ * Threads that ended before the call are missing, so take differences over a phase in which
+ * the set of threads does not change.
+ */
+export interface ThreadCpu {
+  event_loop: number;
+  workers: number;
+  v8_helpers: number;
+  other: number;
+}
+
+export function threadCpuMs(pid: number): ThreadCpu {
+  const out: ThreadCpu = { event_loop: 0, workers: 0, v8_helpers: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    const kind: keyof ThreadCpu = tid === String(pid) ? 'event_loop' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8_helpers' : 'other';
+    out[kind] += ms;
+  }
+  return out;
+}
+
+/** `after − before`, per thread kind, in µs per `count` operations. */
+export function threadCpuPerOpUs(before: ThreadCpu, after: ThreadCpu, count: number): ThreadCpu {
+  const per = (k: keyof ThreadCpu) => Math.round(((after[k] - before[k]) * 1000) / count);
+  return { event_loop: per('event_loop'), workers: per('workers'), v8_helpers: per('v8_helpers'), other: per('other') };
+}
 
 export interface Lane {
   bodies: Buffer[];
