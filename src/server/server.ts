@@ -49,6 +49,7 @@ import { InFlightLimiter } from './in-flight.ts';
 import type { Waiter } from './in-flight.ts';
 import { CidrSet, clientKey, formatIp, parseIp, resolveClientIp } from './ip.ts';
 import type { IpBytes } from './ip.ts';
+import { hostHeaderProblem } from './host-header.ts';
 import { createHttpMetrics } from './metrics.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { bindProblemTypeBase, DEFAULT_PROBLEM_TYPE_BASE, isJsonContentType, problemBody, PROBLEM_CONTENT_TYPE, sendProblem } from './problem.ts';
@@ -527,13 +528,36 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
     connectionsCheckingInterval: Math.min(250, Math.max(50, Math.floor(requestTimeoutMs / 4))),
     keepAliveTimeout: keepAliveTimeoutMs,
     maxHeaderSize: 16_384,
+    // Node's check answers a missing Host with a bare 400; hostHeaderProblem (below) covers it
+    // with a problem body, and also duplicated and malformed Host headers.
+    requireHostHeader: false,
   };
 
   let rootLog: FastifyBaseLogger | null = null;
   const serverFactory = (handler: http.RequestListener): http.Server => {
+    const checked: http.RequestListener = (req, res) => {
+      const hostProblem = hostHeaderProblem(req.httpVersionMajor, req.httpVersionMinor, req.rawHeaders);
+      if (hostProblem === null) {
+        handler(req, res);
+        return;
+      }
+      metrics.requests.inc({ route: 'other', method: 'other', status: '400' });
+      const id = randomUUID();
+      rootLog?.info({ reqId: id, status: 400, ip: req.socket.remoteAddress, reason: hostProblem }, 'client error');
+      const body = JSON.stringify(problemBody(400, 'malformed_request', hostProblem, typeBase));
+      res.writeHead(400, {
+        'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        'x-request-id': id,
+        connection: 'close',
+      });
+      res.end(body);
+    };
     const server = isTls
-      ? https.createServer({ ...options.https, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, handler)
-      : http.createServer(httpOptions, handler);
+      ? https.createServer({ ...options.https, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, checked)
+      : http.createServer(httpOptions, checked);
     hardenServer(server, isTls);
     return server;
   };

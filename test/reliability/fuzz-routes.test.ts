@@ -269,7 +269,6 @@ void test('witness routes: no 5xx, documented codes only, no state change from a
   );
   const bodies = fc.constantFrom('', '{}', '{"anchor":', '0\r\n\r\n', '5\r\n{"a":\r\n0\r\n\r\n', 'zz\r\n', 'old 0\n\nx\n', '\u0000\u0001', '{}GET / HTTP/1.1\r\n\r\n');
   let silentCloses = 0;
-  let hostless400 = 0;
   await fc.assert(
     fc.asyncProperty(methods, targets, versions, headerSets, bodies, async (m, tgt, v, hs, b) => {
       const data = Buffer.from(`${m} ${tgt} ${v}\r\n${hs.map((h) => h + '\r\n').join('')}\r\n${b}`, 'latin1');
@@ -282,12 +281,6 @@ void test('witness routes: no 5xx, documented codes only, no state change from a
       }
       tally.add('raw', { status: a.status, text: a.text, headers: a.headers });
       if ((tgt.startsWith('/add-checkpoint') || m === 'HEAD') && a.status < 500) return;
-      // Known deviation (reported): Node itself answers an HTTP/1.1 request without Host with a bare
-      // 400 (no problem body) before the shared layer sees it (http.Server requireHostHeader).
-      if (a.status === 400 && v === 'HTTP/1.1' && !hs.some((h) => h.startsWith('Host:')) && a.headers['content-type'] === undefined) {
-        hostless400++;
-        return;
-      }
       const defect = refusalDefect({ status: a.status, headers: a.headers, text: a.text }, CODES);
       assert.equal(defect, undefined, `${JSON.stringify(data.toString('latin1').slice(0, 300))}: ${defect ?? ''}`);
       const now = await snapshot();
@@ -311,7 +304,6 @@ void test('witness routes: no 5xx, documented codes only, no state change from a
     duplicity_entries: found.duplicityEntries,
     log_size: entries.length,
     silent_closes_on_raw_garbage: silentCloses,
-    bare_400_without_host_header: hostless400,
     answers: tally.top(),
   });
   } finally {

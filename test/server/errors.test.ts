@@ -5,10 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import { HttpProblem } from '../../src/server/errors.ts';
 import { ProtocolError } from '../../src/errors.ts';
 import { sendProblem } from '../../src/server/problem.ts';
+import { registerMetricsRoute } from '../../src/server/server.ts';
 import type { App } from '../../src/server/server.ts';
 import { json, postJson, rawExchange, request, start } from './_http.ts';
 
@@ -100,6 +102,45 @@ void test('routing errors: 404, 405 with Allow, OPTIONS 405, HEAD implied by GET
     // a POST with a body to an unknown path is answered without reading (or parsing) the body
     const pn = await postJson(s.port, '/nope', '{"not":"parsed"');
     assertProblem(pn, 404, 'not_found');
+  } finally {
+    await s.close();
+  }
+});
+
+void test('Host header (RFC 9112 §3.2): missing on HTTP/1.1, repeated or malformed → 400 malformed_request, connection closed', async () => {
+  const s = await start({ problemTypeBase: 'urn:test:', metrics: new Registry() }, (app) => {
+    routes(app);
+    registerMetricsRoute(app);
+  });
+  try {
+    const cases: [string, RegExp][] = [
+      ['GET /v1/anchor/abc HTTP/1.1\r\n\r\n', /missing/],
+      ['GET /v1/anchor/abc HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', /more than one/],
+      ['GET /v1/anchor/abc HTTP/1.1\r\nhost: a.example\r\nHOST: a.example\r\n\r\n', /more than one/],
+      ['GET /v1/anchor/abc HTTP/1.1\r\nHost: a.example/path\r\n\r\n', /not a valid/],
+      ['GET /v1/anchor/abc HTTP/1.1\r\nHost: user@a.example\r\n\r\n', /not a valid/],
+      // a POST is refused before its body is read
+      ['POST /v1/anchor HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{"n":1}', /missing/],
+    ];
+    for (const [raw, detail] of cases) {
+      const r = await rawExchange(s.port, [raw]);
+      const p = assertProblem(r, 400, 'malformed_request');
+      assert.match(String(p.detail), detail, raw);
+      assert.equal(r.closed, true, raw);
+      assert.match(r.headers['x-request-id'] ?? '', /^[0-9a-f-]{36}$/);
+    }
+    // accepted: HTTP/1.0 without Host, a port, an IP literal, an IPv6 literal
+    for (const raw of [
+      'GET /v1/anchor/abc HTTP/1.0\r\n\r\n',
+      'GET /v1/anchor/abc HTTP/1.1\r\nHost: witness.example:8443\r\nConnection: close\r\n\r\n',
+      'GET /v1/anchor/abc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      'GET /v1/anchor/abc HTTP/1.1\r\nHost: [::1]:80\r\nConnection: close\r\n\r\n',
+    ]) {
+      const r = await rawExchange(s.port, [raw]);
+      assert.equal(r.status, 200, raw);
+    }
+    const metrics = await request(s.port, { path: '/metrics' });
+    assert.match(metrics.body, /http_requests_total\{route="other",method="other",status="400"\} 6/);
   } finally {
     await s.close();
   }
