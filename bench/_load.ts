@@ -102,6 +102,41 @@ export function threadCpuMs(pid: number): ThreadCpu {
   return out;
 }
 
+/** The witness's group-commit histograms (GET /metrics): committed batches, requests in them, seconds in their transactions. */
+export interface BatchTotals {
+  batches: number;
+  requests: number;
+  seconds: number;
+}
+
+export async function batchTotals(url: URL): Promise<BatchTotals> {
+  // From a loopback address the load clients do not use, on a connection of its own: the load
+  // already holds the witness's 64 connections per client IP.
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = http.get({ host: url.hostname, port: url.port, path: '/metrics', localAddress: '127.0.0.9', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => {
+        resolve(body);
+      });
+    });
+    req.on('error', reject);
+  });
+  const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { batches: value('anchor_batch_requests_count'), requests: value('anchor_batch_requests_sum'), seconds: value('anchor_batch_seconds_sum') };
+}
+
+/** Mean requests per committed batch and mean transaction time (ms) between two readings. */
+export function groupCommit(before: BatchTotals, after: BatchTotals): { batches: number; requests_per_batch: number; batch_ms_mean: number } {
+  const batches = after.batches - before.batches;
+  return {
+    batches,
+    requests_per_batch: Number(((after.requests - before.requests) / batches).toFixed(1)),
+    batch_ms_mean: Number((((after.seconds - before.seconds) * 1000) / batches).toFixed(2)),
+  };
+}
+
 /** `after − before`, per thread kind, in µs per `count` operations. */
 export function threadCpuPerOpUs(before: ThreadCpu, after: ThreadCpu, count: number): ThreadCpu {
   const per = (k: keyof ThreadCpu) => Math.round(((after[k] - before[k]) * 1000) / count);

@@ -11,7 +11,9 @@
  * client IP is the witness's limit). Half-peak latency counts from each request's scheduled send
  * time. `cpu_per_anchor_us` says where the CPU went at peak: the witness (all threads, and split
  * by kind of thread in `witness_threads`), the load generator, and the crypto ceiling's share;
- * `half_peak.event_loop_cpu_share` is how busy the witness's event loop was at half the peak.
+ * `half_peak.event_loop_cpu_share` is how busy the witness's event loop was at half the peak, and
+ * `group_commit` (both phases, from the witness's /metrics) how many requests shared a commit and
+ * how long each batch's transaction held the event loop.
  * The ceiling is the best of six one-second rounds; `crypto_ceiling_median_per_s` is their median.
  *
  * BENCH_SECONDS (default 8) sets each load phase; BENCH_LOG_MAX (default 1e6) the largest log size.
@@ -29,7 +31,7 @@ import { SqliteStore } from '../src/store/sqlite.ts';
 import { LogSigner } from '../src/witness/log.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
-import { closedLoop, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs, type Lane } from './_load.ts';
+import { batchTotals, closedLoop, groupCommit, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs, type Lane } from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const LOG_MAX = Number(process.env.BENCH_LOG_MAX ?? 1_000_000);
@@ -169,9 +171,11 @@ try {
   const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
   const w = await startWitness();
   await peakLoop(w.url, lanes, 1); // warm-up
+  const batches0 = await batchTotals(w.url);
   const cpu0 = { witness: w.cpuMs(), threads: w.threadCpuMs(), generator: process.cpuUsage() };
   const peak = await peakLoop(w.url, lanes, SECONDS);
   const gen = process.cpuUsage(cpu0.generator);
+  const batches1 = await batchTotals(w.url);
   const peakThreads = threadCpuPerOpUs(cpu0.threads, w.threadCpuMs(), peak.count);
   // CPU per anchor at peak (all threads): where the machine's cores went.
   const cpuPerAnchorUs = {
@@ -183,6 +187,7 @@ try {
   const halfStart = performance.now();
   const half = await rateLoop(w.url, lanes, Math.max(1, Math.floor(peakRate / 2)), SECONDS);
   const halfThreads1 = w.threadCpuMs();
+  const batches2 = await batchTotals(w.url);
   // Share of the half-peak phase's wall time the event loop spent on the CPU (time blocked in
   // fsync is not CPU, so a busy loop can read below 1): near 1, every pause becomes a queue.
   const halfEventLoopCpuShare = (halfThreads1.event_loop - halfThreads0.event_loop) / (performance.now() - halfStart);
@@ -205,7 +210,13 @@ try {
     // The same six rounds' median: how far the best round (the ceiling used for the ratio) sits
     // above what the crypto sustains on this machine.
     crypto_ceiling_median_per_s: Math.round(combined(median(crypto.verify), median(crypto.sign))),
-    peak: { anchors_per_s: Math.round(peakRate), errors: peak.errors, p50_ms: ms(percentile(peak.latencies, 50)), p99_ms: ms(percentile(peak.latencies, 99)) },
+    peak: {
+      anchors_per_s: Math.round(peakRate),
+      errors: peak.errors,
+      p50_ms: ms(percentile(peak.latencies, 50)),
+      p99_ms: ms(percentile(peak.latencies, 99)),
+      group_commit: groupCommit(batches0, batches1),
+    },
     ratio_to_ceiling: Number((peakRate / ceiling).toFixed(3)),
     target_ratio: 0.6,
     cores: availableParallelism(),
@@ -224,6 +235,7 @@ try {
       p99_ms: ms(percentile(half.latencies, 99)),
       target_p99_ms: 25,
       event_loop_cpu_share: Number(halfEventLoopCpuShare.toFixed(2)),
+      group_commit: groupCommit(batches1, batches2),
       cpu_per_anchor_us: threadCpuPerOpUs(halfThreads0, halfThreads1, half.count),
     },
     log_scaling: scaling,

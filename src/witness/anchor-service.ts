@@ -61,8 +61,20 @@ export interface AnchorServiceOptions {
   verifyPool?: Ed25519VerifyPool;
   /** Cache committed seed records and quota windows in memory (only for a single-writer store; default true). */
   cache?: boolean;
-  /** Called after each committed batch (metrics, logs). */
-  onCommit?: (event: { cosigned: number; duplicities: DuplicityProof[]; size: number }) => void;
+  /**
+   * Called after each batch that wrote to the log, once it committed (metrics, logs): what it
+   * added, the new log size, how many requests the batch decided, and how long its store
+   * transaction took (decisions, writes, checkpoint signature and the durable COMMIT).
+   */
+  onCommit?: (event: CommitEvent) => void;
+}
+
+export interface CommitEvent {
+  cosigned: number;
+  duplicities: DuplicityProof[];
+  size: number;
+  requests: number;
+  seconds: number;
 }
 
 interface Pending {
@@ -169,14 +181,16 @@ export class AnchorService {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
         try {
+          const started = performance.now();
           const { results, seeds, usage, committed } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          const seconds = (performance.now() - started) / 1000;
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
           for (const [party, use] of usage) this.usageCache?.set(party, use);
           this.usageCache?.commit();
           if (committed !== undefined) {
             try {
-              this.opts.onCommit?.(committed);
+              this.opts.onCommit?.({ ...committed, requests: batch.length, seconds });
             } catch {
               // Metrics and logs must never turn a committed batch into failed requests.
             }

@@ -8,7 +8,7 @@ import { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { parseRegistry, type Registry as PartyRegistry } from '../anchor/registry.ts';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
@@ -111,6 +111,20 @@ function witnessMetrics(registry: Registry) {
     logSize: new Gauge({ name: 'log_size', help: "Size of the witness's own log", registers: [registry] }),
     reloads: new Counter({ name: 'registry_reloads_total', help: 'Successful party registry reloads', registers: [registry] }),
     reloadFailures: new Counter({ name: 'registry_reload_failures_total', help: 'Failed registry reloads (old copy kept)', registers: [registry] }),
+    // Group commit: how many POST /v1/anchor requests share one durable commit, and how long the
+    // batch's store transaction holds the sequencer (it runs on the event loop, fsync included).
+    batchRequests: new Histogram({
+      name: 'anchor_batch_requests',
+      help: 'Requests decided per committed anchor batch (group commit)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [registry],
+    }),
+    batchSeconds: new Histogram({
+      name: 'anchor_batch_seconds',
+      help: 'Store transaction time per committed anchor batch, COMMIT (fsync) included',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registers: [registry],
+    }),
   };
 }
 
@@ -191,6 +205,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
           m.cosigned.inc(e.cosigned);
           m.duplicities.inc(e.duplicities.length);
           m.logSize.set(e.size);
+          m.batchRequests.observe(e.requests);
+          m.batchSeconds.observe(e.seconds);
           checkpointClock.signed(e.size, Date.now());
         },
       });

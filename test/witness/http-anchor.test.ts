@@ -213,3 +213,28 @@ void test('--allow-underived-seeds: first come owns the seed', async () => {
     t.cleanup();
   }
 });
+
+void test('group commit metrics: concurrent submissions are decided in batches whose counts add up', async () => {
+  const metric = (text: string, name: string): number => {
+    const m = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} ([0-9.e+-]+)$`, 'm').exec(text);
+    assert.ok(m, `${name} missing`);
+    return Number(m[1]);
+  };
+  const before = (await get(`${w.url}/metrics`)).text;
+  const n = 24;
+  const bobAnchor = (i: number) =>
+    signAnchor(bob, { seedId: deriveSeedId('did:keri:EBob', 'did:keri:EBob', `G${i}`), index: 1, head: fill(3), cumulative: 1n, timestamp: now() - 5 });
+  const results = await Promise.all(Array.from({ length: n }, (_, i) => submit(bobAnchor(i), { agent: 'did:keri:EBob', root: 'did:keri:EBob', scope: `G${i}` })));
+  for (const r of results) assert.equal(r.status, 200, r.text);
+  // a replay writes nothing: no batch is recorded for it
+  assert.equal((await submit(bobAnchor(0), { agent: 'did:keri:EBob', root: 'did:keri:EBob', scope: 'G0' })).status, 200);
+  const after = (await get(`${w.url}/metrics`)).text;
+  const delta = (name: string) => metric(after, name) - metric(before, name);
+  assert.equal(delta('anchors_cosigned_total'), n);
+  assert.equal(delta('anchor_batch_requests_sum'), n);
+  const batches = delta('anchor_batch_requests_count');
+  assert.ok(batches >= 1 && batches <= n, `${batches} batches`);
+  assert.equal(delta('anchor_batch_seconds_count'), batches);
+  assert.ok(delta('anchor_batch_seconds_sum') > 0);
+  assert.equal(delta('anchor_batch_requests_bucket{le="512"}'), batches);
+});
