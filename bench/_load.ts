@@ -63,7 +63,11 @@ export function post(agent: http.Agent, url: URL, path: string, body: Buffer, he
 
 /** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
 export function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** utime + stime of a /proc `stat` line (process or thread), in ms. */
+function statCpuMs(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
@@ -94,10 +98,8 @@ export function threadCpuMs(pid: number): ThreadCpu {
       continue; // the thread ended meanwhile
     }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
     const kind: keyof ThreadCpu = tid === String(pid) ? 'event_loop' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8_helpers' : 'other';
-    out[kind] += ms;
+    out[kind] += statCpuMs(stat);
   }
   return out;
 }

@@ -460,6 +460,18 @@ function withDeadline(handler: RouteHandlerMethod): RouteHandlerMethod {
   return wrapped;
 }
 
+/** Headers of a problem answered outside fastify (raw socket or bare ServerResponse); the connection then closes. */
+function rawProblemHeaders(body: string, id: string): Record<string, string> {
+  return {
+    'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Request-Id': id,
+    Connection: 'close',
+  };
+}
+
 function writeRawProblem(socket: Socket, status: number, code: string, detail: string, id: string, typeBase: string): void {
   const httpMessage = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
   if (!socket.writable || httpMessage?.headersSent === true) {
@@ -467,10 +479,8 @@ function writeRawProblem(socket: Socket, status: number, code: string, detail: s
     return;
   }
   const body = JSON.stringify(problemBody(status, code, detail, typeBase));
-  const head =
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n`;
+  const headers = Object.entries(rawProblemHeaders(body, id)).map(([k, v]) => `${k}: ${v}\r\n`);
+  const head = `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n${headers.join('')}\r\n`;
   const kill = setTimeout(() => socket.destroy(), 1000);
   kill.unref();
   socket.end(head + body, () => {
@@ -545,14 +555,7 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       const id = randomUUID();
       rootLog?.info({ reqId: id, status: 400, ip: req.socket.remoteAddress, reason: hostProblem }, 'client error');
       const body = JSON.stringify(problemBody(400, 'malformed_request', hostProblem, typeBase));
-      res.writeHead(400, {
-        'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
-        'content-length': Buffer.byteLength(body),
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        'x-request-id': id,
-        connection: 'close',
-      });
+      res.writeHead(400, rawProblemHeaders(body, id));
       res.end(body);
     };
     const server = isTls
