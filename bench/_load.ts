@@ -1,49 +1,39 @@
 /** Shared load-generation pieces for the benchmarks: a witness child process, keep-alive POSTs, pre-signed anchor lanes. */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { encodeAnchor } from '../src/anchor/codec.ts';
 import { deriveSeedId } from '../src/anchor/messages.ts';
 import { signAnchor } from '../src/client/party.ts';
 import { stringifyJson } from '../src/encoding/json.ts';
+import { spawnServe } from '../test/helpers/spawn-serve.ts';
 
-const ROOT = join(import.meta.dirname, '..');
-
-/** `anchor-witness serve <args>` as a child (listening on a free loopback port); BENCH_PROF adds --cpu-prof. */
+/**
+ * `anchor-witness serve <args>` as a child (listening on a free loopback port, its stderr shown);
+ * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
+ * BENCH_CHILD_STDOUT shows).
+ */
 export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
+  const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
+    nodeArgs: [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
       ...(process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean),
-      join(ROOT, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args,
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  // The first stdout line that announces the port (V8 flags such as --trace-gc also write to stdout).
-  const line = await new Promise<string>((resolve) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.on('line', (l) => {
-      if (l.startsWith('listening on ')) resolve(l);
-      else if (process.env.BENCH_CHILD_STDOUT !== undefined) process.stderr.write(`[witness] ${l}\n`);
-    });
+    stderr: 'inherit',
+    onOtherLine: (l) => {
+      if (process.env.BENCH_CHILD_STDOUT !== undefined) process.stderr.write(`[witness] ${l}\n`);
+    },
   });
+  const pid = w.child.pid!;
   return {
-    url: new URL(line.replace('listening on ', '')),
-    cpuMs: () => processCpuMs(child.pid!),
-    threadCpuMs: () => threadCpuMs(child.pid!),
-    stop: () =>
-      new Promise((r) => {
-        child.once('exit', () => {
-          r();
-        });
-        child.kill('SIGTERM');
-      }),
+    url: new URL(w.url),
+    cpuMs: () => processCpuMs(pid),
+    threadCpuMs: () => threadCpuMs(pid),
+    stop: async () => {
+      await w.stop();
+    },
   };
 }
 

@@ -30,7 +30,7 @@ const run = (file: string, args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
 const aw = (args: string[], env: Record<string, string> = {}) => run(bundleFile, args, env);
 
-const serve = (args: string[]) => spawnServe(bundleFile, ['--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args]);
+const serve = (args: string[]) => spawnServe(['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args], { entry: bundleFile });
 
 before(async () => {
   built = await bundle({ outFile: bundleFile });

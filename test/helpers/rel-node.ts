@@ -4,10 +4,8 @@
  * real `anchor-witness serve` command line run as a child process (so SIGKILL, RSS and latency are
  * those of a separate server process), or the node in-process (`startTestNode`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { createHash, type KeyObject } from 'node:crypto';
 import { pino } from 'pino';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
@@ -19,7 +17,8 @@ import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
 import { edParty, fill, signAnchor, type TestParty } from './anchors.ts';
 import { SyntheticLog } from './cosign-harness.ts';
-import { REPO, toJson } from './rel-common.ts';
+import { toJson } from './rel-common.ts';
+import { spawnServe, type ServeChild as BaseServeChild } from './spawn-serve.ts';
 
 export const NAME = 'witness.rel/w1';
 export const ORIGIN = `${NAME}/anchors`;
@@ -84,20 +83,10 @@ export class Lane {
   }
 }
 
-export interface ServeChild {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  /** everything the child wrote on stderr so far */
-  stderr(): string;
+export interface ServeChild extends BaseServeChild {
   /** peak resident set size so far (VmHWM, KiB), or NaN when /proc is not readable */
   peakRssKiB(): number;
   rssKiB(): number;
-  /** SIGTERM and wait for exit */
-  stop(): Promise<number | null>;
-  /** SIGKILL and wait for exit */
-  kill(): Promise<void>;
-  exited: Promise<number | null>;
 }
 
 function procStatus(pid: number | undefined, field: string): number {
@@ -119,51 +108,9 @@ export function serveArgs(d: Deployment, extra: readonly string[] = []): string[
 }
 
 /** Run `anchor-witness <args>` and resolve once it prints `listening on URL`. */
-export function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeChild> {
-  const child = spawn(process.execPath, [join(REPO, 'bin', 'anchor-witness.js'), ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let err = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (c: string) => {
-    err += c;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    resolve(code);
-  }));
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.once('line', (line) => {
-      const m = /^listening on (http:\/\/\S+)$/.exec(line);
-      if (m === null) {
-        child.kill('SIGKILL');
-        reject(new Error(`unexpected first line: ${line}`));
-        return;
-      }
-      const url = m[1]!;
-      resolve({
-        child,
-        url,
-        port: Number(new URL(url).port),
-        stderr: () => err,
-        peakRssKiB: () => procStatus(child.pid, 'VmHWM'),
-        rssKiB: () => procStatus(child.pid, 'VmRSS'),
-        stop: async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-          return exited;
-        },
-        kill: async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-          await exited;
-        },
-        exited,
-      });
-    });
-    void exited.then((code) => {
-      reject(new Error(`anchor-witness exited with ${code} before listening: ${err.slice(-2000)}`));
-    });
-  });
+export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeChild> {
+  const w = await spawnServe(args, { env });
+  return { ...w, peakRssKiB: () => procStatus(w.child.pid, 'VmHWM'), rssKiB: () => procStatus(w.child.pid, 'VmRSS') };
 }
 
 /** The node in-process (for fuzzing: the store is at hand to compare state before and after). */

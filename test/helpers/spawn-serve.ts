@@ -1,26 +1,93 @@
-/** Run `<entry> serve …` as a child and wait for its `listening on URL` line (rejects with its stderr if it exits first). */
-import { spawn } from 'node:child_process';
+/**
+ * The one launcher for `anchor-witness` server child processes, shared by the tests and the
+ * benchmarks: spawn, wait for the `listening on URL` line, and hand back the URL with ways to stop
+ * (SIGTERM, graceful drain) or kill (SIGKILL) the child. It rejects if the child exits first,
+ * with the tail of its stderr when that is captured.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export function spawnServe(entry: string, args: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [entry, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'anchor-witness.js');
+
+export interface ServeChild {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  /** Everything the child wrote on stderr so far ('' unless stderr is 'pipe'). */
+  stderr(): string;
+  /** SIGTERM, resolved with the exit code once the process is gone. */
+  stop(): Promise<number | null>;
+  /** SIGKILL, resolved once the process is gone. */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export interface ServeOptions {
+  /** The program to run (default bin/anchor-witness.js; a bundle, say). */
+  entry?: string;
+  env?: Record<string, string>;
+  /** Node flags before the entry (--cpu-prof, V8 flags). */
+  nodeArgs?: readonly string[];
+  /** 'pipe' (default) captures it for stderr() and the error message. */
+  stderr?: 'pipe' | 'inherit' | 'ignore';
+  /**
+   * Every other stdout line, before and after `listening on` (V8 tracing flags print there), goes
+   * here. Without it the first line must be `listening on URL`, and anything else is an error.
+   */
+  onOtherLine?: (line: string) => void;
+}
+
+/** Run `<entry> <args>` (args start with the subcommand, e.g. 'serve') and resolve once it listens. */
+export function spawnServe(args: readonly string[], opts: ServeOptions = {}): Promise<ServeChild> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.entry ?? BIN, ...args], {
+    stdio: ['ignore', 'pipe', opts.stderr ?? 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
   let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (c: string) => {
+    err += c;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      resolve(code);
+    }),
+  );
+  const alive = () => child.exitCode === null && child.signalCode === null;
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (line) => {
+    const rl = createInterface({ input: child.stdout! });
+    let listening = false;
+    rl.on('line', (line) => {
+      const m = listening ? null : /^listening on (http:\/\/\S+)$/.exec(line);
+      if (m === null) {
+        if (opts.onOtherLine !== undefined) opts.onOtherLine(line);
+        else if (!listening) {
+          child.kill('SIGKILL');
+          reject(new Error(`unexpected first line: ${line}`));
+        }
+        return;
+      }
+      listening = true;
+      const url = m[1]!;
       resolve({
-        url: line.replace('listening on ', ''),
-        stop: () =>
-          new Promise((r) => {
-            child.once('exit', (code) => {
-              r(code);
-            });
-            child.kill('SIGTERM');
-          }),
+        child,
+        url,
+        port: Number(new URL(url).port),
+        stderr: () => err,
+        stop: async () => {
+          if (alive()) child.kill('SIGTERM');
+          return exited;
+        },
+        kill: async () => {
+          if (alive()) child.kill('SIGKILL');
+          await exited;
+        },
+        exited,
       });
     });
-    child.once('exit', (code) => {
-      reject(new Error(`exited ${code}: ${err}`));
+    void exited.then((code) => {
+      reject(new Error(`anchor-witness exited with ${code} before listening${err === '' ? '' : `: ${err.slice(-2000)}`}`));
     });
   });
 }

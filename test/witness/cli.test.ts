@@ -11,7 +11,7 @@ const bin = join(import.meta.dirname, '..', '..', 'bin', 'anchor-witness.js');
 const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
 
-const serve = (args: string[], env: Record<string, string> = {}) => spawnServe(bin, args, env);
+const serve = (args: string[], env: Record<string, string> = {}) => spawnServe(['serve', ...args], { env });
 
 void test('keygen writes a 0600 key once and prints its public key', () => {
   const { dir, cleanup } = tempDir();

@@ -3,10 +3,8 @@
 // every checkpoint served is a prefix of the final log (consistent with every later one).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
 import { cosignMessage } from '../../src/anchor/messages.ts';
@@ -19,32 +17,20 @@ import { hashLeaf } from '../../src/tlog/hash.ts';
 import { rootFromLeafHashes } from '../../src/tlog/merkle.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { spawnServe, type ServeChild } from '../helpers/spawn-serve.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 const WORKERS = 16;
-const root = join(import.meta.dirname, '..', '..');
 
-function startChild(dir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
+function startChild(dir: string): Promise<ServeChild> {
+  return spawnServe(
     [
-      join(root, 'bin', 'anchor-witness.js'), 'serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'),
+      'serve', '--listen', '127.0.0.1:0', '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'),
       '--name', 'witness.test/crash', '--roles', 'anchor', '--registry', join(dir, 'registry.json'), '--allow-underived-seeds',
       '--party-anchors-per-minute', '100000000', '--party-new-seeds-per-day', '100000000',
     ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    { stderr: 'ignore' },
   );
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.once('line', (line) => {
-      const m = /^listening on (http:\/\/\S+)$/.exec(line);
-      if (m === null) reject(new Error(`unexpected first line: ${line}`));
-      else resolve({ child, url: m[1]! });
-    });
-    child.once('exit', (code) => {
-      reject(new Error(`witness exited early with ${code}`));
-    });
-  });
 }
 
 void test(`kill -9 at random moments, ${CYCLES} cycles: no acknowledged write lost, no equivocation, checkpoints consistent`, { timeout: 120_000 }, async () => {
