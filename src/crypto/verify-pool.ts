@@ -15,6 +15,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { encodeHex } from '../encoding/hex.ts';
 import { ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from './ed25519.ts';
 
 // Request layout per item: u32 message length, u32 to-sign length + 1 (0 = nothing to sign), public key (32),
@@ -90,7 +91,7 @@ export class Ed25519VerifyPool {
   /** `size` worker threads (0 = verify on the calling thread); `signingKey` (Ed25519) for `verifyAndSign`. */
   constructor(size: number, signingKey?: KeyObject) {
     this.signingKey = signingKey;
-    this.signingPublicKey = signingKey === undefined ? undefined : Buffer.from(ed25519PublicKeyBytes(signingKey)).toString('hex');
+    this.signingPublicKey = signingKey === undefined ? undefined : encodeHex(ed25519PublicKeyBytes(signingKey));
     for (let i = 0; i < size; i++) {
       const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { signingKey } });
       worker.unref();

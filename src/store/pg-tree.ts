@@ -27,13 +27,12 @@ export interface StoredNode extends NodeRef {
 }
 
 const PLACEHOLDER = new Uint8Array(32);
-const key = nodeKey;
 
 /** Run `compute` with a recording reader; returns the distinct nodes it reads. */
 export function nodesRead(compute: (read: HashReader) => unknown): NodeRef[] {
   const seen = new Map<number, NodeRef>();
   compute((level, index) => {
-    seen.set(key(level, index), { level, index });
+    seen.set(nodeKey(level, index), { level, index });
     return PLACEHOLDER;
   });
   return [...seen.values()];
@@ -55,16 +54,16 @@ export async function withNodes<T>(
   for (const n of nodesRead(compute)) {
     const h = cache?.get(n.level, n.index);
     if (h === undefined) absent.push(n);
-    else got.set(key(n.level, n.index), h);
+    else got.set(nodeKey(n.level, n.index), h);
   }
   if (absent.length > 0) {
     for (const n of await fetch(absent)) {
-      got.set(key(n.level, n.index), n.hash);
+      got.set(nodeKey(n.level, n.index), n.hash);
       cache?.set(n.level, n.index, n.hash);
     }
   }
   return compute((level, index) => {
-    const h = got.get(key(level, index));
+    const h = got.get(nodeKey(level, index));
     if (h === undefined) throw missing(level, index);
     return h;
   });
