@@ -7,7 +7,8 @@
  *   3. proof present (401 pop_required) and `iat` fresh: within ±60 s, and not older than the
  *      process start during the first 120 s after it (401 pop_stale)
  *   4. chain signatures, links, revocation, expiry, future timestamps (401)
- *   5. root binding (403 untrusted_root)
+ *   5. root binding (403 untrusted_root); the bound `sub` must be 6–255 characters, what STS takes
+ *      (403 subject_unsupported)
  *   6. capabilities: narrowing (403 capability_escalation), requested ⊆ leaf (403 insufficient_capabilities)
  *   7. proof signature by the leaf device key (401 pop_invalid; a nonce outside the pattern too)
  *   8. nonce unused (401 pop_replayed) — stateful, so it is the caller's step: the decision returns
@@ -17,7 +18,7 @@ import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { BridgeError, malformed } from './errors.ts';
 import { checkNarrowing, earliestExpiry, grantCapabilities, instantFromMillis, verifyChain } from './chain.ts';
-import { bindRoot, DID_KERI } from './root.ts';
+import { bindRoot, DID_KERI, stsSubjectProblem } from './root.ts';
 import type { RootBinding } from './root.ts';
 import { NONCE_RE, NONCE_TTL_SECONDS, POP_MAX_SKEW_SECONDS, popMessage, requestDigest } from './pop.ts';
 import { decodeTokenRequest } from './request.ts';
@@ -30,7 +31,10 @@ export const MAX_TTL_LIMIT_SECONDS = 3600;
 /** `nbf` = `iat` − 60: relying parties with a clock slightly behind still accept a fresh token. */
 export const NBF_BACKDATE_SECONDS = 60;
 export const AWS_TAGS_CLAIM = 'https://aws.amazon.com/tags';
-/** AWS session tag values are at most 256 characters. */
+/**
+ * AWS session tag values are at most 256 characters (STS API reference, `Tag`). AWS does not say
+ * how it counts; a value is kept within 256 both in code points and in UTF-16 units.
+ */
 const AWS_TAG_VALUE_MAX = 256;
 
 export interface BridgePolicy {
@@ -77,9 +81,18 @@ export interface Grant {
 
 export type Decision = { readonly ok: true; readonly grant: Grant } | { readonly ok: false; readonly error: BridgeError };
 
-/** AWS session tag values allow letters, spaces, digits and `_ . : / = + - @`; anything else becomes `_`. */
+/**
+ * AWS session tag values allow letters, spaces, digits and `_ . : / = + - @`; anything else becomes
+ * `_`. Cut on whole code points (never half a surrogate pair) so the UTF-16 length, and so the
+ * code point count, stays within AWS_TAG_VALUE_MAX.
+ */
 function tagValue(text: string): string {
-  return text.replace(/[^\p{L}\p{Z}\p{N}_.:/=+\-@]/gu, '_').slice(0, AWS_TAG_VALUE_MAX);
+  let out = '';
+  for (const ch of text.replace(/[^\p{L}\p{Z}\p{N}_.:/=+\-@]/gu, '_')) {
+    if (out.length + ch.length > AWS_TAG_VALUE_MAX) break;
+    out += ch;
+  }
+  return out;
 }
 
 /** Space-joined capabilities, whole entries only, within AWS's 256-character tag value limit. */
@@ -165,6 +178,8 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   const root = req.chain[0]!;
   const leaf = req.chain[req.chain.length - 1]!;
   const binding = bindRoot(root.issuer, req.rootPublicKey, roots);
+  const subProblem = stsSubjectProblem(root.issuer);
+  if (subProblem !== null) throw new BridgeError('subject_unsupported', `chain[0].issuer (the sub) ${subProblem}; no token is issued for it`);
   // 6. capabilities
   checkNarrowing(req.chain);
   const capabilities = grantCapabilities(leaf.capabilities, req.requestedCapabilities);

@@ -22,6 +22,7 @@ export const BRIDGE_STATUS = {
   capability_escalation: 403,
   insufficient_capabilities: 403,
   audience_not_allowed: 403,
+  subject_unsupported: 403,
   rate_limited: 429,
   overloaded: 503,
 } as const;

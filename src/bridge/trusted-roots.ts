@@ -10,7 +10,9 @@
  * `parties` is validated by the registry parser itself (ids unique after normalisation, each key in
  * at most one party, keys on-curve and not small order). A party binds its `id` to its Ed25519 keys:
  * a chain whose `chain[0].issuer` is that id, exactly, may use any of those keys as
- * `root_public_key`. `revoked` refuses links by device key or by `rid`.
+ * `root_public_key`. That id becomes the token's `sub`, so it must be 6–255 characters, the
+ * `SubjectFromWebIdentityToken` STS takes (`stsSubjectProblem`). `revoked` refuses links by device
+ * key or by `rid`.
  */
 import { parseRegistry } from '../anchor/registry.ts';
 import type { Registry } from '../anchor/registry.ts';
@@ -18,6 +20,7 @@ import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { isObject } from './attestation.ts';
 import { BridgeConfigError } from './errors.ts';
+import { stsSubjectProblem } from './root.ts';
 
 export interface TrustedRoots {
   readonly registry: Registry;
@@ -43,6 +46,11 @@ export function parseTrustedRoots(doc: unknown): TrustedRoots {
     if (e instanceof ProtocolError) fail(e.message);
     throw e;
   }
+  // a party id is the token's `sub`: one STS cannot take would only ever mint refused tokens
+  [...registry.parties.keys()].forEach((id, i) => {
+    const problem = stsSubjectProblem(id);
+    if (problem !== null) fail(`parties[${i}].id: ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '…' : id)} ${problem}`);
+  });
   const revokedKeys = new Set<string>();
   const revokedRids = new Set<string>();
   const list = doc.revoked ?? [];
