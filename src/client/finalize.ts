@@ -4,7 +4,10 @@
  * carries): a valid cosignature over the anchor's cosign message, a checkpoint signed by the member
  * under its log origin, and an inclusion proof of the anchor's log entry under that checkpoint
  * (plus a consistent tlog-proof). The anchor must commit to the set (`witness_set.said` = the set's
- * SAID, same threshold) and carry a valid party signature.
+ * SAID, same threshold) and carry a valid party signature — under the party key the caller pins
+ * (`party`), else under the key the anchor carries, which the pinned witnesses' registries vouch
+ * for. The set is re-validated (makeWitnessSet rules: unique names, keys and origins; threshold in
+ * range), so a set built in code cannot count one receipt or one key twice.
  *
  * Results are typed per member (valid / missing / invalid with the VerificationError code), so a
  * caller sees which witness failed and why. By default an invalid receipt only fails its member;
@@ -19,8 +22,8 @@ import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';
 import type { Anchor, AnchorWire } from '../anchor/types.ts';
 import { ClientError } from './errors.ts';
-import { parseReceipt, verifyReceipt, VerificationError, type Receipt } from './verify-anchor.ts';
-import { encodeWitnessSet, findMember, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
+import { parseReceipt, verifyPartyPin, verifyReceipt, VerificationError, type PinnedParty, type Receipt } from './verify-anchor.ts';
+import { encodeWitnessSet, findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
 
 export const FINALIZED_V = 'anchor-witness/finalized/v1';
 
@@ -45,9 +48,11 @@ export type MemberResult =
 export type FinalityCode =
   | 'final'
   | 'threshold_not_met'
+  | 'witness_set_invalid'
   | 'witness_set_mismatch'
   | 'threshold_mismatch'
   | 'said_mismatch'
+  | 'party_key_mismatch'
   | 'party_signature_invalid'
   | 'receipt_invalid';
 
@@ -73,9 +78,20 @@ export interface FinalityOptions {
   strict?: boolean;
   /** A SAID obtained independently (e.g. from the party's KEL): the set must have it. */
   expectedSaid?: string;
+  /** The party key(s) the caller trusts: the anchor must be signed by one of them (`party_key_mismatch`). */
+  party?: PinnedParty;
 }
 
-export function verifyFinalized(anchor: Anchor, set: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): FinalityResult {
+export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): FinalityResult {
+  let set: WitnessSet;
+  try {
+    // Re-validate a set built in code: one name (or one key) twice would count one receipt twice.
+    set = makeWitnessSet(given.threshold, given.members);
+  } catch (e) {
+    if (!(e instanceof ClientError)) throw e;
+    const members = Array.isArray(given.members) ? given.members : [];
+    return { said: '', threshold: given.threshold, valid: 0, members: members.map((m) => ({ name: m.name, status: 'missing' as const })), outsiders: [], final: false, code: 'witness_set_invalid', reason: e.message };
+  }
   const said = witnessSetSaid(set);
   const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
   const stop = (code: FinalityCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
@@ -85,6 +101,16 @@ export function verifyFinalized(anchor: Anchor, set: WitnessSet, receipts: reado
     return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
   }
   if (!verifyPartySignature(anchor)) return stop('party_signature_invalid', 'the party signature of the anchor does not verify');
+  // Pinned by the caller, or (having just verified it) the key the anchor carries.
+  const party: PinnedParty = opts.party ?? { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
+  if (opts.party !== undefined) {
+    try {
+      verifyPartyPin(anchor, opts.party);
+    } catch (e) {
+      if (!(e instanceof VerificationError)) throw e;
+      return stop(e.code === 'party_signature_invalid' ? 'party_signature_invalid' : 'party_key_mismatch', e.message);
+    }
+  }
 
   const byMember = new Map<string, MemberResult>();
   let firstInvalid: (MemberResult & { status: 'invalid' }) | undefined;
@@ -96,7 +122,7 @@ export function verifyFinalized(anchor: Anchor, set: WitnessSet, receipts: reado
     }
     let result: MemberResult;
     try {
-      const v = verifyReceipt(anchor, r, memberPin(member));
+      const v = verifyReceipt(anchor, r, memberPin(member), party);
       result = { name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex };
     } catch (e) {
       if (!(e instanceof VerificationError)) throw e;

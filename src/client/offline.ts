@@ -9,15 +9,28 @@ import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
-import { VerificationError, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
+import { hexIsBytes, VerificationError, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
 
 function rethrow(code: string, what: string, e: unknown): never {
   if (e instanceof VerificationError) throw e;
   const inner = e instanceof ProtocolError ? ` (${e.code})` : '';
   throw new VerificationError(code, `${what}: ${e instanceof Error ? e.message : String(e)}${inner}`);
+}
+
+/**
+ * A checkpoint of size 0 must carry the empty tree's root (RFC 6962: SHA-256 of nothing). A signed
+ * size-0 checkpoint with any other root is not a view of any log — refused here, where every
+ * checkpoint a client is handed is verified, so that no consistency check (0 → 0 compares sizes
+ * only) can call it consistent.
+ */
+function checkEmptyTree(checkpoint: Checkpoint): void {
+  if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) {
+    throw new VerificationError('checkpoint_invalid', 'a checkpoint of size 0 must carry the empty tree\'s root');
+  }
 }
 
 /** A checkpoint signed note, verified against `verifiers` (signed-note rules), optionally of `origin`. */
@@ -33,6 +46,7 @@ export function verifyCheckpointNote(note: string, verifiers: readonly NoteVerif
   if (origin !== undefined && checkpoint.origin !== origin) {
     throw new VerificationError('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
   }
+  checkEmptyTree(checkpoint);
   return { checkpoint, note: verified };
 }
 
@@ -46,11 +60,24 @@ export interface CosignedCheckpoint {
 
 /**
  * A checkpoint note with cosignature/v1 lines (SPEC §5, C2SP tlog-cosignature): every given
- * cosigner (type 0x04 vkeys) must have a valid line unless `quorum` says how many suffice; with
- * `log` verifiers, the log's own signature must verify too.
+ * cosigner (type 0x04 vkeys) must have a valid line unless `quorum` (an integer ≥ 1) says how many
+ * suffice; cosigners are counted by distinct KEY (a cosignature/v1 signature does not cover the key
+ * name, so one key under two names would otherwise count twice: refused as usage). With `log`
+ * verifiers, the log's own signature must verify too, by a log key named after the checkpoint's
+ * origin (`checkpoint_wrong_origin` otherwise).
  */
 export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readonly NoteVerifier[]; log?: readonly NoteVerifier[]; quorum?: number }): CosignedCheckpoint {
   if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1)) throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
+  const distinct = new Map<string, string>();
+  for (const c of opts.cosigners) {
+    const hex = encodeHex(c.publicKey);
+    const seen = distinct.get(hex);
+    if (seen !== undefined && seen !== c.name) throw new VerificationError('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
+    distinct.set(hex, c.name);
+  }
+  if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
+    throw new VerificationError('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
+  }
   const log = opts.log ?? [];
   let verified: VerifiedNote;
   try {
@@ -65,10 +92,25 @@ export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readon
       return rethrow('checkpoint_invalid', 'checkpoint', e);
     }
   })();
-  const logVerified = log.length > 0 && verified.verified.some((v) => log.includes(v.verifier));
-  if (log.length > 0 && !logVerified) throw new VerificationError('checkpoint_invalid', 'no signature by the log key');
-  const cosigners = verified.verified.filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1).map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
-  const need = opts.quorum ?? opts.cosigners.length;
+  checkEmptyTree(checkpoint);
+  const byLog = verified.verified.filter((v) => log.includes(v.verifier));
+  const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
+  if (log.length > 0 && byLog.length === 0) throw new VerificationError('checkpoint_invalid', 'no signature by the log key');
+  if (log.length > 0 && !logVerified) {
+    throw new VerificationError('checkpoint_wrong_origin', `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`);
+  }
+  // One entry per distinct key (the first verified name), in note order.
+  const counted = new Set<string>();
+  const cosigners = verified.verified
+    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && opts.cosigners.includes(v.verifier))
+    .filter((v) => {
+      const hex = encodeHex(v.verifier.publicKey);
+      if (counted.has(hex)) return false;
+      counted.add(hex);
+      return true;
+    })
+    .map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
+  const need = opts.quorum ?? distinct.size;
   if (cosigners.length < need) {
     const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
     throw new VerificationError('cosignature_missing', `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
@@ -91,7 +133,7 @@ export function verifyAnchorCosignature(anchor: Anchor, cosignature: Cosignature
   if (witness.name !== undefined && cosignature.witness_name !== witness.name) {
     throw new VerificationError('wrong_witness', `cosignature is by ${cosignature.witness_name}, expected ${witness.name}`);
   }
-  if (cosignature.witness_public_key.toLowerCase() !== encodeHex(witness.publicKey)) throw new VerificationError('wrong_witness', 'the cosignature names another witness key than the pinned one');
+  if (!hexIsBytes(cosignature.witness_public_key, witness.publicKey)) throw new VerificationError('wrong_witness', 'the cosignature names another witness key than the pinned one');
   let signature: Uint8Array;
   try {
     signature = decodeHex(cosignature.signature, 64);

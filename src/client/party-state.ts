@@ -15,7 +15,8 @@
  * anchor that some witnesses co-signed is superseded by a higher index, never replaced by a second
  * head at its index (which would be duplicity).
  */
-import { decodeAnchor, decodeDuplicityProof, encodeAnchor } from '../anchor/codec.ts';
+import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import { verifyDuplicityProof } from '../anchor/duplicity.ts';
 import type { Anchor, AnchorWire, Curve, DuplicityProofWire } from '../anchor/types.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
@@ -87,7 +88,7 @@ export function chainTip(s: PartyState): Anchor | undefined {
 /** Sign the next anchor and make it pending. Returns it (and the one it superseded, if any). */
 export function signNextAnchor(s: PartyState, key: PartyKey, input: NextAnchorInput): { anchor: Anchor; superseded?: Anchor } {
   if (s.frozen !== null) throw new ClientError('state_conflict', `the seed is frozen: a witness holds a duplicity proof at index ${s.frozen.index}`);
-  if (key.curve !== s.curve || encodeHex(key.publicKey) !== encodeHex(s.publicKey)) throw new ClientError('party_key_invalid', 'the key is not the one this chain state was created with');
+  if (key.curve !== s.curve || Buffer.compare(key.publicKey, s.publicKey) !== 0) throw new ClientError('party_key_invalid', 'the key is not the one this chain state was created with');
   const fields = nextAnchorFields(chainTip(s), { seedId: s.seedId, witnessSet: { said: witnessSetSaid(s.witnessSet), threshold: s.witnessSet.threshold } }, input);
   const anchor = signAnchor(key.privateKey, key.curve, fields);
   const superseded = s.pending?.anchor;
@@ -113,7 +114,7 @@ export function recordSubmission(s: PartyState, receipts: readonly Receipt[], fi
     if (finality.final) {
       s.latest = { anchor: target.anchor, receipts: merged, final: true };
       s.pending = null;
-      const h = s.history.findLast((x) => x.index === target.anchor.index);
+      const h = s.history.findLast((x) => x.index === target.anchor.index && sameHexBytes(x.head, target.anchor.head));
       if (h !== undefined) h.final = true;
     } else {
       s.pending = { anchor: target.anchor, receipts: merged };
@@ -123,8 +124,35 @@ export function recordSubmission(s: PartyState, receipts: readonly Receipt[], fi
   }
 }
 
-export function freeze(s: PartyState, proof: DuplicityProofWire): void {
-  s.frozen ??= proof;
+function sameHexBytes(text: string, bytes: Uint8Array): boolean {
+  try {
+    return Buffer.compare(decodeHex(text, bytes.length), bytes) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Freeze the chain on a duplicity proof — only a proof of THIS party's duplicity: it verifies
+ * offline, is for this state's seed and both anchors are signed by this state's key (ClientError
+ * `duplicity_proof_foreign` / `duplicity_proof_invalid` otherwise; the state is unchanged). The
+ * canonical wire form is stored. The first proof wins.
+ */
+export function freeze(s: PartyState, wire: DuplicityProofWire): void {
+  let proof;
+  try {
+    proof = decodeDuplicityProof(wire);
+  } catch (e) {
+    throw new ClientError('duplicity_proof_invalid', `not a duplicity proof: ${(e as Error).message}`);
+  }
+  const verdict = verifyDuplicityProof(proof);
+  if (!verdict.valid) throw new ClientError('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
+  if (Buffer.compare(proof.seedId, s.seedId) !== 0) throw new ClientError('duplicity_proof_foreign', 'the duplicity proof is for another seed than this chain\'s');
+  const signer = proof.anchorA.sigParty; // verifyDuplicityProof: anchor_b has the same key
+  if (signer.curve !== s.curve || Buffer.compare(signer.publicKey, s.publicKey) !== 0) {
+    throw new ClientError('duplicity_proof_foreign', 'the duplicity proof is signed by another key than this chain\'s');
+  }
+  s.frozen ??= encodeDuplicityProof(proof);
 }
 
 export function encodePartyState(s: PartyState): PartyStateWire {

@@ -1,12 +1,15 @@
 /**
  * Submitting an anchor to N witnesses concurrently (SPEC §3.3). Every 200 is verified fully
  * against the witness identity the client pins (from its witness set), and must be for the very
- * anchor submitted; every 409 must carry a duplicity proof for the anchor's seed that verifies
- * offline. 503/429 are retried honouring Retry-After; timeouts, 408 and other 5xx ("outcome
- * unknown") are retried with the identical request, which the witness answers as a replay.
+ * anchor submitted, signed by the submitting party's key; every 409 must carry a duplicity proof
+ * that verifies offline AND is this party's: the anchor's seed, signed by the anchor's own party
+ * key. A 409 with anything else (a proof minted under another key, for another seed) is that
+ * witness misbehaving (`invalid_response`), never duplicity: one witness out of N must not be able
+ * to freeze a chain. 503/429 are retried honouring Retry-After; timeouts, 408 and other 5xx
+ * ("outcome unknown") are retried with the identical request, which the witness answers as a replay.
  */
-import { decodeDuplicityProof } from '../anchor/codec.ts';
-import { verifyDuplicityProof } from '../anchor/duplicity.ts';
+import { decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
+import { samePartyKey, verifyDuplicityProof } from '../anchor/duplicity.ts';
 import { cosignMessage } from '../anchor/messages.ts';
 import type { Anchor, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
@@ -15,7 +18,7 @@ import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, problemOf, type HttpOptions } from './http.ts';
 import { anchorRequest } from './party.ts';
 import { verifyFinalized, type FinalityOptions, type FinalityResult, type FinalizedBundle } from './finalize.ts';
-import { decodeResponseAnchor, parseAnchorResponse, verifyReceipt, VerificationError, type Receipt } from './verify-anchor.ts';
+import { decodeResponseAnchor, parseAnchorResponse, verifyPartyPin, verifyWitnessReceipt, VerificationError, type Receipt } from './verify-anchor.ts';
 import { memberPin, type WitnessSet, type WitnessSetMember } from './witness-set.ts';
 
 export interface WitnessTarget {
@@ -26,7 +29,7 @@ export interface WitnessTarget {
 export type SubmitOutcome =
   /** Co-signed (or a replay of an earlier co-signing), verified under the pinned key. */
   | { kind: 'cosigned'; replay: boolean; receipt: Receipt; treeSize: number; leafIndex: number }
-  /** 409 with a duplicity proof for this seed that verifies offline: the seed is frozen. */
+  /** 409 with a duplicity proof that verifies offline, for this seed, by this anchor's party key: the seed is frozen. */
   | { kind: 'duplicity'; proof: DuplicityProof; wire: DuplicityProofWire }
   /** A problem-details refusal (4xx, or 5xx after the retries). */
   | { kind: 'rejected'; status: number; code: string; detail: string }
@@ -59,8 +62,10 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
     try {
       const body = parseAnchorResponse(parseJsonBody(text));
       const returned = decodeResponseAnchor(body.anchor);
-      const v = verifyReceipt(returned, body, memberPin(member));
+      const v = verifyWitnessReceipt(returned, body, memberPin(member));
       if (!sameMessage(returned, anchor)) return invalid('anchor_mismatch', 'the witness co-signed another anchor than the one submitted');
+      // The anchor is the one submitted: pinned to its own party key (the submitter's), signature checked.
+      verifyPartyPin(anchor, { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey });
       return { kind: 'cosigned', replay: body.replay === true, receipt: { cosignature: body.cosignature, inclusion: body.inclusion }, treeSize: v.treeSize, leafIndex: v.leafIndex };
     } catch (e) {
       if (e instanceof VerificationError || e instanceof ClientError) return invalid(e.code, e.message);
@@ -76,10 +81,14 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
     } catch (e) {
       return invalid('duplicity_proof_invalid', `409 body is not a duplicity proof: ${(e as Error).message}`);
     }
-    if (Buffer.compare(proof.seedId, anchor.seedId) !== 0) return invalid('duplicity_proof_invalid', 'the duplicity proof is for another seed');
     const verdict = verifyDuplicityProof(proof);
     if (!verdict.valid) return invalid('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
-    return { kind: 'duplicity', proof, wire };
+    if (Buffer.compare(proof.seedId, anchor.seedId) !== 0) return invalid('duplicity_proof_foreign', `the duplicity proof is for seed ${encodeHex(proof.seedId)}, not the seed submitted`);
+    if (!samePartyKey(proof.anchorA, anchor)) {
+      return invalid('duplicity_proof_foreign', `the duplicity proof is signed by ${proof.anchorA.sigParty.curve} key ${encodeHex(proof.anchorA.sigParty.publicKey)}, not by the party's key`);
+    }
+    // Canonical (lowercase) wire form of what was verified, whatever case the witness used.
+    return { kind: 'duplicity', proof, wire: encodeDuplicityProof(proof) };
   }
   const problem = problemOf(text);
   return { kind: 'rejected', status, code: problem?.code ?? `http_${status}`, detail: problem?.detail ?? text.slice(0, 200) };
@@ -177,7 +186,7 @@ export async function resolveTargets(set: WitnessSet, urls: readonly string[], o
         unreachable.push({ url, reason: (e as Error).message });
         return undefined;
       }
-      const member = set.members.find((m) => encodeHex(m.publicKey) === encodeHex(h.publicKey));
+      const member = set.members.find((m) => Buffer.compare(m.publicKey, h.publicKey) === 0);
       if (member === undefined) throw new ClientError('unknown_witness', `${url} (${h.name}, key ${encodeHex(h.publicKey)}) is not a member of the witness set`);
       return { url, member };
     }),

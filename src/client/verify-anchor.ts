@@ -4,15 +4,19 @@
  *  - the cosignature is the pinned key's Ed25519 signature over the cosign message of the anchor;
  *  - the checkpoint is a signed note by the pinned key under the log origin (type 0x01);
  *  - the audit path proves the cosign message's leaf at `leaf_index` under that checkpoint;
- *  - the tlog-proof text carries the same index, path and byte-identical checkpoint.
+ *  - the tlog-proof text carries the same index, path and byte-identical checkpoint;
+ *  - (verifyReceipt / verifyAnchorResponse) the anchor is signed by the party key the caller pins
+ *    (one key, or a registry entry's current keys), and that signature verifies: a witness can
+ *    co-sign and log anything, including an anchor it minted under a key of its own.
  *
  * Failures throw VerificationError with a stable code: malformed_response, wrong_witness,
  * cosignature_invalid, checkpoint_wrong_origin, checkpoint_invalid, inclusion_invalid,
- * tlog_proof_invalid.
+ * tlog_proof_invalid, party_unpinned, party_key_mismatch, party_signature_invalid.
  */
 import { decodeAnchor } from '../anchor/codec.ts';
 import { cosignMessage } from '../anchor/messages.ts';
-import type { Anchor, AnchorWire } from '../anchor/types.ts';
+import { verifyPartySignature } from '../anchor/party-signature.ts';
+import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeBase64 } from '../encoding/base64.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
@@ -64,6 +68,16 @@ export interface PinnedWitness {
   logOrigin: string;
   name?: string;
 }
+
+/** A party key the verifier trusts (SPEC §3.2 registry entry `keys[]` item; the anchor's `sig_party` curve and key). */
+export interface PinnedPartyKey {
+  curve: Curve;
+  /** Ed25519: 32 bytes; P-256: 33-byte compressed SEC1. */
+  publicKey: Uint8Array;
+}
+
+/** The party an anchor must be signed by: one key, or every current key of its registry entry (any one may sign). */
+export type PinnedParty = PinnedPartyKey | readonly PinnedPartyKey[];
 
 export interface VerifiedReceipt {
   anchor: Anchor;
@@ -144,11 +158,44 @@ export function decodeResponseAnchor(w: AnchorWire): Anchor {
   return wrap('malformed_response', 'anchor', () => decodeAnchor(w));
 }
 
-/** Verify a witness's receipt for `anchor` under the pinned witness identity. */
-export function verifyReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): VerifiedReceipt {
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
+
+/** True when the hex text decodes to exactly `bytes` (either case; a non-hex text never matches). */
+export function hexIsBytes(text: string, bytes: Uint8Array): boolean {
+  try {
+    return sameBytes(decodeHex(text, bytes.length), bytes);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The anchor is signed by the pinned party: its `sig_party` curve and key are one of the pinned
+ * keys (party_key_mismatch), and the signature verifies over the party message
+ * (party_signature_invalid). Nothing pinned (undefined, an empty list) is party_unpinned.
+ */
+export function verifyPartyPin(anchor: Anchor, party: PinnedParty): void {
+  const given = party as PinnedParty | undefined | null;
+  if (given === undefined || given === null) fail('party_unpinned', 'no party key pinned: give the party\'s key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part');
+  const keys: readonly PinnedPartyKey[] = 'publicKey' in given ? [given] : given;
+  if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
+  const sp = anchor.sigParty;
+  if (!keys.some((k) => k.curve === sp.curve && sameBytes(k.publicKey, sp.publicKey))) {
+    fail('party_key_mismatch', `the anchor is signed by ${sp.curve} key ${encodeHex(sp.publicKey)}, not by the pinned party key`);
+  }
+  if (!verifyPartySignature(anchor)) fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
+}
+
+/**
+ * Verify the WITNESS's part of a receipt for `anchor` under the pinned witness identity: its
+ * cosignature, checkpoint, inclusion proof and tlog-proof. It does NOT establish who signed the
+ * anchor (a witness may co-sign an anchor it minted itself): use verifyReceipt for that. For tools
+ * that judge witnesses rather than anchors (monitors), and as the first half of verifyReceipt.
+ */
+export function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): VerifiedReceipt {
   const cos = receipt.cosignature;
   if (witness.name !== undefined && cos.witness_name !== witness.name) fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
-  if (cos.witness_public_key.toLowerCase() !== encodeHex(witness.publicKey)) fail('wrong_witness', 'the response names another witness key than the pinned one');
+  if (!hexIsBytes(cos.witness_public_key, witness.publicKey)) fail('wrong_witness', 'the response names another witness key than the pinned one');
   wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
   const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
   const message = cosignMessage(anchor);
@@ -177,8 +224,18 @@ export function verifyReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedW
   return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
 }
 
-/** Verify a 200 body of POST /v1/anchor or GET /v1/anchor/{seed}; returns the decoded anchor. */
-export function verifyAnchorResponse(body: AnchorResponseBody, witness: PinnedWitness): VerifiedReceipt {
+/**
+ * Verify a witness's receipt for `anchor`: co-signed and logged by the pinned witness
+ * (verifyWitnessReceipt) AND signed by the pinned party (verifyPartyPin). `party` is required.
+ */
+export function verifyReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness, party: PinnedParty): VerifiedReceipt {
+  const v = verifyWitnessReceipt(anchor, receipt, witness);
+  verifyPartyPin(anchor, party);
+  return v;
+}
+
+/** Verify a 200 body of POST /v1/anchor or GET /v1/anchor/{seed} (witness and party pinned); returns the decoded anchor. */
+export function verifyAnchorResponse(body: AnchorResponseBody, witness: PinnedWitness, party: PinnedParty): VerifiedReceipt {
   const parsed = parseAnchorResponse(body);
-  return verifyReceipt(decodeResponseAnchor(parsed.anchor), parsed, witness);
+  return verifyReceipt(decodeResponseAnchor(parsed.anchor), parsed, witness, party);
 }

@@ -37,6 +37,7 @@ const ORIGIN = `${NAME}/anchors`;
 const witnessKey = ed25519KeyFromSeed(fill(0x01));
 const pinned = { publicKey: ed25519PublicKeyBytes(witnessKey), logOrigin: ORIGIN, name: NAME };
 const alice = edParty(0x09);
+const alicePin = { curve: 'ed25519' as const, publicKey: alice.publicKey };
 const skip = pgSkip();
 
 const body = (a: Anchor): string => JSON.stringify({ anchor: encodeAnchor(a), party: { agent: 'EAlice' } }, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
@@ -97,7 +98,7 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
       const conflicts = mine.filter((r) => r.status === 409);
       assert.equal(ok.length, 1, `seed ${s}: ${mine.map((r) => r.status).join(',')}`);
       assert.equal(conflicts.length, 2, `seed ${s}: ${mine.map((r) => r.status).join(',')}`);
-      const receipt = verifyAnchorResponse(parseAnchorResponse(ok[0]!.json), pinned);
+      const receipt = verifyAnchorResponse(parseAnchorResponse(ok[0]!.json), pinned, alicePin);
       const cosignedHead = encodeHex(receipt.anchor.head);
       const cp = parseCheckpoint(parseNote((ok[0]!.json as { inclusion: { checkpoint: string } }).inclusion.checkpoint).text);
       checkpoints.push({ size: cp.size, root: cp.rootHash });
@@ -197,7 +198,7 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
           continue;
         }
         assert.equal(res.status, 200, JSON.stringify(res.json));
-        const receipt = verifyAnchorResponse(parseAnchorResponse(res.json), pinned);
+        const receipt = verifyAnchorResponse(parseAnchorResponse(res.json), pinned, alicePin);
         acked.push({ seed: encodeHex(a.seedId), index: a.index, leaf: receipt.leafIndex, message: cosignMessage(a) });
         checkpoints.push({ size: receipt.checkpoint.size, root: receipt.checkpoint.rootHash });
         next[wk]! += 1;

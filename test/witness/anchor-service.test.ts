@@ -26,6 +26,7 @@ const ORIGIN = 'witness.example/w1/anchors';
 const witnessKey = ed25519KeyFromSeed(fill(0x01));
 const pinned = { publicKey: ed25519PublicKeyBytes(witnessKey), logOrigin: ORIGIN, name: NAME };
 const alice = edParty(0x09);
+const alicePin = { curve: 'ed25519' as const, publicKey: alice.publicKey };
 const registry = parseRegistry({ parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }] });
 const claimFor = (scope: string) => ({ agent: 'did:keri:EAgent', root: 'did:keri:ERoot', scope });
 
@@ -66,7 +67,7 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
     for (let s = 0; s < 50; s++) for (let i = 1; i <= 3; i++) submissions.push(service.submit(anchorFor(`S${s}`, i), claimFor(`S${s}`)));
     const outcomes = await Promise.all(submissions);
     const bodies = outcomes.map(cosignedBody);
-    for (const b of bodies) verifyAnchorResponse(b, pinned);
+    for (const b of bodies) verifyAnchorResponse(b, pinned, alicePin);
     const cp = await store.checkpoint();
     assert.equal(cp?.size, 150);
     const leaves = new Set(bodies.map((b) => b.inclusion.leaf_index));
@@ -93,7 +94,7 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     assert.equal(again.cosignature.timestamp, a3.cosignature.timestamp);
     assert.equal(again.inclusion.leaf_index, a3.inclusion.leaf_index);
     assert.equal((await store.checkpoint())?.size, 1);
-    verifyAnchorResponse(again, pinned);
+    verifyAnchorResponse(again, pinned, alicePin);
 
     const older = await service.submit(anchorFor('S', 2), claimFor('S'));
     assert.deepEqual(older.kind === 'rejected' && older.rejection.code, 'non_monotone');

@@ -19,6 +19,8 @@ const alice = edParty(0x09);
 const aliceRotated = edParty(0x0a);
 const bob = edParty(0x0b);
 const carol = edParty(0x0c);
+/** Alice's registry entry: either current key may have signed the stored anchor a replay returns. */
+const aliceKeys = [alice, aliceRotated].map((p) => ({ curve: 'ed25519' as const, publicKey: p.publicKey }));
 const pinned = { publicKey: ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(0x01))), logOrigin: WITNESS_ORIGIN, name: WITNESS_NAME };
 const key = (p: typeof alice) => ({ curve: 'ed25519', public_key: encodeHex(p.publicKey) });
 const registry = {
@@ -58,7 +60,7 @@ const code = (r: { status: number; body: unknown }) => `${r.status} ${(r.body as
 async function cosigned(a: Anchor, party: Record<string, string>) {
   const r = await submit(a, party);
   assert.equal(r.status, 200, r.text);
-  verifyAnchorResponse(r.body as AnchorResponseBody, pinned);
+  verifyAnchorResponse(r.body as AnchorResponseBody, pinned, [{ curve: a.sigParty.curve, publicKey: a.sigParty.publicKey }, ...aliceKeys]);
   return r.body as AnchorResponseBody & { replay: boolean };
 }
 
@@ -171,7 +173,7 @@ void test('rows 9–15: duplicity, index_taken, replay, conflicting replay, non-
   const latest = await get(`${w.url}/v1/anchor/${seed}`);
   assert.equal(latest.status, 200);
   assert.equal((latest.body as { duplicity: boolean }).duplicity, true);
-  verifyAnchorResponse(latest.body as AnchorResponseBody, pinned);
+  verifyAnchorResponse(latest.body as AnchorResponseBody, pinned, aliceKeys);
   assert.equal(latest.headers.get('access-control-allow-origin'), '*');
   assert.deepEqual((await get(`${w.url}/v1/duplicity/${seed}`)).body, proof);
 });
