@@ -1,6 +1,7 @@
 /**
  * `anchor-witness monitor`: poll witnesses, verify what they sign under pinned keys, and report
- * withholding, disagreement (with the duplicity evidence), log rollback / inconsistency (proven
+ * withholding, disagreement (with the duplicity evidence), anchors and duplicity proofs the party
+ * never signed (party keys from --registry), split views, log rollback / inconsistency (proven
  * from tiles) and anchor rollback. What was seen persists in --state, written atomically after
  * every poll, so a restarted monitor cannot be fooled by a witness restored from an old copy.
  * Human output by default, --json for one JSON object per poll; --once exits 1 on any finding.
@@ -15,11 +16,15 @@ import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnes
 import { collectList, intArg } from './options.ts';
 import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { parseRegistry, type Registry } from '../anchor/registry.ts';
+import { readDocument } from '../witness/config-file.ts';
 
 interface MonitorFlags extends HttpFlags {
   witness?: string[];
   seed?: string[];
   witnessSet?: string;
+  registry?: string;
   state?: string;
   interval: number;
   once?: boolean;
@@ -31,6 +36,21 @@ interface MonitorFlags extends HttpFlags {
 
 /** Polls kept in memory for the --html report's charts (the state's observations reach further back). */
 const MAX_REPORT_POLLS = 1_000;
+
+/** The parties' keys: the SPEC §3.2 registry file (JSON, or YAML by extension), as the witnesses read it. */
+function readRegistry(path: string): Registry {
+  let doc: unknown;
+  try {
+    doc = readDocument(path);
+  } catch (e) {
+    throw new ClientError('usage', `--registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return parseRegistry(doc);
+  } catch (e) {
+    throw new ClientError('usage', `--registry ${path}: ${e instanceof ProtocolError ? e.message : String(e)}`);
+  }
+}
 
 function printHuman(report: PollReport, findings: Finding[]): void {
   const out: string[] = [];
@@ -46,6 +66,11 @@ function printHuman(report: PollReport, findings: Finding[]): void {
         const side = ev[k] as { witness: string; anchor: unknown; cosignature: unknown };
         out.push(`  ${side.witness} co-signed: ${stringifyJson({ anchor: side.anchor, cosignature: side.cosignature })}`);
       }
+    }
+    if (f.kind === 'forged_anchor') out.push(`  co-signed: ${stringifyJson({ anchor: ev.anchor, cosignature: ev.cosignature })}`);
+    if (f.kind === 'log_equivocation') {
+      out.push(`  checkpoint a:\n${indent(String(ev.a))}`);
+      out.push(`  checkpoint b:\n${indent(String(ev.b))}`);
     }
     if (f.kind === 'log_rollback' || f.kind === 'log_inconsistent') {
       out.push(`  previous checkpoint:\n${indent(String(ev.previous))}`);
@@ -68,10 +93,11 @@ export function addMonitorCommand(program: Command): void {
     examples(
       program
         .command('monitor')
-        .description('watch witnesses: withholding, disagreement (with duplicity evidence), log rollback or inconsistency (proven from tiles), anchor rollback')
+        .description('watch witnesses: withholding, disagreement (with duplicity evidence), anchors or duplicity proofs the party never signed, split views, log rollback or inconsistency (proven from tiles), anchor rollback')
         .option('--witness <url...>', 'witness base URL (repeatable, or comma-separated)', collectList)
         .option('--seed <hex...>', 'seed id to watch (repeatable, or comma-separated)', collectList)
         .option('--witness-set <file>', 'pin witness keys and log origins from a witness set (default: trust on first use, recorded in --state)')
+        .option('--registry <file>', "the parties' keys (SPEC §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities")
         .option('--state <file>', 'what the monitor has seen, kept across restarts (recommended; without it nothing persists)')
         .option('--interval <seconds>', 'seconds between polls', intArg(1, 86_400), 60)
         .option('--once', 'poll once; exit 1 when there is any finding')
@@ -80,10 +106,10 @@ export function addMonitorCommand(program: Command): void {
         .option('--all-duplicities', "also page through every witness's stored duplicity proofs")
         .option('--html <file>', 'after every poll, (re)write a self-contained HTML report: index over time per witness and seed, findings with their evidence'),
       [
-        'anchor-witness monitor --witness https://w1.example,https://w2.example,https://w3.example --seed 34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012 --state monitor.json',
-        'anchor-witness monitor --once --json --witness-set set.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
+        'anchor-witness monitor --witness https://w1.example,https://w2.example,https://w3.example --registry registry.json --seed 34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012 --state monitor.json',
+        'anchor-witness monitor --once --json --witness-set set.json --registry registry.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
         'anchor-witness monitor --interval 30 --withholding-grace 120 --witness https://w1.example --witness https://w2.example --state monitor.json',
-        'anchor-witness monitor --once --witness https://w1.example,https://w2.example --seed $SEED --state monitor.json --html report.html',
+        'anchor-witness monitor --once --witness https://w1.example,https://w2.example --registry registry.json --seed $SEED --state monitor.json --html report.html',
       ],
     ),
   ).action(
@@ -91,6 +117,9 @@ export function addMonitorCommand(program: Command): void {
       const witnesses = opts.witness ?? [];
       if (witnesses.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
       const seeds = (opts.seed ?? []).map((s) => encodeHex(hexArg(32, '--seed')(s)));
+      if ((seeds.length > 0 || opts.allDuplicities === true) && opts.registry === undefined) {
+        throw new ClientError('usage', "--seed and --all-duplicities need --registry FILE: the parties' keys (an anchor a party never signed must not count)");
+      }
       let state: MonitorState = emptyMonitorState();
       if (opts.state !== undefined) {
         const doc = readJsonFile(opts.state);
@@ -105,6 +134,7 @@ export function addMonitorCommand(program: Command): void {
         allDuplicities: opts.allDuplicities === true,
         http: httpOptions(opts),
         ...(opts.witnessSet !== undefined ? { witnessSet: readWitnessSet(opts.witnessSet) } : {}),
+        ...(opts.registry !== undefined ? { registry: readRegistry(opts.registry) } : {}),
       };
       const printed = new Set<string>();
       const polls: PollReport[] = [];

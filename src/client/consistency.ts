@@ -8,7 +8,9 @@
  * the OLD signed root, the log is proven inconsistent: the evidence (the recomputed old root and
  * the consistency proof from it to the new root) verifies offline with verifyInconsistency —
  * a valid consistency proof binds the old root, so the two signed checkpoints cannot both be
- * views of one append-only log.
+ * views of one append-only log. `inconsistent` is returned only when verifyInconsistency accepts
+ * the evidence; tiles that yield evidence it refuses (a forged tile below honest upper levels)
+ * are `tiles_mismatch`: the witness misbehaves, the log is not proven forked.
  */
 import { encodeBase64 } from '../encoding/base64.ts';
 import type { Checkpoint } from '../note/checkpoint.ts';
@@ -30,7 +32,7 @@ export interface InconsistencyEvidence {
 
 export type ConsistencyCheck =
   | { status: 'consistent'; proof: Uint8Array[] }
-  /** The served tiles do not hash to the new checkpoint's root (or are malformed): nothing is proven. */
+  /** The served tiles do not hash to the new checkpoint's root, are malformed, or contradict each other: nothing is proven. */
   | { status: 'tiles_mismatch'; reason: string }
   | { status: 'inconsistent'; evidence: InconsistencyEvidence };
 
@@ -71,7 +73,15 @@ export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkp
   if (hashEqual(oldRoot, older.rootHash) && verifyConsistency(older.size, newer.size, older.rootHash, newer.rootHash, proof)) {
     return { status: 'consistent', proof };
   }
-  return { status: 'inconsistent', evidence: { oldSize: older.size, newSize: newer.size, oldRootFromTiles: oldRoot, proof } };
+  // Inconsistent only when the evidence itself proves it. Tiles whose upper levels hash to the
+  // signed root while the hashes below them do not (a forged tile) yield an old root and a proof
+  // that do not lead to the new root: that proves nothing about the log, only that the witness
+  // serves tiles that do not match what it signed.
+  const evidence: InconsistencyEvidence = { oldSize: older.size, newSize: newer.size, oldRootFromTiles: oldRoot, proof };
+  if (!verifyInconsistency(older, newer, evidence)) {
+    return { status: 'tiles_mismatch', reason: `the tiles are not consistent with the checkpoint root ${encodeBase64(newer.rootHash)} (a proof computed from them does not verify)` };
+  }
+  return { status: 'inconsistent', evidence };
 }
 
 /**

@@ -112,7 +112,7 @@ function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: strin
     if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean') continue;
     if (typeof value === 'string') {
       if (!value.includes('\n')) continue; // short strings (ids, roots) are in the JSON
-      files.push({ name: `${base}-${safeName(key)}.txt`, mime: 'text/plain', body: value, label: key === 'previous' || key === 'current' ? `${key} checkpoint` : key });
+      files.push({ name: `${base}-${safeName(key)}.txt`, mime: 'text/plain', body: value, label: key === 'previous' || key === 'current' ? `${key} checkpoint` : key === 'a' || key === 'b' ? `checkpoint ${key}` : key });
     } else {
       const who = (value as { witness?: unknown }).witness;
       const label = key === 'duplicity_proof' ? 'duplicity proof' : key === 'a' || key === 'b' ? `co-signed anchor ${key} (${typeof who === 'string' ? who : '?'})` : key;
@@ -135,6 +135,12 @@ function checks(f: ReportFinding, files: { name: string }[], state: ReportState)
   if (prev !== undefined && cur !== undefined && pin !== undefined) {
     out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', prev, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
     out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', cur, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
+  }
+  const a = file('-a.txt');
+  const b = file('-b.txt');
+  if (f.kind === 'log_equivocation' && a !== undefined && b !== undefined && pin !== undefined) {
+    out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', a, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
+    out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', b, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
   }
   return out;
 }
@@ -220,13 +226,13 @@ function logSection(views: readonly FindingView[], polls: readonly ReportPoll[],
     if (pts.length > 0) series.push({ label: w, points: pts });
   }
   if (series.length === 0) return html``;
-  const logKinds = new Set(['log_rollback', 'log_inconsistent', 'tiles_mismatch']);
+  const logKinds = new Set(['log_rollback', 'log_equivocation', 'log_inconsistent', 'tiles_mismatch']);
   const markers: ChartMarker[] = views
     .filter((v) => logKinds.has(v.finding.kind) && v.finding.witness !== undefined)
     .map((v) => ({ t: v.first ?? generatedAt, v: series.find((s) => s.label === v.finding.witness)?.points.find((p) => p.t === v.first)?.v ?? 0, label: `${v.finding.kind}: ${v.finding.message}`, severity: v.finding.severity }));
   return html`<h2 id="logs">Witness logs</h2>
 <figure>${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
-<figcaption>Each witness's log size at every poll of this run. Triangles mark log findings (rollback, inconsistency, tiles).</figcaption></figure>`;
+<figcaption>Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).</figcaption></figure>`;
 }
 
 export function renderMonitorReport(input: MonitorReportInput): string {

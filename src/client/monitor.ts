@@ -7,24 +7,35 @@
  *  - disagreement     two witnesses co-signed different heads at one index (evidence: both
  *                     co-signed anchors, and the party's duplicity proof when one key signed both);
  *  - equivocation     one witness co-signed two heads at one index (seen at different times);
- *  - duplicity        a witness reports a stored duplicity proof for a watched seed (verified);
+ *  - duplicity        a witness reports a stored duplicity proof for a watched seed that verifies
+ *                     offline under a registered party key;
+ *  - forged_anchor    a witness co-signed an anchor its party never signed (the party signature
+ *                     does not verify, or the key is no registered party's): never counted;
+ *  - forged_duplicity a witness serves a duplicity proof that is not the registered party's;
  *  - log_rollback     a checkpoint smaller than one the monitor saw before (both signed);
- *  - log_inconsistent a checkpoint that does not extend an earlier one: same size and another
- *                     root, or proven from the log's tiles (consistency from tiles, see
- *                     consistency.ts); evidence verifies offline;
+ *  - log_equivocation two checkpoints of one log (same key and origin) of one size with different
+ *                     roots, from /log/checkpoint or any anchor response (a split view);
+ *  - log_inconsistent a larger checkpoint that does not extend an earlier one, proven from the
+ *                     log's tiles (consistency.ts); evidence verifies offline;
  *  - anchor_rollback  a seed's latest anchor at a witness moved backwards (or vanished);
  *  - tiles_mismatch, invalid_response, key_changed, unknown_witness, unreachable.
+ *
+ * Party keys come from a registry (SPEC §3.2, the file the witnesses load): an anchor counts —
+ * as a high-water mark, an observation, withholding evidence — only when its party signature
+ * verifies under a key the registry lists. Heads and roots are compared as bytes, never as text.
  *
  * The state (what was seen: high-water checkpoints and anchors per witness, observations per seed)
  * is a plain JSON value the caller persists between polls, so a restarted monitor compares against
  * what it saw before and a witness restored from an old copy is caught. The poll itself does only
  * HTTP through the injected options; time is a parameter.
  */
-import { decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
+import { decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
 import { makeDuplicityProof, verifyDuplicityProof } from '../anchor/duplicity.ts';
-import type { AnchorWire, DuplicityProofWire } from '../anchor/types.ts';
+import { verifyPartySignature } from '../anchor/party-signature.ts';
+import { keyFingerprint, type Registry } from '../anchor/registry.ts';
+import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
-import { encodeHex } from '../encoding/hex.ts';
+import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { parseNote } from '../note/signed-note.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
@@ -35,12 +46,15 @@ import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, type HttpOptions } from './http.ts';
 import { verifyCheckpointNote } from './offline.ts';
 import { fetchHealth } from './submit.ts';
-import { decodeResponseAnchor, parseAnchorResponse, verifyReceipt, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
+import { decodeResponseAnchor, parseAnchorResponse, verifyWitnessReceipt, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
 import type { WitnessSet } from './witness-set.ts';
 
 export const MONITOR_STATE_V = 'anchor-witness/monitor-state/v1';
 /** Observations kept per seed (oldest dropped first). */
 const MAX_OBSERVATIONS = 256;
+/** Signed checkpoints kept per witness for split-view detection (smallest sizes dropped first). */
+const MAX_CHECKPOINTS = 128;
+export const LOG_EQUIVOCATION_V = 'anchor-witness/log-equivocation/v1';
 
 export interface ObservedAnchor {
   anchor: AnchorWire;
@@ -54,6 +68,8 @@ export interface WitnessRecord {
   log_origin: string;
   /** The largest checkpoint seen that extends every earlier one (signed note). */
   checkpoint?: string;
+  /** Signed checkpoints seen (one per size, from /log/checkpoint and anchor responses), to catch a split view. */
+  checkpoints?: string[];
   /** Per seed: the highest anchor seen at this witness. */
   anchors: Record<string, ObservedAnchor>;
   /** Per seed: since when (unix seconds) this witness has been behind. */
@@ -77,7 +93,10 @@ export type FindingKind =
   | 'disagreement'
   | 'equivocation'
   | 'duplicity'
+  | 'forged_anchor'
+  | 'forged_duplicity'
   | 'log_rollback'
+  | 'log_equivocation'
   | 'log_inconsistent'
   | 'anchor_rollback'
   | 'tiles_mismatch'
@@ -121,6 +140,12 @@ export interface MonitorConfig {
   witnessSet?: WitnessSet;
   /** Seeds to watch (hex or bytes). */
   seeds: readonly (string | Uint8Array)[];
+  /**
+   * The parties' keys (SPEC §3.2 registry, `parseRegistry`): an anchor counts only when its party
+   * signature verifies under a key listed here; a duplicity proof is the party's only when its key
+   * is listed. Required when `seeds` is not empty or `allDuplicities` is set.
+   */
+  registry?: Registry;
   /** Seconds a witness may be behind before withholding is reported (default 0). */
   withholdingGraceSec?: number;
   /** Also page through every stored duplicity proof of every witness. */
@@ -143,6 +168,7 @@ export function parseMonitorState(doc: unknown): MonitorState {
   if (typeof d.witnesses !== 'object' || typeof d.seeds !== 'object') bad('witnesses and seeds must be objects');
   for (const [name, w] of Object.entries(d.witnesses as Record<string, Partial<WitnessRecord>>)) {
     if (typeof w.public_key !== 'string' || typeof w.log_origin !== 'string' || typeof w.anchors !== 'object' || typeof w.behind !== 'object') bad(`witness ${name} is malformed`);
+    if (w.checkpoints !== undefined && !(Array.isArray(w.checkpoints) && w.checkpoints.every((c) => typeof c === 'string'))) bad(`witness ${name}: checkpoints must be an array of signed notes`);
   }
   for (const [seed, s] of Object.entries(d.seeds as Record<string, { observations?: unknown }>)) {
     if (!Array.isArray(s.observations)) bad(`seed ${seed} is malformed`);
@@ -158,6 +184,66 @@ interface Identified {
   url: string;
   name: string;
   pin: PinnedWitness & { name: string };
+  /** The party keys (registry), by keyFingerprint → party id. */
+  parties: PartyKeys;
+  /** Signed checkpoints (verified under the pin) seen in this poll. */
+  seen: string[];
+}
+
+type PartyKeys = ReadonlyMap<string, string>;
+
+function partyKeys(registry: Registry | undefined): PartyKeys {
+  const keys = new Map<string, string>();
+  for (const p of registry?.parties.values() ?? []) for (const k of p.keys) keys.set(keyFingerprint(k.curve, k.publicKey), p.id);
+  return keys;
+}
+
+/** Why an anchor is not the party's (undefined: it is: a registered key, and the signature verifies). */
+function notThePartys(anchor: Anchor, parties: PartyKeys): string | undefined {
+  const sp = anchor.sigParty;
+  if (!parties.has(keyFingerprint(sp.curve, sp.publicKey))) return `its party key ${sp.curve}:${encodeHex(sp.publicKey)} is not a key of any party in the registry`;
+  if (!verifyPartySignature(anchor)) return `its party signature does not verify under the registered key of ${parties.get(keyFingerprint(sp.curve, sp.publicKey))}`;
+  return undefined;
+}
+
+/** A duplicity proof is the party's when it verifies offline and its (one) key is a registered party key. */
+function partyDuplicity(proof: DuplicityProof, parties: PartyKeys): { valid: true; party: string } | { valid: false; reason: string } {
+  const verdict = verifyDuplicityProof(proof);
+  if (!verdict.valid) return verdict;
+  const sp = proof.anchorA.sigParty;
+  const party = parties.get(keyFingerprint(sp.curve, sp.publicKey));
+  if (party === undefined) return { valid: false, reason: `it verifies, but is not signed by a key of any party in the registry (${sp.curve}:${encodeHex(sp.publicKey)})` };
+  return { valid: true, party };
+}
+
+/** 32 bytes of hex, either case (undefined when not). */
+function hex32(text: unknown): Uint8Array | undefined {
+  try {
+    return typeof text === 'string' ? decodeHex(text, 32) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+/** Head bytes of a stored wire anchor (undefined when undecodable). */
+const headOf = (w: AnchorWire): Uint8Array | undefined => hex32(w.head);
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array | undefined): boolean => a !== undefined && b !== undefined && Buffer.compare(a, b) === 0;
+
+/**
+ * Drop from the state every anchor the registry does not vouch for (a state written before the
+ * monitor checked party signatures may hold a forged high-water mark or observation).
+ */
+function purgeUnsigned(state: MonitorState, parties: PartyKeys): void {
+  const ok = (w: AnchorWire): boolean => {
+    try {
+      return notThePartys(decodeResponseAnchor(w), parties) === undefined;
+    } catch {
+      return false;
+    }
+  };
+  for (const record of Object.values(state.witnesses)) {
+    for (const [seed, o] of Object.entries(record.anchors)) if (!ok(o.anchor)) Reflect.deleteProperty(record.anchors, seed);
+  }
+  for (const entry of Object.values(state.seeds)) entry.observations = entry.observations.filter((o) => ok(o.anchor));
 }
 
 /** One poll of every witness; mutates `state` (persist it afterwards). */
@@ -168,12 +254,19 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   };
   const http = config.http ?? {};
   const seeds = [...new Set(config.seeds.map(seedHex))];
+  if ((seeds.length > 0 || config.allDuplicities === true) && config.registry === undefined) {
+    throw new ClientError('usage', "watching seeds or duplicities needs the parties' keys: give the registry (SPEC §3.2) the witnesses use");
+  }
+  const parties = partyKeys(config.registry);
+  if (config.registry !== undefined) purgeUnsigned(state, parties);
   const current = new Map<string, Map<string, number | null>>(); // witness → seed → index
+  const identified: Identified[] = [];
   const statuses = await Promise.all(
     config.witnesses.map(async (url): Promise<WitnessStatus> => {
       const status: WitnessStatus = { url, reachable: false, anchors: {} };
-      const id = await identify(url, config, state, http, add);
+      const id = await identify(url, config, state, http, add, parties);
       if (id === undefined) return status;
+      identified.push(id);
       status.name = id.name;
       status.reachable = true;
       const record = state.witnesses[id.name]!;
@@ -191,14 +284,15 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
       return status;
     }),
   );
+  splitViews(identified, state, add);
   for (const seed of seeds) {
-    crossCheck(seed, state, add);
+    crossCheck(seed, state, parties, add);
     withholding(seed, state, current, now, config.withholdingGraceSec ?? 0, add);
   }
   return { time: now, findings, witnesses: statuses };
 }
 
-async function identify(url: string, config: MonitorConfig, state: MonitorState, http: HttpOptions, add: (f: Finding) => void): Promise<Identified | undefined> {
+async function identify(url: string, config: MonitorConfig, state: MonitorState, http: HttpOptions, add: (f: Finding) => void, parties: PartyKeys): Promise<Identified | undefined> {
   let health;
   try {
     health = await fetchHealth(url, http);
@@ -237,7 +331,7 @@ async function identify(url: string, config: MonitorConfig, state: MonitorState,
     }
     state.witnesses[pin.name] = { public_key: pinHex, log_origin: pin.logOrigin, anchors: {}, behind: {} };
   }
-  return { url, name: pin.name, pin };
+  return { url, name: pin.name, pin, parties, seen: [] };
 }
 
 function httpTiles(url: string, http: HttpOptions): TileFetcher {
@@ -266,6 +360,7 @@ async function checkLog(id: Identified, record: WitnessRecord, http: HttpOptions
     add({ id: `invalid ${id.name} checkpoint`, kind: 'invalid_response', severity: 'alert', witness: id.name, message: `${id.name}: its checkpoint does not verify under the pinned key: ${errorText(e)}`, evidence: { checkpoint: text } });
     return undefined;
   }
+  id.seen.push(text);
   if (record.checkpoint === undefined) {
     record.checkpoint = text;
     return cp.size;
@@ -282,6 +377,9 @@ async function checkLog(id: Identified, record: WitnessRecord, http: HttpOptions
     });
     return cp.size;
   }
+  // Same size: one root is nothing new; two roots are a split view, reported by splitViews (which
+  // compares every checkpoint seen). The high-water mark stays.
+  if (cp.size === prev.size) return cp.size;
   let check;
   try {
     check = await checkConsistencyFromTiles(prev, cp, httpTiles(id.url, http));
@@ -299,10 +397,7 @@ async function checkLog(id: Identified, record: WitnessRecord, http: HttpOptions
       kind: 'log_inconsistent',
       severity: 'alert',
       witness: id.name,
-      message:
-        prev.size === cp.size
-          ? `${id.name}: two checkpoints of size ${cp.size} with different roots`
-          : `${id.name}: checkpoint of size ${cp.size} does not extend the one of size ${prev.size} (proven from its tiles)`,
+      message: `${id.name}: checkpoint of size ${cp.size} does not extend the one of size ${prev.size} (proven from its tiles)`,
       evidence: {
         previous: record.checkpoint,
         current: text,
@@ -340,16 +435,35 @@ async function checkSeed(id: Identified, record: WitnessRecord, seed: string, st
   }
   let observed: ObservedAnchor;
   let duplicity: boolean;
+  let anchor: Anchor;
   try {
     if (res.status !== 200) throw new ClientError('http_failed', `HTTP ${res.status}`);
     const body = parseAnchorResponse(parseJsonBody(res.text));
-    const anchor = decodeResponseAnchor(body.anchor);
+    anchor = decodeResponseAnchor(body.anchor);
     if (encodeHex(anchor.seedId) !== seed) throw new ClientError('anchor_mismatch', 'the response is for another seed');
-    verifyReceipt(anchor, body, id.pin);
-    observed = { anchor: body.anchor, cosignature: body.cosignature, seen: now };
+    verifyWitnessReceipt(anchor, body, id.pin);
+    id.seen.push(body.inclusion.checkpoint);
+    // Stored in canonical form (lowercase hex): what is compared later is what was signed.
+    observed = { anchor: encodeAnchor(anchor), cosignature: body.cosignature, seen: now };
     duplicity = body.duplicity === true;
   } catch (e) {
     add({ id: `invalid ${id.name} ${seed}`, kind: 'invalid_response', severity: 'alert', witness: id.name, seed, message: `${id.name}: its anchor for seed ${short(seed)}… does not verify: ${errorText(e)}` });
+    return undefined;
+  }
+  // The witness signed it; did the party? A witness can co-sign anything, including an anchor at
+  // index 10^12 under a garbage signature or a key of its own: that is the witness's misbehaviour,
+  // never a high-water mark, an observation or evidence that the others withhold.
+  const forged = notThePartys(anchor, id.parties);
+  if (forged !== undefined) {
+    add({
+      id: `forged_anchor ${id.name} ${seed} ${anchor.index} ${encodeHex(anchor.head)}`,
+      kind: 'forged_anchor',
+      severity: 'alert',
+      witness: id.name,
+      seed,
+      message: `${id.name} co-signed index ${anchor.index} of seed ${short(seed)}… that the party never signed: ${forged}`,
+      evidence: { anchor: observed.anchor, cosignature: observed.cosignature },
+    });
     return undefined;
   }
   const index = observed.anchor.index;
@@ -367,7 +481,7 @@ async function checkSeed(id: Identified, record: WitnessRecord, seed: string, st
     record.anchors[seed] = observed;
   }
   const entry = (state.seeds[seed] ??= { observations: [] });
-  if (!entry.observations.some((o) => o.witness === id.name && o.anchor.index === index && o.anchor.head === observed.anchor.head)) {
+  if (!entry.observations.some((o) => o.witness === id.name && o.anchor.index === index && sameBytes(headOf(o.anchor), anchor.head))) {
     entry.observations.push({ witness: id.name, ...observed });
     if (entry.observations.length > MAX_OBSERVATIONS) entry.observations.splice(0, entry.observations.length - MAX_OBSERVATIONS);
   }
@@ -379,7 +493,12 @@ async function reportedDuplicity(id: Identified, seed: string, http: HttpOptions
   try {
     const res = await httpRequest(joinUrl(id.url, `/v1/duplicity/${seed}`), {}, http);
     if (res.status !== 200) throw new ClientError('http_failed', `HTTP ${res.status}`);
-    duplicityFinding(id, parseJsonBody(res.text) as DuplicityProofWire, add);
+    const doc = parseJsonBody(res.text);
+    const wire = doc as DuplicityProofWire;
+    if (typeof doc !== 'object' || doc === null || !sameBytes(hex32(wire.seed_id), hex32(seed))) {
+      throw new ClientError('anchor_mismatch', 'the proof served is for another seed');
+    }
+    duplicityFinding(id, wire, add);
   } catch (e) {
     add({ id: `invalid ${id.name} duplicity ${seed}`, kind: 'invalid_response', severity: 'warning', witness: id.name, seed, message: `${id.name}: says seed ${short(seed)}… is frozen, but its duplicity proof is unavailable: ${errorText(e)}` });
   }
@@ -387,10 +506,18 @@ async function reportedDuplicity(id: Identified, seed: string, http: HttpOptions
 
 function duplicityFinding(id: Identified, wire: DuplicityProofWire, add: (f: Finding) => void): void {
   const proof = decodeDuplicityProof(wire);
-  const verdict = verifyDuplicityProof(proof);
+  const verdict = partyDuplicity(proof, id.parties);
   const seed = encodeHex(proof.seedId);
   if (!verdict.valid) {
-    add({ id: `invalid ${id.name} duplicity ${seed}`, kind: 'invalid_response', severity: 'alert', witness: id.name, seed, message: `${id.name}: serves a duplicity proof for ${short(seed)}… that does not verify: ${verdict.reason}` });
+    add({
+      id: `forged_duplicity ${id.name} ${seed} ${proof.index} ${encodeHex(proof.anchorA.head)} ${encodeHex(proof.anchorB.head)}`,
+      kind: 'forged_duplicity',
+      severity: 'alert',
+      witness: id.name,
+      seed,
+      message: `${id.name}: serves a duplicity proof for ${short(seed)}… at index ${proof.index} that is not the party's: ${verdict.reason}`,
+      evidence: { duplicity_proof: wire },
+    });
     return;
   }
   add({
@@ -399,7 +526,7 @@ function duplicityFinding(id: Identified, wire: DuplicityProofWire, add: (f: Fin
     severity: 'alert',
     witness: id.name,
     seed,
-    message: `party duplicity on seed ${short(seed)}… at index ${proof.index} (reported by ${id.name}; the proof verifies offline)`,
+    message: `party duplicity of ${verdict.party} on seed ${short(seed)}… at index ${proof.index} (reported by ${id.name}; the proof verifies offline under the party's registered key)`,
     evidence: { duplicity_proof: encodeDuplicityProof(proof) },
   });
 }
@@ -429,15 +556,87 @@ async function scanDuplicities(id: Identified, http: HttpOptions, add: (f: Findi
   }
 }
 
-/** Different heads at one index among the observations of a seed. */
-function crossCheck(seed: string, state: MonitorState, add: (f: Finding) => void): void {
+/**
+ * Split views: every signed checkpoint seen in this poll (from /log/checkpoint and from anchor
+ * responses, each verified under the pinned log key) is compared with every other one of the same
+ * log — same key and origin, at any witness name, this poll or kept from earlier ones — by size:
+ * two roots (as bytes) at one size is log equivocation, both signed notes the evidence. Each
+ * witness then keeps one checkpoint per size (the MAX_CHECKPOINTS largest sizes).
+ */
+function splitViews(identified: readonly Identified[], state: MonitorState, add: (f: Finding) => void): void {
+  interface Seen {
+    witness: string;
+    note: string;
+    cp: Checkpoint;
+  }
+  const parse = (note: string): Checkpoint | undefined => {
+    try {
+      return parseCheckpoint(parseNote(note).text);
+    } catch {
+      return undefined;
+    }
+  };
+  const groups = new Map<string, Seen[]>();
+  const put = (key: string, witness: string, note: string, origin: string): void => {
+    const cp = parse(note);
+    if (cp === undefined || cp.origin !== origin) return;
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = []));
+    g.push({ witness, note, cp });
+  };
+  for (const [name, rec] of Object.entries(state.witnesses)) {
+    for (const note of [...(rec.checkpoints ?? []), ...(rec.checkpoint === undefined ? [] : [rec.checkpoint])]) put(`${rec.public_key} ${rec.log_origin}`, name, note, rec.log_origin);
+  }
+  for (const id of identified) for (const note of id.seen) put(`${encodeHex(id.pin.publicKey)} ${id.pin.logOrigin}`, id.name, note, id.pin.logOrigin);
+  for (const seen of groups.values()) {
+    const bySize = new Map<number, Seen[]>();
+    for (const s of seen) {
+      const same = bySize.get(s.cp.size);
+      if (same === undefined) bySize.set(s.cp.size, [s]);
+      else if (!same.some((o) => sameBytes(o.cp.rootHash, s.cp.rootHash))) same.push(s);
+    }
+    for (const [size, views] of bySize) {
+      for (let i = 0; i < views.length; i++) {
+        for (let j = i + 1; j < views.length; j++) {
+          const [x, y] = Buffer.compare(views[i]!.cp.rootHash, views[j]!.cp.rootHash) < 0 ? [views[i]!, views[j]!] : [views[j]!, views[i]!];
+          const who = x.witness === y.witness ? x.witness : `${x.witness},${y.witness}`;
+          add({
+            id: `log_equivocation ${x.cp.origin} ${size} ${encodeBase64(x.cp.rootHash)} ${encodeBase64(y.cp.rootHash)}`,
+            kind: 'log_equivocation',
+            severity: 'alert',
+            witness: who,
+            message: `${who}: two checkpoints of log ${x.cp.origin} at size ${size} with different roots, both signed by its log key (a split view)`,
+            evidence: { v: LOG_EQUIVOCATION_V, origin: x.cp.origin, a: x.note, b: y.note },
+          });
+        }
+      }
+    }
+  }
+  for (const id of identified) {
+    const rec = state.witnesses[id.name]!;
+    const kept = new Map<number, string>();
+    for (const note of [...(rec.checkpoints ?? []), ...id.seen]) {
+      const cp = parse(note);
+      if (cp !== undefined && !kept.has(cp.size)) kept.set(cp.size, note);
+    }
+    rec.checkpoints = [...kept.entries()]
+      .sort(([a], [b]) => a - b)
+      .slice(-MAX_CHECKPOINTS)
+      .map(([, note]) => note);
+  }
+}
+
+/** Different heads (as bytes) at one index among the observations of a seed. */
+function crossCheck(seed: string, state: MonitorState, parties: PartyKeys, add: (f: Finding) => void): void {
   const obs = state.seeds[seed]?.observations ?? [];
   for (let i = 0; i < obs.length; i++) {
     for (let j = i + 1; j < obs.length; j++) {
       const a = obs[i]!;
       const b = obs[j]!;
-      if (a.anchor.index !== b.anchor.index || a.anchor.head === b.anchor.head) continue;
-      const [x, y] = a.anchor.head < b.anchor.head ? [a, b] : [b, a];
+      const ha = headOf(a.anchor);
+      const hb = headOf(b.anchor);
+      if (a.anchor.index !== b.anchor.index || ha === undefined || hb === undefined || sameBytes(ha, hb)) continue;
+      const [x, y, hx, hy] = Buffer.compare(ha, hb) < 0 ? [a, b, ha, hb] : [b, a, hb, ha];
       const same = x.witness === y.witness;
       const evidence: Record<string, unknown> = {
         index: x.anchor.index,
@@ -447,7 +646,7 @@ function crossCheck(seed: string, state: MonitorState, add: (f: Finding) => void
       let proofNote = 'the two anchors are signed by different party keys (no duplicity proof)';
       try {
         const proof = makeDuplicityProof(decodeResponseAnchor(x.anchor), decodeResponseAnchor(y.anchor));
-        if (verifyDuplicityProof(proof).valid) {
+        if (partyDuplicity(proof, parties).valid) {
           evidence.duplicity_proof = encodeDuplicityProof(proof);
           proofNote = 'the party signed both: duplicity proof attached (verifies offline)';
         }
@@ -455,14 +654,14 @@ function crossCheck(seed: string, state: MonitorState, add: (f: Finding) => void
         // different party keys: the co-signed anchors are the evidence
       }
       add({
-        id: `${same ? 'equivocation' : 'disagreement'} ${seed} ${x.anchor.index} ${x.anchor.head} ${y.anchor.head} ${x.witness} ${y.witness}`,
+        id: `${same ? 'equivocation' : 'disagreement'} ${seed} ${x.anchor.index} ${encodeHex(hx)} ${encodeHex(hy)} ${x.witness} ${y.witness}`,
         kind: same ? 'equivocation' : 'disagreement',
         severity: 'alert',
         seed,
         witness: same ? x.witness : `${x.witness},${y.witness}`,
         message: same
-          ? `${x.witness} co-signed two heads at index ${x.anchor.index} of seed ${short(seed)}…: ${short(x.anchor.head)}… and ${short(y.anchor.head)}…; ${proofNote}`
-          : `witnesses disagree on seed ${short(seed)}… index ${x.anchor.index}: ${x.witness} co-signed head ${short(x.anchor.head)}…, ${y.witness} co-signed ${short(y.anchor.head)}…; ${proofNote}`,
+          ? `${x.witness} co-signed two heads at index ${x.anchor.index} of seed ${short(seed)}…: ${short(encodeHex(hx))}… and ${short(encodeHex(hy))}…; ${proofNote}`
+          : `witnesses disagree on seed ${short(seed)}… index ${x.anchor.index}: ${x.witness} co-signed head ${short(encodeHex(hx))}…, ${y.witness} co-signed ${short(encodeHex(hy))}…; ${proofNote}`,
         evidence,
       });
     }

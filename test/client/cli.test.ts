@@ -186,7 +186,7 @@ void test('verify: exit 0 when valid, 1 with a one-line reason when not, 2 for u
 
 void test('monitor --once: exit 0 when all is well, 1 with the finding when a witness withholds; state persists', async () => {
   assert.notEqual(seed, '', 'runs after the party flow');
-  const args = ['monitor', '--once', '--json', '--witness-set', f('set.json'), '--witness', ws.map((w) => w.url).join(','), '--seed', seed, '--state', f('monitor.json')];
+  const args = ['monitor', '--once', '--json', '--witness-set', f('set.json'), '--registry', join(ws[0]!.dir, 'registry.json'), '--witness', ws.map((w) => w.url).join(','), '--seed', seed, '--state', f('monitor.json')];
   const clean = ok(await run(args), 'monitor');
   const report = JSON.parse(clean.stdout) as { findings: unknown[]; witnesses: { name: string; anchors: Record<string, number> }[] };
   assert.deepEqual(report.findings, []);

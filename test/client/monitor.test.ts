@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
+import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor, DuplicityProofWire } from '../../src/anchor/types.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { decodeBase64 } from '../../src/encoding/base64.ts';
@@ -59,7 +60,7 @@ async function cosign(to: readonly TestWitness[], a: Anchor): Promise<void> {
   for (const r of results) assert.equal(r.outcome.kind, 'cosigned', JSON.stringify(r.outcome));
 }
 function config(seeds: Uint8Array[], over: Partial<MonitorConfig> = {}): MonitorConfig {
-  return { witnesses: ws.map((w) => w.url), witnessSet: setOf(ws, 2), seeds, http, ...over };
+  return { witnesses: ws.map((w) => w.url), witnessSet: setOf(ws, 2), registry: parseRegistry(registry), seeds, http, ...over };
 }
 const kinds = (fs: Finding[]): string[] => fs.map((f) => `${f.kind} ${f.witness ?? ''}`).sort();
 

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { encodeAnchor, decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor, DuplicityProofWire } from '../../src/anchor/types.ts';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../../src/bridge/client.ts';
 import { startBridge, type RunningBridge } from '../../src/bridge/node.ts';
@@ -192,7 +193,7 @@ void test('monitor report: charts per seed, findings with downloadable evidence 
   try {
     const scope = 'MON';
     const seed = encodeHex(seedOf(scope));
-    const config = { witnesses: [w1.url, w2.url], seeds: [seed], withholdingGraceSec: 0 };
+    const config = { witnesses: [w1.url, w2.url], seeds: [seed], withholdingGraceSec: 0, registry: parseRegistry(registry) };
     const state = emptyMonitorState();
     const polls: PollReport[] = [];
     const t0 = Math.floor(Date.now() / 1000) - 120;

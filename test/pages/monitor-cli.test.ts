@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
 import { deriveSeedId } from '../../src/anchor/messages.ts';
@@ -43,7 +43,13 @@ void test('monitor --once --html writes a self-contained report with the chart a
     assert.equal(r.status, 200, r.text);
     const seed = encodeHex(seedId);
     const html = join(tmp.dir, 'report.html');
-    const res = await run(['monitor', '--once', '--witness', `${w1.url},${w2.url}`, '--seed', seed, '--state', join(tmp.dir, 'state.json'), '--html', html]);
+    // Watching a seed needs the parties' keys: without --registry it is a usage error (exit 2).
+    const unpinned = await run(['monitor', '--once', '--witness', `${w1.url},${w2.url}`, '--seed', seed]);
+    assert.equal(unpinned.code, 2, unpinned.stderr);
+    assert.match(unpinned.stderr, /--seed and --all-duplicities need --registry FILE/);
+    const registryFile = join(tmp.dir, 'registry.json');
+    writeFileSync(registryFile, JSON.stringify(registry));
+    const res = await run(['monitor', '--once', '--witness', `${w1.url},${w2.url}`, '--registry', registryFile, '--seed', seed, '--state', join(tmp.dir, 'state.json'), '--html', html]);
     assert.equal(res.code, 1, res.stderr); // w2 withholds: a finding
     assert.match(res.stdout, /ALERT withholding/);
     const page = readFileSync(html, 'utf8');
