@@ -20,7 +20,7 @@ import { createBridgeServer } from '../src/bridge/app.ts';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../src/bridge/client.ts';
 import { validateIssuer } from '../src/bridge/issuer.ts';
 import { SigningKeyring } from '../src/bridge/key-dir.ts';
-import { NonceStore } from '../src/bridge/nonces.ts';
+import { MemoryNonceStore } from '../src/bridge/nonces.ts';
 import { TokenService } from '../src/bridge/service.ts';
 import { signToken } from '../src/bridge/signing.ts';
 import { readKeyFile } from '../src/keys/keyfile.ts';
@@ -73,7 +73,7 @@ try {
     policy: { issuer: ISSUER, audiences: [AUD], defaultTtl: 900, maxTtl: 3600, proofOfPossession: true, awsSessionTags: false, startedAt: Date.now() - 600_000 },
     trustedRoots: () => undefined,
     signingKey: () => keyring.active,
-    nonces: new NonceStore(1_000_000),
+    nonces: new MemoryNonceStore(1_000_000),
   });
 
   async function timed(name: string, pool: unknown[], one: (body: unknown) => Promise<void>, concurrency = 1) {

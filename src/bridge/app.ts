@@ -60,7 +60,7 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
   const registers = [registry];
   reuse(registry, 'bridge_nonce_store_entries', () => new Gauge({
     name: 'bridge_nonce_store_entries',
-    help: 'Proof-of-possession nonces remembered (single use, 120 s)',
+    help: 'Proof-of-possession nonces held by the nonce store (single use; each kept until its iat can no longer be accepted). With --store postgres: the shared table as this replica last counted it plus its own inserts since',
     registers,
     collect() {
       this.set(deps.service.nonces.size);

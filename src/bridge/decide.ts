@@ -4,8 +4,9 @@
  *
  *   1. parse and schema (400 malformed_body)
  *   2. audience allowed (403 audience_not_allowed), TTL ≤ max (400 ttl_too_large)
- *   3. proof present (401 pop_required) and `iat` fresh: within ±60 s, and not older than the
- *      process start during the first 120 s after it (401 pop_stale)
+ *   3. proof present (401 pop_required) and `iat` fresh: within ±60 s, and — only with the
+ *      in-memory nonce store — not ≤ start second + 60 during the first 121 s after the start,
+ *      since such a proof may have been used before the restart (401 pop_stale)
  *   4. chain signatures, links, revocation, expiry, future timestamps (401)
  *   5. root binding (403 untrusted_root); the bound `sub` must be 6–255 characters, what STS takes
  *      (403 subject_unsupported)
@@ -20,7 +21,7 @@ import { BridgeError, malformed } from './errors.ts';
 import { checkNarrowing, earliestExpiry, grantCapabilities, instantFromMillis, verifyChain } from './chain.ts';
 import { bindRoot, DID_KERI, stsSubjectProblem } from './root.ts';
 import type { RootBinding } from './root.ts';
-import { NONCE_RE, NONCE_TTL_SECONDS, POP_MAX_SKEW_SECONDS, popMessage, requestDigest } from './pop.ts';
+import { NONCE_MIN_RETENTION_SECONDS, NONCE_RE, POP_MAX_SKEW_SECONDS, popMessage, requestDigest } from './pop.ts';
 import { decodeTokenRequest } from './request.ts';
 import type { TokenRequest } from './request.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -46,8 +47,11 @@ export interface BridgePolicy {
   readonly maxTtl: number;
   readonly proofOfPossession: boolean;
   readonly awsSessionTags: boolean;
-  /** Unix ms when the process started (the `pop_stale` rule after a restart). */
-  readonly startedAt: number;
+  /**
+   * Unix ms when the process started, set only when the nonce store is in memory (it forgot every
+   * nonce at the restart): the `pop_stale` rule after a restart. null with a durable nonce store.
+   */
+  readonly startedAt: number | null;
 }
 
 export interface AwsSessionTags {
@@ -75,6 +79,8 @@ export interface Grant {
   /** The leaf device key (hex) and the proof's nonce key `<leaf hex>:<nonce>`, or null without PoP. */
   leafKey: string;
   nonceKey: string | null;
+  /** The proof's `iat` (how long its nonce must be remembered), or null without PoP. */
+  proofIat: number | null;
   binding: RootBinding;
   links: number;
 }
@@ -115,9 +121,13 @@ function checkProofFreshness(req: TokenRequest, policy: BridgePolicy, nowSec: nu
   if (Math.abs(iat - nowSec) > POP_MAX_SKEW_SECONDS) {
     throw new BridgeError('pop_stale', `proof iat ${iat} is more than ${POP_MAX_SKEW_SECONDS} s from the bridge clock (${nowSec})`);
   }
-  const startSec = Math.floor(policy.startedAt / 1000);
-  if (now < policy.startedAt + NONCE_TTL_SECONDS * 1000 && iat < startSec) {
-    throw new BridgeError('pop_stale', `proof iat ${iat} predates this bridge's start (${startSec}); make a new proof`);
+  // In-memory nonce store: a proof used before the restart had iat ≤ (its use second) + 60 ≤ start
+  // second + 60, and stays acceptable until iat + 60 ≤ start second + 120: refuse all such proofs.
+  if (policy.startedAt !== null) {
+    const startSec = Math.floor(policy.startedAt / 1000);
+    if (now < policy.startedAt + NONCE_MIN_RETENTION_SECONDS * 1000 && iat <= startSec + POP_MAX_SKEW_SECONDS) {
+      throw new BridgeError('pop_stale', `proof iat ${iat} may have been used before this bridge restarted at ${startSec}, and its in-memory nonce store forgot those nonces: proofs with iat ≤ ${startSec + POP_MAX_SKEW_SECONDS} are refused for ${NONCE_MIN_RETENTION_SECONDS} s after the start`);
+    }
   }
 }
 
@@ -195,7 +205,7 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   if (policy.awsSessionTags) {
     claims[AWS_TAGS_CLAIM] = { principal_tags: { auths_leaf: [tagValue(leaf.subject)], auths_caps: [capsTagValue(capabilities)] } };
   }
-  return { claims, expiresIn: exp - nowSec, leafKey: encodeHex(leaf.devicePublicKey), nonceKey, binding, links: req.chain.length };
+  return { claims, expiresIn: exp - nowSec, leafKey: encodeHex(leaf.devicePublicKey), nonceKey, proofIat: nonceKey === null ? null : req.proof!.iat, binding, links: req.chain.length };
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * `token-bridge serve` composition: the key directory, the trusted roots (reloaded on SIGHUP and
- * rename-into-place), the policy, the hardened HTTP(S) server with the bridge routes, and the timers
- * (key promotion every 60 s and on SIGHUP).
+ * rename-into-place), the nonce store (SQLite `nonces.sqlite` in `--data-dir` by default, PostgreSQL
+ * with `--store postgres://…`, in memory only with `--nonce-store memory`), the policy, the hardened
+ * HTTP(S) server with the bridge routes, and the timers (the key directory is re-read — new keys,
+ * promotion — every 60 s and on SIGHUP, so replicas sharing one key directory publish one JWKS).
  *
  * `--dev` relaxes only what it names: an `http://` issuer (or a port) on a loopback host — and when
  * no `--issuer` is given, the issuer is the listening URL itself —, and a generated throwaway key
@@ -22,12 +24,16 @@ import { Reloadable } from '../witness/reloadable.ts';
 import { createBridgeServer } from './app.ts';
 import type { BridgeMetrics } from './app.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
+import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import type { BridgePolicy } from './decide.ts';
 import { BridgeConfigError } from './errors.ts';
 import { isLoopbackHost, validateIssuer } from './issuer.ts';
 import type { IssuerInfo } from './issuer.ts';
 import { SigningKeyring } from './key-dir.ts';
-import { NonceStore } from './nonces.ts';
+import { DEFAULT_NONCE_CAPACITY, MemoryNonceStore } from './nonces.ts';
+import type { NonceStore } from './nonces.ts';
+import { PostgresNonceStore } from './nonces-postgres.ts';
+import { NONCES_SQLITE_FILE, SqliteNonceStore } from './nonces-sqlite.ts';
 import { TokenService } from './service.ts';
 import type { SigningAlg } from './signing.ts';
 import { parseTrustedRoots } from './trusted-roots.ts';
@@ -56,8 +62,22 @@ export interface BridgeConfig extends HttpLimits {
   /** Algorithm of the first key created in an empty key directory. */
   alg?: SigningAlg;
   nonceCapacity?: number;
-  /** unix ms of the process start (the pop_stale rule); default: now */
+  /**
+   * 'durable' (default): SQLite `nonces.sqlite` in `dataDir`, or PostgreSQL when `store` is set.
+   * 'memory': forgets used nonces at a restart, so proofs with iat ≤ start second + 60 are refused
+   * (pop_stale) for 121 s after the start.
+   */
+  nonceStore?: 'durable' | 'memory';
+  /** Where `nonces.sqlite` lives; default: the key directory. */
+  dataDir?: string;
+  /** `postgres://…`: the nonce store in PostgreSQL, shared by replicas of one issuer. */
+  store?: string;
+  /** unix ms of the process start (the pop_stale rule of the memory store); default: now */
   startedAt?: number;
+  /** How often the key directory is re-read (default 60 000 ms; SPEC: within 60 s). */
+  keyRefreshIntervalMs?: number;
+  /** How often expired nonces are purged from a durable store (default 10 000 ms). */
+  noncePurgeIntervalMs?: number;
 }
 
 export interface RunningBridge {
@@ -68,6 +88,7 @@ export interface RunningBridge {
   keyDir: string;
   keyring: SigningKeyring;
   service: TokenService;
+  nonces: NonceStore;
   metrics: BridgeMetrics;
   /** Re-read the key directory and promote a due key now (what SIGHUP and the timer do). */
   refreshKeys(): Promise<{ changed: boolean; promoted: string | null }>;
@@ -105,6 +126,17 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   if (config.audiences !== undefined && (config.audiences.length === 0 || config.audiences.some((a) => a === ''))) fail('invalid_option', '--audience must be non-empty');
   if (config.keyDir === undefined && config.dev !== true) fail('invalid_option', '--key-dir is required');
   if (config.issuer === undefined && config.dev !== true) fail('invalid_option', '--issuer is required');
+  if (config.store !== undefined && !/^postgres(ql)?:\/\//.test(config.store)) fail('invalid_option', '--store must be a postgres:// URL');
+  if (config.store !== undefined && config.nonceStore === 'memory') fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
+}
+
+/** The nonce store the configuration asks for (opened; the caller closes it). */
+async function openNonceStore(config: BridgeConfig, issuer: string, keyDir: string): Promise<NonceStore> {
+  const capacity = config.nonceCapacity ?? DEFAULT_NONCE_CAPACITY;
+  const purgeIntervalMs = config.noncePurgeIntervalMs ?? 10_000;
+  if (config.nonceStore === 'memory') return new MemoryNonceStore(capacity);
+  if (config.store !== undefined) return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs });
+  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs });
 }
 
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
@@ -154,13 +186,21 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     maxTtl,
     proofOfPossession: config.proofOfPossession ?? true,
     awsSessionTags: config.awsSessionTags ?? false,
-    startedAt,
+    // The restart rule only for a store that forgets (SPEC §7); durable stores remember instead.
+    startedAt: config.nonceStore === 'memory' ? startedAt : null,
   };
+  let nonces: NonceStore;
+  try {
+    nonces = await openNonceStore(config, issuer.issuer, keyDir);
+  } catch (e) {
+    trustedRoots?.stop();
+    throw e;
+  }
   const service = new TokenService({
     policy,
     trustedRoots: () => trustedRoots?.current(),
     signingKey: () => keyring.active,
-    nonces: new NonceStore(config.nonceCapacity ?? 100_000),
+    nonces,
   });
 
   const serverOpts = {
@@ -182,7 +222,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       log.info({ source: r.source, keys: keyring.entries.map((e) => `${e.kid}:${e.state}`) }, 'key directory changed');
     }
   };
-  keyring.start(KEY_REFRESH_INTERVAL_MS, report);
+  keyring.start(config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report);
   trustedRoots?.start();
 
   let info: ListenInfo;
@@ -192,12 +232,16 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     keyring.stop();
     trustedRoots?.stop();
     await app.close();
+    await nonces.close();
     throw e;
   }
   log.info(
-    { url: info.url, issuer: issuer.issuer, key_dir: keyDir, active_kid: keyring.active.kid, alg: keyring.active.alg, audiences: policy.audiences, proof_of_possession: policy.proofOfPossession, trusted_roots: config.trustedRootsFile ?? null },
+    { url: info.url, issuer: issuer.issuer, key_dir: keyDir, active_kid: keyring.active.kid, alg: keyring.active.alg, audiences: policy.audiences, proof_of_possession: policy.proofOfPossession, trusted_roots: config.trustedRootsFile ?? null, nonce_store: nonces.kind },
     'token bridge started',
   );
+  if (nonces.kind === 'memory' && policy.proofOfPossession) {
+    log.warn({ until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() }, 'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart');
+  }
   if (!policy.proofOfPossession) log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
   let closed = false;
   return {
@@ -208,6 +252,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     keyDir,
     keyring,
     service,
+    nonces,
     metrics,
     refreshKeys: async () => {
       const r = await keyring.refresh(Math.floor(Date.now() / 1000));
@@ -220,6 +265,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       keyring.stop();
       trustedRoots?.stop();
       await closeGracefully(app);
+      await nonces.close();
     },
   };
 }

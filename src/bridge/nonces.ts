@@ -1,28 +1,62 @@
 /**
  * The single-use nonce store of SPEC §7: a (leaf key, nonce) pair is accepted once, and remembered
- * for 120 s. The store is bounded: when it holds `capacity` live entries a new nonce is refused
- * (`full` → 503 `overloaded`); an entry is never evicted before its 120 s are over, because an early
- * eviction would reopen a replay window. Time is a parameter (unix ms); no I/O, no timers.
+ * until its proof's `iat` can no longer be accepted (`iat` + 61 s) and at least 121 s after use
+ * (`nonceExpiryMs`, src/bridge/pop.ts). The store is bounded: when it holds `capacity` entries a
+ * new nonce is refused (`full` → 503 `overloaded`); an entry is never evicted before it expires,
+ * because an early eviction would reopen a replay window.
  *
- * Entries live in a Map in insertion order. Expiry = insertion time + TTL, so with a clock that does
- * not go backwards insertion order is expiry order and expired entries are dropped from the front.
- * If the clock steps back, the front may hold an entry that is not yet expired while a later one is:
- * purging stops at the first live entry, so nothing is ever dropped early (some expired entries are
- * merely kept a little longer).
+ * One small async interface, three implementations:
+ *   - `MemoryNonceStore` (here): a Map; forgets everything at a restart, so it is used only with an
+ *     explicit `--nonce-store memory` and the `pop_stale` restart rule (src/bridge/decide.ts);
+ *   - `SqliteNonceStore` (nonces-sqlite.ts): the default, `nonces.sqlite` in `--data-dir`;
+ *   - `PostgresNonceStore` (nonces-postgres.ts): `--store postgres://…`, shared by replicas.
+ * The durable ones answer only after the entry is committed, so a restart forgets nothing.
  */
+import { nonceExpiryMs } from './pop.ts';
+
 export type ConsumeResult = 'ok' | 'replayed' | 'full';
 
-export class NonceStore {
+export type NonceStoreKind = 'memory' | 'sqlite' | 'postgres';
+
+export interface NonceStore {
+  readonly kind: NonceStoreKind;
   readonly capacity: number;
-  readonly ttlMs: number;
+  /** Entries held (the `bridge_nonce_store_entries` gauge); see each implementation for how exact. */
+  readonly size: number;
+  /**
+   * Record `key` as used at `now` (unix ms) by a proof with `iat` (unix s): 'ok' the first time
+   * (and once durable, for the durable stores), 'replayed' while a previous use is remembered,
+   * 'full' at capacity. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
+   */
+  consume(key: string, iat: number, now: number): Promise<ConsumeResult>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_NONCE_CAPACITY = 100_000;
+
+export function checkCapacity(capacity: number): number {
+  if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError('nonce store capacity must be ≥ 1');
+  return capacity;
+}
+
+/**
+ * Entries live in a Map in insertion order. Expiry = max(iat + 61 s, use + 121 s), which is use +
+ * 121 s for every proof that passed the freshness check, so with a clock that does not go backwards
+ * insertion order is expiry order and expired entries are dropped from the front. If the clock
+ * steps back, the front may hold an entry that is not yet expired while a later one is: purging
+ * stops at the first live entry, so nothing is ever dropped early (some expired entries are merely
+ * kept a little longer). No I/O, no timers.
+ */
+export class MemoryNonceStore implements NonceStore {
+  readonly kind = 'memory';
+  readonly capacity: number;
   private readonly entries = new Map<string, number>(); // key → expiry (unix ms)
 
-  constructor(capacity = 100_000, ttlMs = 120_000) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError('nonce store capacity must be ≥ 1');
-    this.capacity = capacity;
-    this.ttlMs = ttlMs;
+  constructor(capacity = DEFAULT_NONCE_CAPACITY) {
+    this.capacity = checkCapacity(capacity);
   }
 
+  /** Exact: live entries plus expired ones not yet purged. */
   get size(): number {
     return this.entries.size;
   }
@@ -34,20 +68,21 @@ export class NonceStore {
     }
   }
 
-  /** Would `consume` accept this key now (without recording it)? */
-  peek(key: string, now: number): ConsumeResult {
+  consumeNow(key: string, iat: number, now: number): ConsumeResult {
     this.purge(now);
     const expiry = this.entries.get(key);
     if (expiry !== undefined && expiry > now) return 'replayed';
-    return this.entries.size >= this.capacity ? 'full' : 'ok';
+    if (expiry === undefined && this.entries.size >= this.capacity) return 'full';
+    this.entries.delete(key); // an expired leftover (clock stepped back) is replaced at the end
+    this.entries.set(key, nonceExpiryMs(iat, now));
+    return 'ok';
   }
 
-  /** Record `key` as used at `now`: 'ok' the first time, 'replayed' within the TTL, 'full' at capacity. */
-  consume(key: string, now: number): ConsumeResult {
-    const r = this.peek(key, now);
-    if (r !== 'ok') return r;
-    this.entries.delete(key); // an expired leftover (clock stepped back) is replaced at the end
-    this.entries.set(key, now + this.ttlMs);
-    return 'ok';
+  consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
+    return Promise.resolve(this.consumeNow(key, iat, now));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }

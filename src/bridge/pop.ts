@@ -21,8 +21,21 @@ export const POP_VERSION = 'token-bridge/pop/v1';
 export const NONCE_RE = /^[A-Za-z0-9_-]{16,64}$/;
 /** `iat` must be within ±60 s of the bridge clock. */
 export const POP_MAX_SKEW_SECONDS = 60;
-/** A nonce is accepted once per (leaf key, nonce) for this long; proofs older than a restart are refused this long. */
-export const NONCE_TTL_SECONDS = 120;
+/**
+ * A used nonce is remembered at least this long after its use (SPEC §7): an `iat` is acceptable
+ * during 2 × 60 + 1 whole seconds of the bridge clock. With the in-memory nonce store, proofs that
+ * may have been used before a restart are refused this long after the start.
+ */
+export const NONCE_MIN_RETENTION_SECONDS = 2 * POP_MAX_SKEW_SECONDS + 1;
+
+/**
+ * Until when (unix ms) a nonce used at `nowMs` with proof `iat` must be remembered: until its
+ * `iat` can no longer be accepted (`iat` + 61 s: from then on the bridge's whole second is more
+ * than 60 s past `iat`), and at least 121 s after use.
+ */
+export function nonceExpiryMs(iat: number, nowMs: number): number {
+  return Math.max((iat + POP_MAX_SKEW_SECONDS + 1) * 1000, nowMs + NONCE_MIN_RETENTION_SECONDS * 1000);
+}
 
 export interface ProofWire {
   iat: number;

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { BridgeError } from './errors.ts';
 import { decideToken } from './decide.ts';
 import type { BridgePolicy, Grant } from './decide.ts';
-import { NonceStore } from './nonces.ts';
+import { MemoryNonceStore } from './nonces.ts';
+import type { NonceStore } from './nonces.ts';
 import { signToken } from './signing.ts';
 import type { SigningKey } from './signing.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -25,6 +26,7 @@ export interface TokenServiceOptions {
   trustedRoots: () => TrustedRoots | undefined;
   /** The key that signs now. */
   signingKey: () => SigningKey;
+  /** Default: an in-memory store (then `policy.startedAt` should be set: the restart rule). */
   nonces?: NonceStore;
   /** unix ms */
   now?: () => number;
@@ -47,7 +49,7 @@ export class TokenService {
   constructor(opts: TokenServiceOptions) {
     this.opts = opts;
     this.policy = opts.policy;
-    this.nonces = opts.nonces ?? new NonceStore();
+    this.nonces = opts.nonces ?? new MemoryNonceStore();
     this.now = opts.now ?? Date.now;
     this.jti = opts.jti ?? randomUUID;
   }
@@ -58,8 +60,9 @@ export class TokenService {
     const decision = decideToken(body, this.policy, this.opts.trustedRoots(), now, this.jti());
     if (!decision.ok) throw decision.error;
     const { grant } = decision;
-    if (grant.nonceKey !== null) {
-      const r = this.nonces.consume(grant.nonceKey, now);
+    if (grant.nonceKey !== null && grant.proofIat !== null) {
+      // Durable stores answer after the nonce is committed: no token before that.
+      const r = await this.nonces.consume(grant.nonceKey, grant.proofIat, now);
       if (r === 'replayed') throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
       if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
     }

@@ -7,7 +7,8 @@
  *                        [--max-ttl S] [--rate-limit RPS[:BURST]] [--no-proof-of-possession]
  *                        [--aws-session-tags] [--dev] [--alg RS256|ES256] [--trust-proxy CIDR]…
  *                        [--max-body-bytes N] [--max-in-flight N] [--max-queue N]
- *                        [--request-timeout-ms N] [--nonce-capacity N]
+ *                        [--request-timeout-ms N] [--nonce-capacity N] [--data-dir DIR]
+ *                        [--store postgres://…] [--nonce-store durable|memory]
  *   token-bridge keys rotate [--prepublish S] [--alg RS256|ES256] | list | prune   --key-dir DIR
  *   token-bridge token   --bridge URL --chain FILE --root-key HEX [--device-key FILE]
  *                        [--audience A] [--issuer URL] [--ttl S] [--capability C]… [--print-request]
@@ -59,6 +60,9 @@ interface ServeFlags extends HttpLimits {
   dev?: boolean;
   alg: SigningAlg;
   nonceCapacity?: number;
+  dataDir?: string;
+  store?: string;
+  nonceStore: 'durable' | 'memory';
 }
 
 const algOption = (): Option => new Option('--alg <alg>', 'signing algorithm of a generated key').choices(SIGNING_ALGS).default('RS256');
@@ -91,7 +95,17 @@ function addServe(program: Command, io: CliIo): void {
     .option('--aws-session-tags', 'add the https://aws.amazon.com/tags claim (principal tags auths_leaf, auths_caps)')
     .option('--dev', 'development: http:// or a port allowed in a loopback issuer (default: the listening URL), throwaway keys without --key-dir, a demo chain')
     .addOption(algOption())
-    .option('--nonce-capacity <n>', 'proof-of-possession nonces remembered at once (full → 503 overloaded)', intArg(1))
+    .option('--nonce-capacity <n>', 'proof-of-possession nonces remembered at once (full → 503 overloaded; default 100000)', intArg(1))
+    .option('--data-dir <dir>', 'where the nonce store nonces.sqlite (mode 0600) lives (default: --key-dir); one serve process per data dir')
+    .option('--store <url>', 'postgres://…: keep the nonce store in PostgreSQL instead, shared by bridge replicas of one issuer (the database is bound to --issuer at first use; signing keys stay in --key-dir)')
+    .addOption(
+      new Option(
+        '--nonce-store <kind>',
+        'durable: used nonces survive restarts (SQLite in --data-dir, or --store). memory: forgotten at each restart, so every proof with iat up to 60 s after the start is refused (pop_stale) for 121 s after it — no tokens for about a minute after each restart',
+      )
+        .choices(['durable', 'memory'])
+        .default('durable'),
+    )
     .action(async (flags: ServeFlags) => {
       const { host, port } = parseListen(flags.listen);
       const config: BridgeConfig = {
@@ -104,8 +118,9 @@ function addServe(program: Command, io: CliIo): void {
         awsSessionTags: flags.awsSessionTags ?? false,
         dev: flags.dev ?? false,
         alg: flags.alg,
+        nonceStore: flags.nonceStore,
       };
-      const optional = [...HTTP_LIMIT_KEYS, 'keyDir', 'issuer', 'nonceCapacity'] as const;
+      const optional = [...HTTP_LIMIT_KEYS, 'keyDir', 'issuer', 'nonceCapacity', 'dataDir', 'store'] as const;
       for (const k of optional) if (flags[k] !== undefined) (config as unknown as Record<string, unknown>)[k] = flags[k];
       if (flags.audience !== undefined) config.audiences = flags.audience;
       if (flags.trustedRoots !== undefined) config.trustedRootsFile = flags.trustedRoots;

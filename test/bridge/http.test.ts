@@ -7,7 +7,7 @@ import { createBridgeServer } from '../../src/bridge/app.ts';
 import { validateIssuer } from '../../src/bridge/issuer.ts';
 import { SigningKeyring } from '../../src/bridge/key-dir.ts';
 import { TokenService } from '../../src/bridge/service.ts';
-import { NonceStore } from '../../src/bridge/nonces.ts';
+import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
 import type { App } from '../../src/server/server.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -24,7 +24,7 @@ async function bridge(opts: { issuer?: string; rateLimit?: { rps: number; burst:
     policy: policy({ issuer: issuer.issuer, proofOfPossession: opts.pop ?? true }),
     trustedRoots: () => roots,
     signingKey: () => ring.active,
-    nonces: new NonceStore(1000),
+    nonces: new MemoryNonceStore(1000),
     now: () => NOW_MS,
   });
   const { app: a } = await createBridgeServer({ service, keys: ring, issuer }, { rateLimit: opts.rateLimit === undefined ? null : opts.rateLimit });

@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../../src/bridge/client.ts';
 import { startBridge } from '../../src/bridge/node.ts';
-import { NonceStore } from '../../src/bridge/nonces.ts';
+import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem } from '../../src/crypto/ed25519.ts';
 import { encodeBase64, encodeBase64url } from '../../src/encoding/base64.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
@@ -223,14 +223,14 @@ void test('bridge nonces and rate-limit buckets are bounded in memory', { timeou
     }
     assert.deepEqual(answers, { 200: CAP, '503 overloaded': 20 });
     assert.equal(retryAfter, '1');
-    // never evicted early; freed once the 120 s are over (fake clock)
-    const store = new NonceStore(1000, 120_000);
-    for (let i = 0; i < 1000; i++) assert.equal(store.consume(`k${i}`, 1_000 + i), 'ok');
-    assert.equal(store.consume('late', 100_000), 'full');
-    assert.equal(store.consume('k0', 100_000), 'replayed');
-    assert.equal(store.consume('late', 122_000), 'ok');
+    // never evicted early; freed once the 121 s are over (fake clock; iat 0 = the use second)
+    const store = new MemoryNonceStore(1000);
+    for (let i = 0; i < 1000; i++) assert.equal(store.consumeNow(`k${i}`, 0, 1_000 + i), 'ok');
+    assert.equal(store.consumeNow('late', 100, 100_000), 'full');
+    assert.equal(store.consumeNow('k0', 100, 100_000), 'replayed');
+    assert.equal(store.consumeNow('late', 122, 122_000), 'ok');
     assert.ok(store.size <= 1000);
-    for (let i = 0; i < 200_000; i++) store.consume(`s${i}`, 200_000 + i * 10);
+    for (let i = 0; i < 200_000; i++) store.consumeNow(`s${i}`, Math.floor((200_000 + i * 10) / 1000), 200_000 + i * 10);
     assert.ok(store.size <= 1000, `nonce store grew to ${store.size}`);
 
     // rate-limit buckets: 200 000 distinct clients, capacity 1 000

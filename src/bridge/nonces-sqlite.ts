@@ -1,0 +1,194 @@
+/**
+ * The default nonce store (SPEC §7): an embedded SQLite file, `nonces.sqlite` (mode 0600) in
+ * `--data-dir`, WAL with synchronous=FULL, so a used nonce survives a crash or restart and fresh
+ * proofs are accepted at once after one.
+ *
+ * Group commit: `consume` queues its insert-if-absent; the queue is flushed on the next turn of the
+ * event loop as ONE transaction (one fsync) for every request that arrived meanwhile, and each
+ * promise settles only after COMMIT. A request that arrives during a commit (better-sqlite3 commits
+ * synchronously) lands in the next batch.
+ *
+ * One process per file: the connection uses `locking_mode=EXCLUSIVE` and takes the write lock at
+ * open, so a second bridge on the same data directory is refused at start (replicas share a
+ * PostgreSQL store instead). That also keeps the in-memory entry count exact.
+ *
+ * Expired rows are deleted in a batch transaction at most every `purgeIntervalMs` (default 10 s; a
+ * timer makes sure it happens when idle) and whenever the store is at capacity.
+ */
+import Database from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { StoreUnavailableError } from '../store/types.ts';
+import { BridgeConfigError } from './errors.ts';
+import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
+import type { ConsumeResult, NonceStore } from './nonces.ts';
+import { nonceExpiryMs } from './pop.ts';
+
+export const NONCES_SQLITE_FILE = 'nonces.sqlite';
+const SCHEMA_VERSION = 1;
+const SCHEMA = `CREATE TABLE IF NOT EXISTS nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces (expires_at);`;
+
+export interface SqliteNonceStoreOptions {
+  capacity?: number;
+  /** Delete expired rows at most this often (default 10 000 ms). */
+  purgeIntervalMs?: number;
+  /** The clock (unix ms) of the idle-time purge; requests bring their own `now`. Default Date.now. */
+  clock?: () => number;
+}
+
+interface Pending {
+  key: string;
+  iat: number;
+  now: number;
+  resolve: (r: ConsumeResult) => void;
+  reject: (e: unknown) => void;
+}
+
+export class SqliteNonceStore implements NonceStore {
+  readonly kind = 'sqlite';
+  readonly capacity: number;
+  readonly path: string;
+  /** Transactions committed (one per batch), for tests and the group-commit claim. */
+  commits = 0;
+  private readonly db: Db;
+  private readonly get: Statement<[string], { expires_at: number }>;
+  private readonly put: Statement<[string, number]>;
+  private readonly purge: Statement<[number]>;
+  private readonly purgeIntervalMs: number;
+  private readonly clock: () => number;
+  private count: number;
+  private nextPurgeAt = 0;
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private closed = false;
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(path: string, db: Db, capacity: number, purgeIntervalMs: number, clock: () => number) {
+    this.path = path;
+    this.clock = clock;
+    this.db = db;
+    this.capacity = capacity;
+    this.purgeIntervalMs = purgeIntervalMs;
+    this.get = db.prepare('SELECT expires_at FROM nonces WHERE key = ?');
+    this.put = db.prepare('INSERT INTO nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at');
+    this.purge = db.prepare('DELETE FROM nonces WHERE expires_at <= ?');
+    this.count = (db.prepare('SELECT count(*) AS n FROM nonces').get() as { n: number }).n;
+    this.timer = setInterval(() => {
+      if (this.count > 0) this.schedule();
+    }, purgeIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Open (creating the directory, the file with mode 0600 and the schema); refuses a file in use by another process. */
+  static open(path: string, opts: SqliteNonceStoreOptions = {}): SqliteNonceStore {
+    const capacity = checkCapacity(opts.capacity ?? DEFAULT_NONCE_CAPACITY);
+    let db: Db | undefined;
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600); // SQLite gives its -wal file the database file's mode
+      db = new Database(path, { timeout: 0 });
+      db.pragma('locking_mode = EXCLUSIVE'); // before WAL: no shared-memory file, and one process only
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION) throw new BridgeConfigError('nonce_store_schema', `${path} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+      // The first write takes the exclusive lock, held until close.
+      db.transaction(() => {
+        db!.exec(SCHEMA);
+        db!.pragma(`user_version = ${SCHEMA_VERSION}`);
+      }).immediate();
+      return new SqliteNonceStore(path, db, capacity, opts.purgeIntervalMs ?? 10_000, opts.clock ?? Date.now);
+    } catch (e) {
+      db?.close();
+      if (e instanceof BridgeConfigError) throw e;
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) {
+        throw new BridgeConfigError('nonce_store_locked', `the nonce store ${path} is in use by another process (replicas share --store postgres://… instead)`);
+      }
+      throw new BridgeConfigError('nonce_store_unopenable', `cannot open the nonce store ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Exact: rows held, expired ones included until the next purge (at most `purgeIntervalMs` later). */
+  get size(): number {
+    return this.count;
+  }
+
+  consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ key, iat, now, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.flush();
+    });
+  }
+
+  /** One transaction for the whole queue; settle every request after COMMIT (or reject all on failure). */
+  private flush(): void {
+    this.scheduled = false;
+    if (this.closed) return;
+    const batch = this.queue;
+    this.queue = [];
+    const results: ConsumeResult[] = [];
+    let count = this.count;
+    let nextPurgeAt = this.nextPurgeAt;
+    try {
+      this.db.transaction(() => {
+        const purge = (now: number): void => {
+          count -= this.purge.run(now).changes;
+          nextPurgeAt = now + this.purgeIntervalMs;
+        };
+        const batchNow = batch.reduce((m, p) => Math.min(m, p.now), batch.length === 0 ? this.clock() : Infinity);
+        if (batchNow >= nextPurgeAt) purge(batchNow);
+        let purgedForRoom = false;
+        for (const p of batch) {
+          const row = this.get.get(p.key);
+          if (row !== undefined && row.expires_at > p.now) {
+            results.push('replayed');
+            continue;
+          }
+          if (row === undefined && count >= this.capacity && !purgedForRoom) {
+            purge(p.now);
+            purgedForRoom = true;
+          }
+          if (row === undefined && count >= this.capacity) {
+            results.push('full');
+            continue;
+          }
+          this.put.run(p.key, nonceExpiryMs(p.iat, p.now));
+          if (row === undefined) count++;
+          results.push('ok');
+        }
+      }).immediate();
+    } catch (e) {
+      const error = new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`);
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    this.commits++;
+    this.count = count;
+    this.nextPurgeAt = nextPurgeAt;
+    batch.forEach((p, i) => {
+      p.resolve(results[i]!);
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    clearInterval(this.timer);
+    if (this.queue.length > 0) this.flush();
+    this.closed = true;
+    this.db.close();
+    return Promise.resolve();
+  }
+}
