@@ -7,7 +7,8 @@
  * Node server (built by our `serverFactory`; note fastify then makes no extra 'localhost' bindings):
  *   requestTimeout = headersTimeout = T, connectionsCheckingInterval = 250 ms (Node only looks every
  *   interval), keepAliveTimeout, maxHeaderSize 16 KiB, TLS handshakeTimeout = T, maxConnections,
- *   per-client-IP connection cap on 'connection', `clientError` → raw problem+json 408/431/400.
+ *   per-client-IP connection cap on 'connection', `clientError` → raw problem+json 408/431/413/400;
+ *   'checkExpectation', 'connect' and upgrade requests answered by us, not Node (early.ts).
  *   A hook on the HTTP parser's message-begin callback records each request's first byte, which is
  *   where the request deadline starts.
  *
@@ -49,7 +50,8 @@ import { InFlightLimiter } from './in-flight.ts';
 import type { Waiter } from './in-flight.ts';
 import { CidrSet, clientKey, formatIp, parseIp, resolveClientIp } from './ip.ts';
 import type { IpBytes } from './ip.ts';
-import { hostHeaderProblem } from './host-header.ts';
+import { AFTER_UPGRADE_PROBLEM, CONNECT_PROBLEM, earlyProblem } from './early.ts';
+import type { EarlyProblem } from './early.ts';
 import { createHttpMetrics } from './metrics.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { bindProblemTypeBase, DEFAULT_PROBLEM_TYPE_BASE, isJsonContentType, problemBody, PROBLEM_CONTENT_TYPE, sendProblem } from './problem.ts';
@@ -532,35 +534,59 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
   };
 
   const isTls = options.https !== undefined && options.https !== null;
+  /** Per connection, the request that asked for an upgrade (early.ts): nothing parsed after it is served. */
+  const upgradeRequests = new WeakMap<Socket, IncomingMessage>();
   const httpOptions: http.ServerOptions = {
     requestTimeout: requestTimeoutMs,
     headersTimeout: requestTimeoutMs,
     connectionsCheckingInterval: Math.min(250, Math.max(50, Math.floor(requestTimeoutMs / 4))),
     keepAliveTimeout: keepAliveTimeoutMs,
     maxHeaderSize: 16_384,
-    // Node's check answers a missing Host with a bare 400; hostHeaderProblem (below) covers it
+    // Node's check answers a missing Host with a bare 400; hostHeaderProblem (early.ts) covers it
     // with a problem body, and also duplicated and malformed Host headers.
     requireHostHeader: false,
+    // Called for requests asking for an upgrade; none is done, but the connection is marked (early.ts).
+    shouldUpgradeCallback: (req: IncomingMessage) => {
+      upgradeRequests.set(req.socket, req);
+      return false;
+    },
   };
 
   let rootLog: FastifyBaseLogger | null = null;
+  const earlyAnswer = (ip: string | undefined, p: EarlyProblem): { id: string; body: string } => {
+    metrics.requests.inc({ route: 'other', method: 'other', status: String(p.status) });
+    const id = randomUUID();
+    rootLog?.info({ reqId: id, status: p.status, ip, reason: p.detail }, 'client error');
+    return { id, body: JSON.stringify(problemBody(p.status, p.code, p.detail, typeBase)) };
+  };
   const serverFactory = (handler: http.RequestListener): http.Server => {
-    const checked: http.RequestListener = (req, res) => {
-      const hostProblem = hostHeaderProblem(req.httpVersionMajor, req.httpVersionMinor, req.rawHeaders);
-      if (hostProblem === null) {
+    // Version, Host and expectation checks, and the upgrade rule (early.ts), before routing.
+    const checked = (req: IncomingMessage, res: ServerResponse, viaCheckExpectation: boolean): void => {
+      const upgrade = upgradeRequests.get(req.socket);
+      const problem = upgrade !== undefined && upgrade !== req ? AFTER_UPGRADE_PROBLEM : earlyProblem(req, viaCheckExpectation);
+      if (problem === null) {
+        if (upgrade === req) res.shouldKeepAlive = false; // the bytes after it may be lost: close after the answer
         handler(req, res);
         return;
       }
-      metrics.requests.inc({ route: 'other', method: 'other', status: '400' });
-      const id = randomUUID();
-      rootLog?.info({ reqId: id, status: 400, ip: req.socket.remoteAddress, reason: hostProblem }, 'client error');
-      const body = JSON.stringify(problemBody(400, 'malformed_request', hostProblem, typeBase));
-      res.writeHead(400, rawProblemHeaders(body, id));
+      const { id, body } = earlyAnswer(req.socket.remoteAddress, problem);
+      res.writeHead(problem.status, rawProblemHeaders(body, id));
       res.end(body);
     };
+    const onRequest: http.RequestListener = (req, res) => {
+      checked(req, res, false);
+    };
     const server = isTls
-      ? https.createServer({ ...options.https, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, checked)
-      : http.createServer(httpOptions, checked);
+      ? https.createServer({ ...options.https, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, onRequest)
+      : http.createServer(httpOptions, onRequest);
+    server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+      checked(req, res, true);
+    });
+    server.on('connect', (req: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => socket.destroy()); // Node has removed its own listener
+      const { id } = earlyAnswer(socket.remoteAddress, CONNECT_PROBLEM);
+      writeRawProblem(socket, CONNECT_PROBLEM.status, CONNECT_PROBLEM.code, CONNECT_PROBLEM.detail, id, typeBase);
+    });
     hardenServer(server, isTls);
     return server;
   };
@@ -626,6 +652,11 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       status = 431;
       pcode = 'headers_too_large';
       detail = 'request headers are too large';
+    } else if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+      status = 413;
+      pcode = 'body_too_large';
+      detail = 'chunk extensions are too large';
+      metrics.rejected.inc({ reason: 'body_too_large' });
     }
     const st = internals.activeBySocket.get(socket);
     if (st !== undefined) st.rawStatus = status; // counted when that request's response closes

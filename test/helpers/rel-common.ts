@@ -64,7 +64,7 @@ export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
   'body_too_large', 'overloaded', 'request_timeout', 'rate_limited', 'not_found', 'method_not_allowed',
   'unsupported_media_type', 'malformed_body', 'internal', 'store_unavailable',
   // docs/http.md
-  'malformed_params', 'malformed_headers', 'malformed_request', 'malformed_url', 'headers_too_large',
+  'malformed_params', 'malformed_headers', 'malformed_request', 'malformed_url', 'headers_too_large', 'expectation_failed',
   // SPEC §3.3, §3.4 (anchor role)
   'unknown_party', 'delegation_mismatch', 'key_not_current', 'bad_signature', 'timestamp_in_future',
   'seed_owned_by_other_party', 'seed_not_derived', 'party_quota_exceeded', 'index_taken', 'conflicting_replay',

@@ -254,7 +254,7 @@ void test('witness routes: no 5xx, documented codes only, no state change from a
   );
 
   // (e) raw sockets: broken request lines, headers, framing
-  const methods = fc.constantFrom('GET', 'POST', 'PUT', 'HEAD', 'OPTIONS', 'G\u0000T', 'FOO', 'POST ', '');
+  const methods = fc.constantFrom('GET', 'POST', 'PUT', 'HEAD', 'OPTIONS', 'CONNECT', 'G\u0000T', 'FOO', 'POST ', '');
   const targets = fc.constantFrom('/v1/anchor', '/add-checkpoint', '/health', '/log/checkpoint', '*', '/%', '/a b', 'http://x/health', '/\u00e9', '/..%2f', '', '/v1/anchor?x=%zz', '/' + 'a'.repeat(3000));
   const versions = fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x', 'HTTP/0.9', '');
   const headerSets = fc.array(
