@@ -7,7 +7,7 @@
  * the previous copy):
  *   invalid_logs_config, invalid_log_list
  * CosignConfigError (bad arguments to the cosign role factory):
- *   invalid_cosign_key, invalid_name
+ *   invalid_cosign_key, invalid_name, invalid_evidence_limit
  */
 import { ProtocolError } from '../errors.ts';
 

@@ -5,7 +5,8 @@
  *                                                 origin = the log's origin, or `_unknown` for requests
  *                                                 that do not name a known log (never a client string)
  *   cosign_origin_size{origin}                    gauge, the size last cosigned
- *   cosign_evidence_total{origin}                 counter, checkpoints kept as evidence
+ *   cosign_evidence_total{origin}                 counter, checkpoints kept as evidence (new rows only)
+ *   cosign_evidence_evicted_total{origin}         counter, evidence rows evicted by the per-origin bound
  *   cosign_known_logs                             gauge, origins in the merged logs view
  *   cosign_logs_reloads_total{result}             counter, result = ok | failed
  */
@@ -18,6 +19,7 @@ export interface CosignMetrics {
   readonly requests: Counter<'origin' | 'outcome'>;
   readonly size: Gauge<'origin'>;
   readonly evidence: Counter<'origin'>;
+  readonly evidenceEvicted: Counter<'origin'>;
   readonly knownLogs: Gauge;
   readonly reloads: Counter<'result'>;
 }
@@ -39,7 +41,18 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
     evidence: reuse(
       registry,
       'cosign_evidence_total',
-      () => new Counter({ name: 'cosign_evidence_total', help: 'Validly signed checkpoints that failed consistency, kept as evidence', labelNames: ['origin'], registers }),
+      () =>
+        new Counter({
+          name: 'cosign_evidence_total',
+          help: 'Log-signed checkpoints proving misbehaviour against the stored state, kept as evidence (new rows)',
+          labelNames: ['origin'],
+          registers,
+        }),
+    ),
+    evidenceEvicted: reuse(
+      registry,
+      'cosign_evidence_evicted_total',
+      () => new Counter({ name: 'cosign_evidence_evicted_total', help: 'Evidence rows evicted (oldest first) by the per-origin bound', labelNames: ['origin'], registers }),
     ),
     knownLogs: reuse(registry, 'cosign_known_logs', () => new Gauge({ name: 'cosign_known_logs', help: 'Log origins this witness cosigns for', registers })),
     reloads: reuse(

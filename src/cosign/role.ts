@@ -52,6 +52,8 @@ export interface CosignRoleOptions {
   retryAfterSeconds?: number | undefined;
   /** Ed25519 verification on worker threads. */
   verifyPool?: Ed25519VerifyPool | undefined;
+  /** Evidence rows kept per origin (default 1 000, SPEC §5). */
+  evidenceLimit?: number | undefined;
 }
 
 export interface CosignHealth {
@@ -110,9 +112,14 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     logs: () => logs.current(),
     now: opts.now,
     verifyPool: opts.verifyPool,
+    evidenceLimit: opts.evidenceLimit,
     onEvidence: (origin, reason) => {
       metrics?.evidence.inc({ origin });
-      log?.warn({ origin, reason }, 'cosign: inconsistent checkpoint kept as evidence');
+      log?.warn({ origin, reason }, 'cosign: log-signed checkpoint contradicting the stored state kept as evidence');
+    },
+    onEvidenceEvicted: (origin, count) => {
+      metrics?.evidenceEvicted.inc({ origin }, count);
+      log?.warn({ origin, evicted: count }, 'cosign: evidence bound reached; oldest evidence evicted');
     },
   });
   const logs: KnownLogsSource = new KnownLogsSource({

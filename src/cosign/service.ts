@@ -7,13 +7,21 @@
  *   2  origin known                                     404 unknown_origin
  *   3  signed by a known key of the log, no known key   403 invalid_signature / no_trusted_signature
  *      whose signature fails
+ *      then, whatever `old` says: evidence (below); the request goes on
  *   4  per-origin quota (token bucket, quota.ts)        429 quota_exceeded (+ retryAfter)
  *   5  old size ≤ checkpoint size                       400 old_size_too_large
  *   6  old size = the size last cosigned (0 if never)   409 (body `<size>\n`)
- *   7  size 0 ⇒ the empty-tree root                     422 invalid_empty_tree   (kept as evidence)
+ *   7  size 0 ⇒ the empty-tree root                     422 invalid_empty_tree
  *   8  old 0 ⇒ empty proof                              422 unexpected_proof
- *   9  consistency proof valid / same size, same root   422 inconsistent         (kept as evidence)
+ *   9  consistency proof valid / same size, same root   422 inconsistent
  *  10  cosign, store durably, then answer               200 one cosignature/v1 line per cosign key
+ *
+ * Evidence (SPEC §5) is kept only where the log's signature alone proves misbehaviour against the
+ * stored state: a checkpoint of size 0 with a root other than the empty-tree root, or of the stored
+ * size with another root. A failing consistency proof proves nothing (the client wrote it) and is
+ * never evidence. A row holds the checkpoint text with only the log signature lines that verified;
+ * rows are deduplicated by SHA-256 of the checkpoint text (one row per checkpoint, however it is
+ * signed or sent) and bounded per origin (`evidenceLimit`, oldest evicted first).
  *
  * Checks 6–10 run under a per-origin lock (requests for different origins do not wait for each
  * other) and the store's compare-and-swap on the stored size backs the lock: a failed swap means
@@ -24,6 +32,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
+import { sha256 } from '../crypto/sha256.ts';
 import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
@@ -32,6 +41,8 @@ import { cosignatureMessage, encodeCosignatureBytes } from '../note/cosignature.
 import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatNote, formatSignatureLine, verifyNote, verifyNoteWith } from '../note/signed-note.ts';
 import type { VerifiedNote } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
+import type { Checkpoint } from '../note/checkpoint.ts';
+import { EVIDENCE_LIMIT } from '../store/types.ts';
 import type { OriginState, WitnessStore } from '../store/types.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { verifyConsistency } from '../tlog/merkle.ts';
@@ -75,8 +86,12 @@ export interface CosignServiceOptions {
   logs: () => KnownLogs;
   /** Clock, milliseconds since the epoch (default Date.now). */
   now?: () => number;
-  /** Called after evidence is stored (for logs and metrics). */
+  /** Called after a new evidence row is stored (for logs and metrics); not for a known one. */
   onEvidence?: (origin: string, reason: string) => void;
+  /** Called when storing evidence evicted `count` older rows of the origin. */
+  onEvidenceEvicted?: (origin: string, count: number) => void;
+  /** Evidence rows kept per origin (default EVIDENCE_LIMIT, 1 000). */
+  evidenceLimit?: number | undefined;
   /** Verify the log signatures' Ed25519 arithmetic on worker threads (same strict rules). */
   verifyPool?: Ed25519VerifyPool | undefined;
 }
@@ -121,6 +136,8 @@ export class CosignService {
   private readonly logs: () => KnownLogs;
   private readonly now: () => number;
   private readonly onEvidence: ((origin: string, reason: string) => void) | undefined;
+  private readonly onEvidenceEvicted: ((origin: string, count: number) => void) | undefined;
+  private readonly evidenceLimit: number;
   private readonly verifyPool: Ed25519VerifyPool | undefined;
   private readonly quota = new OriginQuota();
   private readonly lock = new KeyedLock();
@@ -151,6 +168,10 @@ export class CosignService {
     this.logs = opts.logs;
     this.now = opts.now ?? Date.now;
     this.onEvidence = opts.onEvidence;
+    this.onEvidenceEvicted = opts.onEvidenceEvicted;
+    const limit = opts.evidenceLimit ?? EVIDENCE_LIMIT;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new CosignConfigError('invalid_evidence_limit', `evidence limit ${limit}: a positive integer is required`);
+    this.evidenceLimit = limit;
     this.verifyPool = opts.verifyPool;
   }
 
@@ -189,6 +210,8 @@ export class CosignService {
       }
       throw e;
     }
+    // Evidence: the validly signed checkpoint against the stored state, whatever `old` says.
+    const kept = await this.keepEvidence(origin, req, verified, await this.store.getOrigin(origin));
     // 4. quota
     const retryAfter = this.quota.take(origin, log.qpd, this.now());
     if (retryAfter !== null) {
@@ -198,20 +221,23 @@ export class CosignService {
     if (req.oldSize > checkpoint.size) {
       return reject(400, 'old_size_too_large', `old size ${req.oldSize} is larger than the checkpoint size ${checkpoint.size}`, origin);
     }
-    return this.lock.run(origin, () => this.commit(origin, req, verified));
+    return this.lock.run(origin, () => this.commit(origin, req, verified, kept));
   }
 
-  /** Checks 6–10 under the origin's lock. */
-  private async commit(origin: string, req: AddCheckpointRequest, verified: VerifiedNote): Promise<AddCheckpointOutcome> {
+  /**
+   * Checks 6–10 under the origin's lock. `kept`: the checkpoint is already evidence; if not, it is
+   * checked again against each fresh state (the state may have moved to its size meanwhile).
+   */
+  private async commit(origin: string, req: AddCheckpointRequest, verified: VerifiedNote, kept: boolean): Promise<AddCheckpointOutcome> {
     const { checkpoint, oldSize, proof } = req;
     for (let attempt = 1; ; attempt++) {
       const state = await this.store.getOrigin(origin);
+      if (!kept) kept = await this.keepEvidence(origin, req, verified, state);
       const storedSize = state?.size ?? 0;
       // 6. old size = stored size
       if (oldSize !== storedSize) return { kind: 'conflict', status: 409, origin, size: storedSize };
       // 7. size 0 ⇒ empty-tree root
       if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) {
-        await this.evidence(origin, req, 'size 0 with a root other than the empty-tree root');
         return reject(422, 'invalid_empty_tree', 'checkpoint of size 0 with a root other than the empty-tree root', origin);
       }
       // 8. old 0 ⇒ no proof
@@ -220,14 +246,13 @@ export class CosignService {
       const oldRoot = state?.root ?? EMPTY_ROOT;
       if (!verifyConsistency(oldSize, checkpoint.size, oldRoot, checkpoint.rootHash, proof)) {
         if (oldSize === checkpoint.size && hashEqual(oldRoot, checkpoint.rootHash)) {
-          // The checkpoint is the cosigned one; only the (superfluous) proof is wrong: no evidence.
+          // The checkpoint is the cosigned one; only the (superfluous) proof is wrong.
           return reject(422, 'inconsistent', 'bad consistency proof: the proof between equal sizes must be empty', origin);
         }
         const detail =
           oldSize === checkpoint.size
             ? `bad consistency proof: size ${oldSize} was cosigned with a different root`
             : `bad consistency proof from size ${oldSize} to ${checkpoint.size}`;
-        await this.evidence(origin, req, `${detail} (cosigned root ${encodeBase64(oldRoot)}; proof [${proof.map(encodeBase64).join(' ')}])`);
         return reject(422, 'inconsistent', detail, origin);
       }
       // 10. cosign, persist, answer
@@ -255,9 +280,27 @@ export class CosignService {
     }
   }
 
-  private async evidence(origin: string, req: AddCheckpointRequest, reason: string): Promise<void> {
-    await this.store.recordEvidence(origin, formatNote(req.note), `old ${req.oldSize}: ${reason}`, Math.floor(this.now() / 1000));
-    this.onEvidence?.(origin, reason);
+  /**
+   * Keep the checkpoint as evidence, durably, when its log signature alone proves misbehaviour
+   * against `state` (see `misbehaviour`). True when it is evidence (stored now or already).
+   */
+  private async keepEvidence(origin: string, req: AddCheckpointRequest, verified: VerifiedNote, state: OriginState | undefined): Promise<boolean> {
+    const reason = misbehaviour(req.checkpoint, state);
+    if (reason === undefined) return false;
+    const text = req.note.text;
+    const { added, evicted } = await this.store.recordEvidence(
+      {
+        origin,
+        hash: sha256(new TextEncoder().encode(text)),
+        note: formatNote({ text, signatures: verified.verified.map((v) => v.signature) }),
+        reason,
+        at: Math.floor(this.now() / 1000),
+      },
+      this.evidenceLimit,
+    );
+    if (added) this.onEvidence?.(origin, reason);
+    if (evicted > 0) this.onEvidenceEvicted?.(origin, evicted);
+    return true;
   }
 
   /** The latest cosigned checkpoint of an origin with its cosignature lines (a signed note), if any. */
@@ -271,6 +314,19 @@ export class CosignService {
   pruneQuota(logs: KnownLogs): void {
     this.quota.retain((o) => logs.has(o));
   }
+}
+
+/**
+ * Why a validly signed checkpoint proves by itself that its log misbehaved, given the stored state
+ * of the origin; undefined when it does not. A checkpoint above the stored size never does here:
+ * only a consistency proof could show it, and a failing one may just be wrong.
+ */
+export function misbehaviour(checkpoint: Checkpoint, state: OriginState | undefined): string | undefined {
+  if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) return 'size 0 with a root other than the empty-tree root';
+  if (state !== undefined && checkpoint.size === state.size && !hashEqual(checkpoint.rootHash, state.root)) {
+    return `size ${state.size} was cosigned with root ${encodeBase64(state.root)}; the log signed another root for it`;
+  }
+  return undefined;
 }
 
 function reject(status: 400 | 403 | 404 | 422, code: RejectCode, detail: string, origin: string | undefined): AddCheckpointOutcome {

@@ -51,16 +51,19 @@ import { consistencyProof, inclusionProof } from '../tlog/merkle.ts';
 import { Mutex } from './mutex.ts';
 import { NodeCache } from './node-cache.ts';
 import { Frontier, withNodes, type NodeRef, type StoredNode } from './pg-tree.ts';
-import { StoreOpenError, StoreUnavailableError } from './types.ts';
-import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
+import { EVIDENCE_LIMIT, StoreOpenError, StoreUnavailableError } from './types.ts';
+import type { EvidenceRecord, OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
 
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
 const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
 const MIGRATION_LOCK = 0x4157_4d49; // "AWMI"
+/** With hashtext(origin): one evidence writer per origin across replicas, so the bound holds. */
+const EVIDENCE_LOCK = 0x4157_4556; // "AWEV"
 
-const MIGRATIONS: string[] = [
+/** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
+export const MIGRATIONS: string[] = [
   `CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
    CREATE TABLE log_head (id boolean PRIMARY KEY DEFAULT true CHECK (id), size bigint NOT NULL CHECK (size >= 0),
                           checkpoint text, checkpoint_size bigint, checkpoint_root bytea);
@@ -76,6 +79,11 @@ const MIGRATIONS: string[] = [
    CREATE TABLE origins (origin text PRIMARY KEY, size bigint NOT NULL, root bytea NOT NULL, checkpoint text NOT NULL,
                          cosignatures text NOT NULL, last_time bigint NOT NULL);
    CREATE TABLE evidence (id bigserial PRIMARY KEY, origin text NOT NULL, note text NOT NULL, reason text NOT NULL, at bigint NOT NULL);`,
+  // Evidence deduplicated by checkpoint hash and bounded per origin (SPEC §5). Rows from version 1
+  // keep a NULL hash: never deduplicated, the oldest, so evicted first.
+  `ALTER TABLE evidence ADD COLUMN hash bytea;
+   CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
+   CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
 ];
 
 export interface PostgresStoreOptions {
@@ -157,7 +165,16 @@ const Q = {
                  WHERE origins.size = 0 AND origins.last_time <= excluded.last_time`,
   updateOrigin: `UPDATE origins SET size = $2, root = $3, checkpoint = $4, cosignatures = $5, last_time = $6
                  WHERE origin = $1 AND size = $7 AND last_time <= $6`,
-  evidence: 'INSERT INTO evidence (origin, note, reason, at) VALUES ($1, $2, $3, $4)',
+  hasEvidence: 'SELECT 1 FROM evidence WHERE origin = $1 AND hash = $2',
+  // Insert unless the hash is known; then delete what is older than the newest limit − 1 rows the
+  // statement's snapshot holds (it does not see its own insert), leaving `limit` rows.
+  evidence: `WITH ins AS (INSERT INTO evidence (origin, hash, note, reason, at) VALUES ($1, $2, $3, $4, $5)
+                          ON CONFLICT (origin, hash) DO NOTHING RETURNING 1),
+                  del AS (DELETE FROM evidence WHERE origin = $1 AND EXISTS (SELECT 1 FROM ins)
+                            AND id <= (SELECT id FROM evidence WHERE origin = $1 ORDER BY id DESC LIMIT 1 OFFSET $6::bigint - 1)
+                          RETURNING 1)
+             SELECT (SELECT count(*) FROM ins)::integer AS added, (SELECT count(*) FROM del)::integer AS evicted`,
+  listEvidence: 'SELECT hash, note, reason, at FROM evidence WHERE origin = $1 ORDER BY id',
   getMeta: 'SELECT value FROM meta WHERE key = $1',
   setMeta: 'INSERT INTO meta (key, value) VALUES ($1, $2)',
   // The whole batch in one statement (data-modifying CTEs run exactly once each, all or nothing).
@@ -636,8 +653,43 @@ export class PostgresStore implements WitnessStore {
     return res.rowCount === 1;
   }
 
-  async recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void> {
-    await this.read('evidence', [origin, note, reason, at]);
+  /**
+   * A known hash costs one read. A new one: a transaction holding the origin's evidence lock
+   * (replicas recording evidence for one origin take turns, so none overshoots the bound), then
+   * insert and evict in one statement, then COMMIT.
+   */
+  async recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`evidence limit ${limit}: a positive integer is required`);
+    const hash = Buffer.from(e.hash);
+    if (((await this.read('hasEvidence', [e.origin, hash])).rowCount ?? 0) > 0) return { added: false, evicted: 0 };
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw mapPgError(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1::integer, hashtext($2::text))', [EVIDENCE_LOCK, e.origin]);
+      const row = (await run<{ added: number; evicted: number }>(client, 'evidence', [e.origin, hash, e.note, e.reason, e.at, limit])).rows[0];
+      await client.query('COMMIT');
+      return { added: row?.added === 1, evicted: row?.evicted ?? 0 };
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection is gone: drop it from the pool
+      }
+      throw mapPgError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async listEvidence(origin: string): Promise<EvidenceRecord[]> {
+    const res = await this.read<{ hash: Uint8Array | null; note: string; reason: string; at: number }>('listEvidence', [origin]);
+    return res.rows.map((r) => ({ origin, hash: r.hash === null ? undefined : toBytes(r.hash), note: r.note, reason: r.reason, at: r.at }));
   }
 
   async close(): Promise<void> {

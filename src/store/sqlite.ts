@@ -23,12 +23,13 @@ import type { DuplicityProof } from '../anchor/types.ts';
 import { Mutex } from './mutex.ts';
 import { NodeCache, nodeKey } from './node-cache.ts';
 import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, toBytes, type SeedRow } from './rows.ts';
-import { StoreOpenError, StoreUnavailableError } from './types.ts';
-import type { OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
+import { EVIDENCE_LIMIT, StoreOpenError, StoreUnavailableError } from './types.ts';
+import type { EvidenceRecord, OriginState, PartyUsage, SeedRecord, SignedCheckpoint, StoreIdentity, StoreTransaction, TreeHead, WitnessStore } from './types.ts';
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
-const MIGRATIONS: string[] = [
+/** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
+export const MIGRATIONS: string[] = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
    CREATE TABLE tree_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID;
    CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, entry BLOB NOT NULL);
@@ -40,6 +41,11 @@ const MIGRATIONS: string[] = [
   `CREATE TABLE origins (origin TEXT PRIMARY KEY, size INTEGER NOT NULL, root BLOB NOT NULL, checkpoint TEXT NOT NULL,
                          cosignatures TEXT NOT NULL, last_time INTEGER NOT NULL) WITHOUT ROWID;
    CREATE TABLE evidence (id INTEGER PRIMARY KEY, origin TEXT NOT NULL, note TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);`,
+  // Evidence deduplicated by checkpoint hash and bounded per origin (SPEC §5). Rows from earlier
+  // versions keep a NULL hash: never deduplicated, the oldest, so evicted first.
+  `ALTER TABLE evidence ADD COLUMN hash BLOB;
+   CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
+   CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
 ];
 
 const UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL|NOMEM|PERM)/;
@@ -83,6 +89,10 @@ class Queries {
   readonly commit: Statement;
   readonly rollback: Statement;
   readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number]>;
+  readonly hasEvidence: Statement<[string, Uint8Array], { id: number }>;
+  readonly putEvidence: Statement<[string, Uint8Array, string, string, number]>;
+  readonly evictEvidence: Statement<[string, string, number]>;
+  readonly listEvidence: Statement<[string], { hash: Uint8Array | null; note: string; reason: string; at: number }>;
 
   constructor(db: Db) {
     this.getMeta = db.prepare('SELECT value FROM meta WHERE key = ?');
@@ -119,6 +129,11 @@ class Queries {
        ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
          cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
     );
+    this.hasEvidence = db.prepare('SELECT id FROM evidence WHERE origin = ? AND hash = ?');
+    this.putEvidence = db.prepare('INSERT INTO evidence (origin, hash, note, reason, at) VALUES (?, ?, ?, ?, ?)');
+    // Everything older than the newest `limit` rows of the origin (OFFSET limit: the first row to go).
+    this.evictEvidence = db.prepare('DELETE FROM evidence WHERE origin = ? AND id <= (SELECT id FROM evidence WHERE origin = ? ORDER BY id DESC LIMIT 1 OFFSET ?)');
+    this.listEvidence = db.prepare('SELECT hash, note, reason, at FROM evidence WHERE origin = ? ORDER BY id');
   }
 
   seed(seedId: Uint8Array): SeedRecord | undefined {
@@ -493,12 +508,28 @@ export class SqliteStore implements WitnessStore {
     return Promise.resolve();
   }
 
-  recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void> {
+  /** A known hash costs one read and no write; a new row, its eviction and the commit are one transaction. */
+  recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
+    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`evidence limit ${limit}: a positive integer is required`));
     return this.mutex.run(() => {
       if (this.closed) throw new StoreUnavailableError('store: closed');
-      guard(() => this.writer.prepare('INSERT INTO evidence (origin, note, reason, at) VALUES (?, ?, ?, ?)').run(origin, note, reason, at));
-      return Promise.resolve();
+      const result = guard(() => {
+        if (this.w.hasEvidence.get(e.origin, e.hash) !== undefined) return { added: false, evicted: 0 };
+        return this.writer
+          .transaction(() => {
+            this.w.putEvidence.run(e.origin, e.hash, e.note, e.reason, e.at);
+            return { added: true, evicted: this.w.evictEvidence.run(e.origin, e.origin, limit).changes };
+          })
+          .immediate();
+      });
+      return Promise.resolve(result);
     });
+  }
+
+  listEvidence(origin: string): Promise<EvidenceRecord[]> {
+    return this.read(() =>
+      this.r.listEvidence.all(origin).map((row) => ({ origin, hash: row.hash === null ? undefined : toBytes(row.hash), note: row.note, reason: row.reason, at: row.at })),
+    );
   }
 
   async close(): Promise<void> {

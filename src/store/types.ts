@@ -90,6 +90,24 @@ export interface OriginState {
   lastTime: number;
 }
 
+/** Evidence rows kept per origin by default (SPEC §5); the oldest are evicted first beyond it. */
+export const EVIDENCE_LIMIT = 1000;
+
+/** A checkpoint kept as evidence of a log's misbehaviour (SPEC §5). */
+export interface EvidenceRecord {
+  origin: string;
+  /**
+   * The deduplication key: SHA-256 of the checkpoint text (the cosign role computes it). Undefined
+   * for rows written before schema versions with deduplication (never deduplicated, evicted first).
+   */
+  hash: Uint8Array | undefined;
+  /** The checkpoint text and the log signature lines that verified (a signed note). */
+  note: string;
+  reason: string;
+  /** Unix seconds. */
+  at: number;
+}
+
 export interface WitnessStore {
   /** The identity the store is bound to; binds it on first use, refuses a different one. */
   bindIdentity(identity: StoreIdentity): Promise<void>;
@@ -118,8 +136,14 @@ export interface WitnessStore {
    * atomically and durably. Returns false when another writer changed it first.
    */
   updateOrigin(expectedSize: number, next: OriginState): Promise<boolean>;
-  /** Keep a validly signed checkpoint that failed a consistency check, as evidence. */
-  recordEvidence(origin: string, note: string, reason: string, at: number): Promise<void>;
+  /**
+   * Keep a checkpoint as evidence, durably, unless the origin already has a row with this hash.
+   * Then keep at most `limit` rows for the origin (default EVIDENCE_LIMIT), deleting the oldest.
+   * `added`: a row was written; `evicted`: rows deleted to make room.
+   */
+  recordEvidence(evidence: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit?: number): Promise<{ added: boolean; evicted: number }>;
+  /** The evidence rows of an origin, oldest first. */
+  listEvidence(origin: string): Promise<EvidenceRecord[]>;
 
   close(): Promise<void>;
 }

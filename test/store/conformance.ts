@@ -9,7 +9,9 @@ import { makeDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { encodeAnchor, encodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { ProtocolError } from '../../src/errors.ts';
-import type { OriginState, SeedRecord, StoreIdentity, WitnessStore } from '../../src/store/types.ts';
+import { EVIDENCE_LIMIT } from '../../src/store/types.ts';
+import type { EvidenceRecord, OriginState, SeedRecord, StoreIdentity, WitnessStore } from '../../src/store/types.ts';
+import { sha256 } from '../../src/crypto/sha256.ts';
 import { EMPTY_ROOT, hashLeaf } from '../../src/tlog/hash.ts';
 import { consistencyProof, inclusionProof, memoryHashReader, rootFromLeafHashes } from '../../src/tlog/merkle.ts';
 import { buildTile } from '../../src/tlog/tiles.ts';
@@ -308,7 +310,47 @@ export function storeConformance(factory: () => StoreFactory): void {
       assert.equal((await s.getOrigin('example.com/log'))?.size, 6 + winner);
       // other origins are independent
       assert.equal(await s.updateOrigin(0, origin(1, 100, 'example.com/other')), true);
-      await s.recordEvidence('example.com/log', 'example.com/log\n9\n', 'inconsistent', 103);
+    }));
+
+  void test('cosign evidence: one row per (origin, hash), listed oldest first, bounded per origin with the oldest evicted; survives reopening', () =>
+    withStore(async (s0, f, use) => {
+      const log = 'example.com/log';
+      const other = 'example.com/other';
+      const ev = (o: string, n: number, note = `${o}\n${n}\n`) => ({ origin: o, hash: fill(n), note, reason: `reason ${n}`, at: 1800000000 + n });
+      const shapeOf = (rows: EvidenceRecord[]) => rows.map((r) => [r.origin, r.hash === undefined ? null : hex(r.hash), r.note, r.reason, r.at]);
+      const want = (o: string, ns: number[]) => ns.map((n) => [o, hex(fill(n)), `${o}\n${n}\n`, `reason ${n}`, 1800000000 + n]);
+      assert.deepEqual(await s0.listEvidence(log), []);
+      assert.deepEqual(await s0.recordEvidence(ev(log, 1)), { added: true, evicted: 0 });
+      // The same hash again, whatever the note and reason: nothing written.
+      assert.deepEqual(await s0.recordEvidence({ ...ev(log, 1, 'another note\n'), reason: 'again', at: 1 }), { added: false, evicted: 0 });
+      // The same hash under another origin is another row.
+      assert.deepEqual(await s0.recordEvidence(ev(other, 1)), { added: true, evicted: 0 });
+      assert.deepEqual(shapeOf(await s0.listEvidence(log)), want(log, [1]));
+      // Bound 3: the fourth row evicts the oldest; a bound of 1 keeps only the newest.
+      assert.deepEqual(await s0.recordEvidence(ev(log, 2), 3), { added: true, evicted: 0 });
+      assert.deepEqual(await s0.recordEvidence(ev(log, 3), 3), { added: true, evicted: 0 });
+      assert.deepEqual(await s0.recordEvidence(ev(log, 4), 3), { added: true, evicted: 1 });
+      assert.deepEqual(shapeOf(await s0.listEvidence(log)), want(log, [2, 3, 4]));
+      assert.deepEqual(await s0.recordEvidence(ev(log, 3), 3), { added: false, evicted: 0 });
+      assert.deepEqual(await s0.recordEvidence(ev(log, 5), 1), { added: true, evicted: 3 });
+      assert.deepEqual(shapeOf(await s0.listEvidence(log)), want(log, [5]));
+      await assert.rejects(s0.recordEvidence(ev(log, 6), 0), RangeError);
+      const s = use(await f.reopen(s0));
+      assert.deepEqual(shapeOf(await s.listEvidence(log)), want(log, [5]));
+      assert.deepEqual(shapeOf(await s.listEvidence(other)), want(other, [1]), 'another origin is bounded on its own');
+      assert.deepEqual(await s.recordEvidence(ev(log, 5)), { added: false, evicted: 0 }, 'deduplication survives reopening');
+    }));
+
+  void test('cosign evidence: the default bound is EVIDENCE_LIMIT = 1 000 rows per origin', () =>
+    withStore(async (s) => {
+      assert.equal(EVIDENCE_LIMIT, 1000);
+      const ev = (n: number) => ({ origin: 'example.com/log', hash: sha256(new TextEncoder().encode(String(n))), note: `n ${n}\n`, reason: 'r', at: n });
+      for (let n = 0; n < EVIDENCE_LIMIT; n++) assert.deepEqual(await s.recordEvidence(ev(n)), { added: true, evicted: 0 });
+      assert.deepEqual(await s.recordEvidence(ev(EVIDENCE_LIMIT)), { added: true, evicted: 1 });
+      const rows = await s.listEvidence('example.com/log');
+      assert.equal(rows.length, EVIDENCE_LIMIT);
+      assert.equal(rows[0]!.note, 'n 1\n');
+      assert.equal(rows.at(-1)!.note, `n ${EVIDENCE_LIMIT}\n`);
     }));
 
   void test('state survives close and reopen: log, tree head, seeds, duplicities, checkpoint, origins', () =>

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { PG_SCHEMA_VERSION, PostgresStore, mapPgError } from '../../src/store/postgres.ts';
+import { MIGRATIONS, PG_SCHEMA_VERSION, PostgresStore, mapPgError } from '../../src/store/postgres.ts';
 import { ProtocolError } from '../../src/errors.ts';
 import type { OriginState, WitnessStore } from '../../src/store/types.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
@@ -102,6 +102,60 @@ void describe('PostgreSQL store', { skip }, () => {
       // same size, earlier time: refused (a replica with a slow clock cannot roll the time back)
       assert.equal(await stores[0]!.updateOrigin(expected, { ...origin(expected, 50) }), false);
       assert.equal(await stores[0]!.updateOrigin(expected, { ...origin(expected, 200) }), true);
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
+
+  void test('a schema-1 database with evidence rows opens: the rows stay (no hash), count against the bound and go first', async () => {
+    const url = await server!.createDatabase('evmig');
+    const c = new pg.Client(url);
+    await c.connect();
+    try {
+      // The database as schema version 1 left it, with evidence rows written by that version.
+      await c.query(MIGRATIONS[0]!);
+      await c.query('CREATE TABLE aw_schema (id boolean PRIMARY KEY DEFAULT true CHECK (id), version integer NOT NULL); INSERT INTO aw_schema VALUES (true, 1)');
+      for (let i = 0; i < 3; i++) {
+        await c.query('INSERT INTO evidence (origin, note, reason, at) VALUES ($1, $2, $3, $4)', ['example.com/log', `legacy ${i}\n`, 'r', 1700000000 + i]);
+      }
+    } finally {
+      await c.end();
+    }
+    const store = await PostgresStore.open(url);
+    try {
+      assert.deepEqual(
+        (await store.listEvidence('example.com/log')).map((r) => [r.hash, r.note, r.at]),
+        [0, 1, 2].map((i) => [undefined, `legacy ${i}\n`, 1700000000 + i]),
+      );
+      const hash = fill(1);
+      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
+      assert.deepEqual(
+        (await store.listEvidence('example.com/log')).map((r) => r.note),
+        ['legacy 2\n', 'new\n'],
+      );
+      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  void test('evidence from three handles at once: one row per hash, the per-origin bound holds exactly', async () => {
+    const url = await server!.createDatabase('evrep');
+    const stores = await Promise.all([0, 1, 2].map(() => PostgresStore.open(url)));
+    try {
+      // Every handle sends the same 12 checkpoints (hashes 0..11) concurrently, bound 5.
+      const results = await Promise.all(
+        stores.flatMap((s, r) =>
+          Array.from({ length: 12 }, (_, n) => s.recordEvidence({ origin: 'example.com/log', hash: fill(n), note: `n ${n} r ${r}\n`, reason: 'r', at: n }, 5)),
+        ),
+      );
+      const rows = await stores[0]!.listEvidence('example.com/log');
+      assert.equal(rows.length, 5);
+      assert.equal(new Set(rows.map((r) => Buffer.from(r.hash!).toString('hex'))).size, 5);
+      const added = results.filter((x) => x.added).length;
+      const evicted = results.reduce((n, x) => n + x.evicted, 0);
+      assert.ok(added >= 12, `every hash stored at least once (${added})`);
+      assert.equal(added - evicted, 5, 'rows added minus rows evicted is what is left');
     } finally {
       for (const s of stores) await s.close();
     }
