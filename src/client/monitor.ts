@@ -68,7 +68,7 @@ export interface WitnessRecord {
   log_origin: string;
   /** The largest checkpoint seen that extends every earlier one (signed note). */
   checkpoint?: string;
-  /** Signed checkpoints seen (one per size, from /log/checkpoint and anchor responses), to catch a split view. */
+  /** Signed checkpoints seen (one per size, two when they conflict; from /log/checkpoint and anchor responses), to catch a split view. */
   checkpoints?: string[];
   /** Per seed: the highest anchor seen at this witness. */
   anchors: Record<string, ObservedAnchor>;
@@ -561,7 +561,8 @@ async function scanDuplicities(id: Identified, http: HttpOptions, add: (f: Findi
  * responses, each verified under the pinned log key) is compared with every other one of the same
  * log — same key and origin, at any witness name, this poll or kept from earlier ones — by size:
  * two roots (as bytes) at one size is log equivocation, both signed notes the evidence. Each
- * witness then keeps one checkpoint per size (the MAX_CHECKPOINTS largest sizes).
+ * witness then keeps one checkpoint per size, both when two conflict (the MAX_CHECKPOINTS largest
+ * sizes).
  */
 function splitViews(identified: readonly Identified[], state: MonitorState, add: (f: Finding) => void): void {
   interface Seen {
@@ -612,17 +613,22 @@ function splitViews(identified: readonly Identified[], state: MonitorState, add:
       }
     }
   }
+  // Keep one note per size — two when they conflict, so a proven split view is reported at every
+  // poll (and after a restart), as a proven fork is.
   for (const id of identified) {
     const rec = state.witnesses[id.name]!;
-    const kept = new Map<number, string>();
+    const kept = new Map<number, { note: string; root: Uint8Array }[]>();
     for (const note of [...(rec.checkpoints ?? []), ...id.seen]) {
       const cp = parse(note);
-      if (cp !== undefined && !kept.has(cp.size)) kept.set(cp.size, note);
+      if (cp === undefined) continue;
+      const same = kept.get(cp.size);
+      if (same === undefined) kept.set(cp.size, [{ note, root: cp.rootHash }]);
+      else if (same.length < 2 && !same.some((o) => sameBytes(o.root, cp.rootHash))) same.push({ note, root: cp.rootHash });
     }
     rec.checkpoints = [...kept.entries()]
       .sort(([a], [b]) => a - b)
       .slice(-MAX_CHECKPOINTS)
-      .map(([, note]) => note);
+      .flatMap(([, notes]) => notes.map((n) => n.note));
   }
 }
 

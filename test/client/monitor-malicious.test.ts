@@ -272,8 +272,13 @@ void test('8.5: a split view — /log/checkpoint and the anchor responses carry 
   const state = emptyMonitorState();
   assert.deepEqual((await monitorPoll(config([w3!, w4!], [seed2]), state, 4001)).findings, []);
   w3!.checkpointOverride = w3!.note(w3!.leaves.map((h, i) => (i === 0 ? hashLeaf(fill(0x98)) : h)));
-  const later = await monitorPoll(config([w3!, w4!], [seed2]), roundTrip(state), 4002);
+  const restarted = roundTrip(state);
+  const later = await monitorPoll(config([w3!, w4!], [seed2]), restarted, 4002);
   assert.deepEqual(kinds(later.findings), [`log_equivocation ${w3!.name}`]);
+  // A proven split view is a permanent fact: still reported after the witness goes back to one
+  // view, and after a restart.
+  w3!.checkpointOverride = undefined;
+  assert.deepEqual(kinds((await monitorPoll(config([w3!, w4!], [seed2]), roundTrip(restarted), 4003)).findings), [`log_equivocation ${w3!.name}`]);
 });
 
 void test('8.6: a witness serving the same anchor with its head upper-cased is not an equivocation or a disagreement', async () => {
