@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Installed entry point: runs the TypeScript source with Node's type stripping (Node >= 22.18 / 24).
+// The `anchor-witness` command. In a checkout it runs the TypeScript sources (Node type stripping).
+// `npm run build` compiles this file to lib/bin/anchor-witness.js, which imports the compiled
+// lib/src/cli/anchor-witness.js: that is the package's `bin` (docs/build.md, "The npm package").
 import { anchorWitnessProgram } from '../src/cli/anchor-witness.ts';
 
 anchorWitnessProgram()

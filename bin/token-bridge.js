@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Installed entry point: runs the TypeScript source with Node's type stripping (Node >= 22.18 / 24).
+// The `token-bridge` command. In a checkout it runs the TypeScript sources (Node type stripping).
+// `npm run build` compiles this file to lib/bin/token-bridge.js, which imports the compiled
+// lib/src/cli/token-bridge.js: that is the package's `bin` (docs/build.md, "The npm package").
 import { tokenBridgeProgram } from '../src/cli/token-bridge.ts';
 
 tokenBridgeProgram()

@@ -77,7 +77,7 @@ export function loadBuildAttestation(path: string, running: RunningBundle | unde
   if (running === undefined) {
     throw new BuildError(
       'not_bundled',
-      '--build-attestation needs the bundled build: run `npm run build`, then start `node dist/anchor-witness.mjs serve …` ' +
+      '--build-attestation needs the bundled build: run `npm run build:bundle`, then start `node dist/anchor-witness.mjs serve …` ' +
         '(run from the TypeScript sources there is no single entry file whose digest the attestation could name)',
     );
   }

@@ -1,5 +1,5 @@
 /**
- * `npm run build`: bundle the anchor-witness application into ONE file, `dist/anchor-witness.mjs`
+ * `npm run build:bundle`: bundle the anchor-witness application into ONE file, `dist/anchor-witness.mjs`
  * (SPEC §6: the file whose SHA-256 is `running_digest`). Development-time only (esbuild is a
  * devDependency); nothing the bundle runs imports this module.
  *

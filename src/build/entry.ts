@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Entry point of the bundle `dist/anchor-witness.mjs` (npm run build): the anchor-witness command
+ * Entry point of the bundle `dist/anchor-witness.mjs` (npm run build:bundle): the anchor-witness command
  * line, as bin/anchor-witness.js runs it from the sources. src/build/bundle.ts defines
  * `import.meta.main` as false, so src/cli/anchor-witness.ts's own main block is dropped.
  */

@@ -19,7 +19,7 @@ import { BuildError } from './errors.ts';
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
 export const STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const PROVENANCE_TYPE = 'https://slsa.dev/provenance/v1';
-/** Our SLSA build type: `npm ci && npm run build` at the source commit (docs/build.md). */
+/** Our SLSA build type: `npm ci && npm run build:bundle` at the source commit (docs/build.md). */
 export const BUILD_TYPE = 'urn:anchor-witness:build-type:esbuild-bundle:v1';
 /** File name of the bundled entry (the statement's subject name). */
 export const BUNDLE_NAME = 'anchor-witness.mjs';

@@ -1,5 +1,5 @@
 // The bundle and the signed build statement end to end (SPEC §6, issue "Signed build statement"):
-// the test builds dist/…/anchor-witness.mjs itself (esbuild, as `npm run build` does), checks the
+// the test builds dist/…/anchor-witness.mjs itself (esbuild, as `npm run build:bundle` does), checks the
 // build is reproducible, then runs the bundled witness as a child process:
 //   good attestation served at /build and verified by `verify build`; a tampered envelope rejected
 //   by the verifier; an attestation of another file refused at start-up; no attestation → 404.
@@ -50,7 +50,7 @@ void test('reproducible bundle: same bytes from another build, another output pa
   const bytes = readFileSync(bundleFile);
   assert.equal(sha256Hex(bytes), digest);
   assert.equal(statSync(bundleFile).mode & 0o111, 0o111, 'executable');
-  // `npm run build`'s script, in a child with another cwd, time zone and locale, to another path
+  // `npm run build:bundle`'s script, in a child with another cwd, time zone and locale, to another path
   const other = join(outDir, 'again', 'aw.mjs');
   // a fresh directory as cwd: never an ancestor of the clone (CI may clone under the temp dir)
   const cwd = mkdtempSync(join(tmpdir(), 'aw-bundle-cwd-'));

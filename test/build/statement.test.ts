@@ -74,7 +74,7 @@ void test('node side: the attestation must name the running bundle and version',
 
     assert.throws(() => loadBuildAttestation(file, { ...running, digest: sha256Hex('other bytes') }, '0.1.0'), (e: unknown) => code('digest_mismatch')(e) && /refusing to start/.test((e as Error).message));
     assert.throws(() => loadBuildAttestation(file, running, '0.2.0'), code('version_mismatch'));
-    assert.throws(() => loadBuildAttestation(file, undefined), (e: unknown) => code('not_bundled')(e) && /npm run build/.test((e as Error).message));
+    assert.throws(() => loadBuildAttestation(file, undefined), (e: unknown) => code('not_bundled')(e) && /npm run build:bundle/.test((e as Error).message));
     assert.throws(() => loadBuildAttestation(join(dir, 'missing.json'), running), code('attestation_unreadable'));
     writeFileSync(file, '{"payloadType":');
     assert.throws(() => loadBuildAttestation(file, running), code('malformed_envelope'));
