@@ -5,9 +5,9 @@ import { decodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { ClientError } from '../client/errors.ts';
 import { parseJsonBody, type HttpOptions } from '../client/http.ts';
-import { VerificationError, type PinnedWitness } from '../client/verify-anchor.ts';
+import { VerificationError, type PinnedPartyKey, type PinnedWitness } from '../client/verify-anchor.ts';
 import { findMember, parseWitnessSet, type WitnessSet } from '../client/witness-set.ts';
-import { intArg } from './options.ts';
+import { collectList, intArg } from './options.ts';
 
 /** Exit codes of the client subcommands. */
 export const EXIT = { ok: 0, finding: 1, usage: 2 } as const;
@@ -112,6 +112,41 @@ export function addPinOptions(cmd: Command): Command {
 export interface HttpFlags {
   timeoutMs?: number;
   retries?: number;
+}
+
+/**
+ * Party keys from `--party-key HEX` (repeatable: a registry entry's current keys, any one may
+ * sign). The curve follows from the length: 32 bytes Ed25519, 33 bytes (compressed SEC1) P-256;
+ * a `ed25519:`/`p256:` prefix is accepted.
+ */
+export function partyKeysFrom(list: readonly string[] | undefined): PinnedPartyKey[] {
+  return (list ?? []).map((text) => {
+    const m = /^(?:(ed25519|p256):)?([0-9a-fA-F]+)$/.exec(text);
+    const bytes = m === null ? undefined : decodeHexOrUndefined(m[2]!);
+    const curve = m?.[1] ?? (bytes?.length === 32 ? 'ed25519' : bytes?.length === 33 ? 'p256' : undefined);
+    if (bytes === undefined || curve === undefined || bytes.length !== (curve === 'ed25519' ? 32 : 33)) {
+      throw new ClientError('usage', `--party-key must be a party public key: 64 hex chars (Ed25519) or 66 (P-256 compressed), optionally prefixed ed25519: or p256:`);
+    }
+    return { curve: curve as PinnedPartyKey['curve'], publicKey: bytes };
+  });
+}
+
+function decodeHexOrUndefined(text: string): Uint8Array | undefined {
+  try {
+    return decodeHex(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function addPartyPinOption(cmd: Command, required: boolean): Command {
+  return cmd.option(
+    '--party-key <hex...>',
+    required
+      ? "the party's public key the anchor must be signed by (repeatable: its registry entry's current keys; required)"
+      : "the party's public key the anchor must be signed by (repeatable: its registry entry's current keys)",
+    collectList,
+  );
 }
 
 export function addHttpOptions(cmd: Command): Command {

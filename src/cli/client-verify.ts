@@ -2,10 +2,11 @@
  * `anchor-witness verify …`: offline verifiers. Exit 0 and one "OK …" line on stdout when valid;
  * exit 1 and one "INVALID <code>: <reason>" line on stderr when not; exit 2 for unusable input.
  *   verify cosignature FILE    an anchor's witness cosignature, or a checkpoint with cosignature/v1 lines
- *   verify inclusion FILE      a POST /v1/anchor or GET /v1/anchor/{seed} body: cosignature, checkpoint, inclusion, tlog-proof
+ *   verify inclusion FILE      a POST /v1/anchor or GET /v1/anchor/{seed} body: cosignature, checkpoint, inclusion, tlog-proof, party signature under --party-key
  *   verify duplicity FILE      a 409 duplicity proof (no keys needed)
  *   verify tlog-proof FILE     a c2sp.org/tlog-proof@v1 file for an anchor or entry
- *   verify finalized FILE      a finalized-anchor bundle against its (or a given) witness set
+ *   verify finalized FILE      a finalized-anchor bundle against a pinned witness set (--witness-set / --said), or
+ *                              the bundle's own with --trust-bundle (else UNPINNED, exit 2)
  *   verify checkpoint FILE     a checkpoint signed note
  *   verify consistency OLD NEW a newer checkpoint extends an older one, proven from the log's tiles
  */
@@ -30,7 +31,24 @@ import { httpRequest, joinUrl } from '../client/http.ts';
 import { verifyAnchorCosignature, verifyCheckpointNote, verifyCosignedCheckpoint, verifyTlogProofFile } from '../client/offline.ts';
 import { parseAnchorResponse, parseCosignature, verifyReceipt, VerificationError } from '../client/verify-anchor.ts';
 import { witnessSetSaid } from '../client/witness-set.ts';
-import { action, addHttpOptions, addPinOptions, CliFailure, examples, EXIT, hexArg, httpOptions, pinFrom, readJson, readText, readWitnessSet, type HttpFlags, type PinFlags } from './client-io.ts';
+import {
+  action,
+  addHttpOptions,
+  addPartyPinOption,
+  addPinOptions,
+  CliFailure,
+  examples,
+  EXIT,
+  hexArg,
+  httpOptions,
+  partyKeysFrom,
+  pinFrom,
+  readJson,
+  readText,
+  readWitnessSet,
+  type HttpFlags,
+  type PinFlags,
+} from './client-io.ts';
 import { collectList, intArg } from './options.ts';
 
 const ok = (line: string): void => {
@@ -84,7 +102,7 @@ function tileSource(source: string, http: HttpFlags): TileFetcher {
 
 export function addVerifyCommands(program: Command): void {
   const verify = examples(program.command('verify').description('offline verifiers: exit 0 valid, 1 invalid (one-line reason), 2 unusable input'), [
-    'anchor-witness verify inclusion response.json --witness-key 8a88e3dd…6f5c',
+    'anchor-witness verify inclusion response.json --witness-key 8a88e3dd…6f5c --party-key fd172438…f618',
     'anchor-witness verify duplicity proof.json',
     'anchor-witness verify finalized final.json --witness-set set.json',
   ]);
@@ -124,10 +142,20 @@ export function addVerifyCommands(program: Command): void {
   );
 
   examples(
-    addPinOptions(verify.command('inclusion <file>').description('a POST /v1/anchor or GET /v1/anchor/{seed} body: cosignature, checkpoint, inclusion proof and tlog-proof, under the pinned key')),
-    ['anchor-witness verify inclusion response.json --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c', 'curl -s https://w1.example/v1/anchor/$SEED | anchor-witness verify inclusion - --witness-set set.json'],
+    addPartyPinOption(
+      addPinOptions(
+        verify
+          .command('inclusion <file>')
+          .description('a POST /v1/anchor or GET /v1/anchor/{seed} body: signed by the pinned party (--party-key), co-signed, logged and included (cosignature, checkpoint, inclusion proof, tlog-proof) under the pinned witness key'),
+      ),
+      true,
+    ),
+    [
+      'anchor-witness verify inclusion response.json --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c --party-key fd1724385aa0c75b64fb78cd602fa1d991fdebf76b13c58ed702eac835e9f618',
+      'curl -s https://w1.example/v1/anchor/$SEED | anchor-witness verify inclusion - --witness-set set.json --party-key $PARTY_KEY',
+    ],
   ).action(
-    action((file: string, opts: PinFlags) => {
+    action((file: string, opts: PinFlags & { partyKey?: string[] }) => {
       const body = (() => {
         try {
           return parseAnchorResponse(readJson(file));
@@ -137,8 +165,12 @@ export function addVerifyCommands(program: Command): void {
         }
       })();
       const pin = pinFrom(opts, body.cosignature.witness_name, body.inclusion.log_origin);
-      const v = verifyReceipt(anchorFrom(body, file), body, pin);
-      ok(`anchor seed ${encodeHex(v.anchor.seedId)} index ${v.anchor.index} co-signed by ${body.cosignature.witness_name} and included at leaf ${v.leafIndex} of ${v.checkpoint.origin} size ${v.treeSize}`);
+      const party = partyKeysFrom(opts.partyKey);
+      if (party.length === 0) throw new ClientError('usage', 'pin the party: give --party-key HEX (the key of its registry entry); a witness can co-sign and log an anchor it minted itself');
+      const v = verifyReceipt(anchorFrom(body, file), body, pin, party);
+      ok(
+        `anchor seed ${encodeHex(v.anchor.seedId)} index ${v.anchor.index} signed by party key ${encodeHex(v.anchor.sigParty.publicKey)}, co-signed by ${body.cosignature.witness_name} and included at leaf ${v.leafIndex} of ${v.checkpoint.origin} size ${v.treeSize}`,
+      );
     }),
   );
 
@@ -209,16 +241,25 @@ export function addVerifyCommands(program: Command): void {
   );
 
   examples(
-    verify
-      .command('finalized <file>')
-      .description('a finalized-anchor bundle: ≥ threshold members of the witness set each co-signed, logged and proved inclusion of the anchor')
-      .option('--witness-set <file>', 'the witness set you trust; the bundle\'s set must be the same (same SAID)')
-      .option('--said <said>', 'the witness-set SAID you expect (e.g. from the party\'s KEL)')
-      .option('--strict', 'any invalid receipt fails (default: it only fails its member)')
-      .option('--json', 'print the typed per-member result as JSON'),
-    ['anchor-witness verify finalized final.json', 'anchor-witness verify finalized final.json --witness-set set.json --strict --json'],
+    addPartyPinOption(
+      verify
+        .command('finalized <file>')
+        .description('a finalized-anchor bundle: ≥ threshold members of a witness set you pin each co-signed, logged and proved inclusion of the anchor')
+        .option('--witness-set <file>', 'the witness set you trust; the bundle\'s set must be the same (same SAID)')
+        .option('--said <said>', 'the witness-set SAID you expect (e.g. from the party\'s KEL)')
+        .option('--trust-bundle', "accept the witness set the bundle brings (nothing pinned: whoever made the bundle chose the witnesses)")
+        .option('--strict', 'any invalid receipt fails (default: it only fails its member)')
+        .option('--json', 'print the typed per-member result as JSON'),
+      false,
+    ),
+    [
+      'anchor-witness verify finalized final.json --witness-set set.json',
+      'anchor-witness verify finalized final.json --said IFw0M0qVGw4SHgcktXgryb3Kjb8o531JAMm-UOG9yPGi --party-key $PARTY_KEY --strict --json',
+      'anchor-witness verify finalized final.json --trust-bundle',
+    ],
   ).action(
-    action((file: string, opts: { witnessSet?: string; said?: string; strict?: boolean; json?: boolean }) => {
+    action((file: string, opts: { witnessSet?: string; said?: string; trustBundle?: boolean; partyKey?: string[]; strict?: boolean; json?: boolean }) => {
+      const party = partyKeysFrom(opts.partyKey);
       let bundle;
       try {
         bundle = parseFinalizedBundle(readJson(file));
@@ -232,12 +273,21 @@ export function addVerifyCommands(program: Command): void {
         if (expected !== undefined && expected !== trusted) throw new ClientError('usage', '--said and --witness-set disagree');
         expected = trusted;
       }
-      const r = verifyFinalizedBundle(bundle, { strict: opts.strict === true, ...(expected !== undefined ? { expectedSaid: expected } : {}) });
-      if (opts.json === true) process.stdout.write(stringifyJson(r) + '\n');
+      const r = verifyFinalizedBundle(bundle, { strict: opts.strict === true, ...(expected !== undefined ? { expectedSaid: expected } : {}), ...(party.length > 0 ? { party } : {}) });
+      const unpinned = expected === undefined && opts.trustBundle !== true;
+      if (opts.json === true) process.stdout.write(stringifyJson(unpinned && r.final ? { ...r, final: false, code: 'unpinned', pinned: false } : r) + '\n');
       if (!r.final) throw new VerificationError(r.code, r.reason);
+      if (unpinned) {
+        // Final only under the set the bundle itself brought: anyone can mint such a set and its receipts.
+        throw new CliFailure(
+          `UNPINNED: the bundle is final only under the witness set it brings itself (${r.said}); pin the set with --witness-set FILE or --said SAID, or accept the bundle's set with --trust-bundle`,
+          EXIT.usage,
+        );
+      }
       if (opts.json !== true) {
         const bad = r.members.flatMap((m) => (m.status === 'invalid' ? [`${m.name} ${m.code}`] : []));
-        ok(`anchor seed ${encodeHex(bundle.anchor.seedId)} index ${bundle.anchor.index} is ${r.reason}${bad.length > 0 ? ` (invalid receipts: ${bad.join(', ')})` : ''}`);
+        const trust = expected === undefined ? " — under the bundle's own witness set (--trust-bundle)" : '';
+        ok(`anchor seed ${encodeHex(bundle.anchor.seedId)} index ${bundle.anchor.index} is ${r.reason}${bad.length > 0 ? ` (invalid receipts: ${bad.join(', ')})` : ''}${trust}`);
       }
     }),
   );

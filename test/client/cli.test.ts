@@ -5,6 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -14,7 +16,11 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { anchorWitnessProgram } from '../../src/cli/anchor-witness.ts';
-import { parseJsonBody, signAnchor, submitAnchor } from '../../src/client/index.ts';
+import { encodeFinalizedBundle, encodeWitnessSet, makeWitnessSet, parseJsonBody, signAnchor, submitAnchor, witnessSetSaid } from '../../src/client/index.ts';
+import { formatCheckpoint } from '../../src/note/checkpoint.ts';
+import { signNote } from '../../src/note/signed-note.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
+import { anchorResponse, checkpointNote, duplicityProof, fakeParty, fakeWitness, garbageSignature, mintAnchor, receiptFor } from '../helpers/malicious-witness.ts';
 import { fill } from '../helpers/anchors.ts';
 import { startWitnesses, type TestWitness } from '../helpers/client-witnesses.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -147,12 +153,16 @@ void test('verify: exit 0 when valid, 1 with a one-line reason when not, 2 for u
 
   const k1 = encodeHex(w1.publicKey);
   const k2 = encodeHex(w2.publicKey);
+  const pk = encodeHex(ed25519PublicKeyBytes(partyKey));
   const cases: [string[], number, RegExp][] = [
-    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1], 0, /^OK anchor seed [0-9a-f]{64} index 1 co-signed by w1\.test and included at leaf \d+ of w1\.test\/anchors size \d+\n$/],
-    [['verify', 'inclusion', f('resp.json'), '--witness-set', f('set.json')], 0, /^OK /],
-    [['verify', 'inclusion', f('resp.json'), '--witness-key', k2], 1, /^INVALID wrong_witness: the response names another witness key than the pinned one\n$/],
-    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1, '--origin', 'w2.test/anchors'], 1, /^INVALID checkpoint_wrong_origin: /],
-    [['verify', 'inclusion', f('resp-flipped.json'), '--witness-key', k1], 1, /^INVALID inclusion_invalid: the inclusion proof does not lead to the checkpoint root\n$/],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1, '--party-key', pk], 0, new RegExp(`^OK anchor seed [0-9a-f]{64} index 1 signed by party key ${pk}, co-signed by w1\\.test and included at leaf \\d+ of w1\\.test/anchors size \\d+\n$`)],
+    [['verify', 'inclusion', f('resp.json'), '--witness-set', f('set.json'), '--party-key', `ed25519:${pk}`], 0, /^OK /],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1, '--party-key', k2], 1, /^INVALID party_key_mismatch: /],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1], 2, /pin the party: give --party-key HEX/],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1, '--party-key', 'abcd'], 2, /--party-key must be a party public key/],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k2, '--party-key', pk], 1, /^INVALID wrong_witness: the response names another witness key than the pinned one\n$/],
+    [['verify', 'inclusion', f('resp.json'), '--witness-key', k1, '--party-key', pk, '--origin', 'w2.test/anchors'], 1, /^INVALID checkpoint_wrong_origin: /],
+    [['verify', 'inclusion', f('resp-flipped.json'), '--witness-key', k1, '--party-key', pk], 1, /^INVALID inclusion_invalid: the inclusion proof does not lead to the checkpoint root\n$/],
     [['verify', 'cosignature', f('resp.json'), '--witness-set', f('set.json')], 0, /^OK cosignature by w1\.test/],
     [['verify', 'cosignature', f('resp-badsig.json'), '--witness-key', k1], 1, /^INVALID cosignature_invalid: /],
     [['verify', 'tlog-proof', f('resp.json'), '--witness-set', f('set.json')], 0, /^OK entry at index \d+ of w1\.test\/anchors/],
@@ -162,7 +172,10 @@ void test('verify: exit 0 when valid, 1 with a one-line reason when not, 2 for u
     [['verify', 'duplicity', f('dup.json'), '--full'], 0, /^OK DUPLICITY PROVEN: seed 5a5a.* index 1: heads 0101.* and 0202.* both signed by ed25519 key/],
     [['verify', 'duplicity', f('dup-bad.json')], 1, /^INVALID duplicity_proof_invalid: anchor_b party signature does not verify\n$/],
     [['verify', 'duplicity', f('anchor-req.json')], 1, /^INVALID duplicity_proof_invalid: not a duplicity proof/],
-    [['verify', 'finalized', f('final.json')], 0, /^OK anchor seed [0-9a-f]{64} index 0 is final: 3 of 3 witnesses \(threshold 2\)\n$/],
+    [['verify', 'finalized', f('final.json'), '--trust-bundle'], 0, /^OK anchor seed [0-9a-f]{64} index 0 is final: 3 of 3 witnesses \(threshold 2\) — under the bundle's own witness set \(--trust-bundle\)\n$/],
+    [['verify', 'finalized', f('final.json')], 2, /^UNPINNED: the bundle is final only under the witness set it brings itself \(I[A-Za-z0-9_-]{43}\); pin the set with --witness-set FILE or --said SAID/],
+    [['verify', 'finalized', f('final.json'), '--witness-set', f('set.json'), '--party-key', pk], 0, /^OK anchor seed [0-9a-f]{64} index 0 is final: 3 of 3 witnesses \(threshold 2\)\n$/],
+    [['verify', 'finalized', f('final.json'), '--witness-set', f('set.json'), '--party-key', k2], 1, /^INVALID party_key_mismatch: /],
     [['verify', 'finalized', f('final.json'), '--witness-set', f('set.json'), '--strict'], 0, /^OK /],
     [['verify', 'finalized', f('final.json'), '--said', 'IAnotherSet'], 1, /^INVALID said_mismatch: /],
     [['verify', 'finalized', f('final-bad.json')], 1, /^INVALID threshold_not_met: 0 of 2 required valid cosignatures \(w1\.test: cosignature_invalid; w2\.test: cosignature_invalid; w3\.test: cosignature_invalid\)\n$/],
@@ -182,6 +195,93 @@ void test('verify: exit 0 when valid, 1 with a one-line reason when not, 2 for u
     assert.match(code === 0 ? r.stdout : r.stderr, re, what);
     if (code !== 0) assert.equal(r.stderr.split('\n').length, 2, `${what}: one line`);
   });
+});
+
+void test('a malicious witness (issue 16 item 8): verify inclusion needs the party, verify finalized needs a pinned set, a 0 → 0 forged root is refused', async () => {
+  const evil = fakeWitness({ seed: 0x66, name: 'evil.example' });
+  const alice = fakeParty(0x0c); // the CLI party's key
+  const mallory = fakeParty(0x0a);
+  const ek = encodeHex(evil.publicKey);
+  const pk = encodeHex(alice.publicKey);
+  // 8.1: the witness co-signs and logs, under its own (pinned) key, anchors the party never signed.
+  writeFileSync(f('evil-genuine.json'), stringifyJson(anchorResponse(evil, mintAnchor(alice, { index: 1 }))));
+  writeFileSync(f('evil-garbage.json'), stringifyJson(anchorResponse(evil, mintAnchor(alice, { index: 2 }, { signature: garbageSignature() }))));
+  writeFileSync(f('evil-minted.json'), stringifyJson(anchorResponse(evil, mintAnchor(mallory, { index: 3 }))));
+  // 8.7: a bundle whose witness set (and every receipt) the bundle's maker chose.
+  const ws = [fakeWitness({ seed: 0x61, name: 'm1.example' }), fakeWitness({ seed: 0x62, name: 'm2.example' })];
+  const set = makeWitnessSet(2, ws.map((w) => w.member));
+  const minted = mintAnchor(mallory, { witnessSet: { said: witnessSetSaid(set), threshold: 2 } });
+  writeFileSync(f('evil-bundle.json'), stringifyJson(encodeFinalizedBundle({ anchor: minted, witnessSet: set, receipts: ws.map((w) => receiptFor(w, minted)) })));
+  writeFileSync(f('evil-set.json'), stringifyJson(encodeWitnessSet(set)));
+  // 8.7: two size-0 checkpoints, the newer one with a non-empty root; 0 → 0 needs no tiles.
+  const empty = fakeWitness({ seed: 0x67, name: 'empty.example' });
+  writeFileSync(f('cp0.txt'), checkpointNote(empty, 0));
+  writeFileSync(f('cp0-forged.txt'), signNote(formatCheckpoint({ origin: empty.origin, size: 0, rootHash: fill(7), extensions: [] }), [ed25519NoteSigner(empty.origin, empty.key)]));
+  const cases: [string[], number, RegExp][] = [
+    [['verify', 'inclusion', f('evil-genuine.json'), '--witness-key', ek, '--party-key', pk], 0, /^OK anchor seed 5e5e.* index 1 signed by party key /],
+    [['verify', 'inclusion', f('evil-garbage.json'), '--witness-key', ek, '--party-key', pk], 1, /^INVALID party_signature_invalid: /],
+    [['verify', 'inclusion', f('evil-minted.json'), '--witness-key', ek, '--party-key', pk], 1, new RegExp(`^INVALID party_key_mismatch: the anchor is signed by ed25519 key ${encodeHex(mallory.publicKey)}, not by the pinned party key\n$`)],
+    [['verify', 'finalized', f('evil-bundle.json')], 2, /^UNPINNED: /],
+    [['verify', 'finalized', f('evil-bundle.json'), '--json'], 2, /^UNPINNED: /],
+    [['verify', 'finalized', f('evil-bundle.json'), '--trust-bundle'], 0, /^OK .* under the bundle's own witness set/],
+    [['verify', 'finalized', f('evil-bundle.json'), '--witness-set', f('set.json')], 1, /^INVALID said_mismatch: /],
+    [['verify', 'finalized', f('evil-bundle.json'), '--witness-set', f('evil-set.json'), '--party-key', pk], 1, /^INVALID party_key_mismatch: /],
+    [['verify', 'consistency', f('cp0.txt'), f('cp0.txt'), '--tiles', tmp.dir, '--witness-key', encodeHex(empty.publicKey)], 0, /^OK size 0 extends size 0/],
+    [['verify', 'consistency', f('cp0.txt'), f('cp0-forged.txt'), '--tiles', tmp.dir, '--witness-key', encodeHex(empty.publicKey)], 1, /^INVALID checkpoint_invalid: a checkpoint of size 0 must carry the empty tree's root\n$/],
+  ];
+  const results = await Promise.all(cases.map(([args]) => run(args)));
+  results.forEach((r, i) => {
+    const [args, code, re] = cases[i]!;
+    const what = args.map((x) => x.replace(tmp.dir, '')).join(' ');
+    assert.equal(r.code, code, `${what}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+    assert.match(code === 0 ? r.stdout : r.stderr, re, what);
+  });
+  const json = JSON.parse(results[4]!.stdout) as { final: boolean; code: string; pinned: boolean };
+  assert.deepEqual([json.final, json.code, json.pinned], [false, 'unpinned', false]);
+});
+
+void test('party submit: a 409 whose duplicity proof is signed by another key is that witness misbehaving; the chain is not frozen (issue 16 item 8.3)', async () => {
+  const mallory = fakeParty(0x0a);
+  const seedHex = '5e'.repeat(32);
+  let proof: unknown = duplicityProof(mallory, { seedId: fill(0x5e), index: 0 }).wire;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(409, { 'content-type': 'application/json' });
+      res.end(stringifyJson(proof));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const evil = fakeWitness({ seed: 0x66, name: 'evil.example' });
+    writeFileSync(f('dup-set.json'), stringifyJson(encodeWitnessSet(makeWitnessSet(1, [{ ...evil.member, url }]))));
+    const state = f('dup-chain.json');
+    ok(await run(['party', 'init', '--state', state, '--key', f('party.pem'), '--agent', 'did:keri:ECli', '--seed', seedHex, '--witness-set', f('dup-set.json')]), 'init');
+    ok(await run(['party', 'anchor', 'next', '--state', state, '--head', '01'.repeat(32)]), 'anchor next');
+    const submit = await run(['party', 'submit', '--state', state, '--retries', '0']);
+    assert.equal(submit.code, 1, submit.stderr);
+    assert.match(submit.stderr, /evil\.example: INVALID RESPONSE duplicity_proof_foreign: the duplicity proof is signed by ed25519 key [0-9a-f]{64}, not by the party's key/);
+    assert.match(submit.stdout, /^NOT FINAL anchor index 0: 0 of 1 required valid cosignatures \(evil\.example: missing\)\n$/);
+    const status = ok(await run(['party', 'status', '--state', state, '--json']), 'status');
+    assert.equal((JSON.parse(status.stdout) as { frozen: unknown }).frozen, null);
+    ok(await run(['party', 'anchor', 'next', '--state', state, '--head', '02'.repeat(32)]), 'the chain goes on');
+
+    // The party's own fork (its key, its seed): that is duplicity, and it freezes the chain.
+    proof = duplicityProof({ curve: 'ed25519', key: partyKey, publicKey: ed25519PublicKeyBytes(partyKey) }, { seedId: fill(0x5e), index: 1 }).wire;
+    const frozen = await run(['party', 'submit', '--state', state, '--retries', '0']);
+    assert.equal(frozen.code, 1);
+    assert.match(frozen.stderr, /evil\.example: DUPLICITY/);
+    const after = await run(['party', 'anchor', 'next', '--state', state, '--head', '03'.repeat(32)]);
+    assert.equal(after.code, 2);
+    assert.match(after.stderr, /the seed is frozen/);
+  } finally {
+    await new Promise<void>((r) => {
+      server.close(() => {
+        r();
+      });
+    });
+  }
 });
 
 void test('monitor --once: exit 0 when all is well, 1 with the finding when a witness withholds; state persists', async () => {

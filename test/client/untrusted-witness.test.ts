@@ -92,8 +92,8 @@ void test('8.3 a 409 whose proof is signed by another key, or is for another see
   // A proof that verifies offline — by mallory, the witness's own key, for the party's seed and index.
   const foreign = duplicityProof(mallory, { seedId, index: 4 });
   const r1 = say409(foreign.wire);
-  assert.equal(r1.kind, 'invalid_response');
-  assert.equal(r1.kind === 'invalid_response' && r1.code, 'duplicity_proof_foreign');
+  assert.ok(r1.kind === 'invalid_response', r1.kind);
+  assert.equal(r1.code, 'duplicity_proof_foreign');
   // A real proof by the party's key, for another seed (another chain of the same party).
   const otherSeed = duplicityProof(alice, { seedId: fill(0x77), index: 4 });
   const r2 = say409(otherSeed.wire);
@@ -107,11 +107,15 @@ void test('8.3 a 409 whose proof is signed by another key, or is for another see
   const key: PartyKey = { curve: 'ed25519', privateKey: alice.key, publicKey: alice.publicKey };
   const set = makeWitnessSet(1, [w.member]);
   const s = initPartyState({ keyFile: '/k.pem', key, party: { agent: 'did:keri:EAlice' }, witnessSet: set, seedId });
-  assert.throws(() => freeze(s, foreign.wire), { code: 'duplicity_proof_foreign' });
-  assert.throws(() => freeze(s, otherSeed.wire), { code: 'duplicity_proof_foreign' });
-  assert.equal(s.frozen, null);
+  assert.throws(() => {
+    freeze(s, foreign.wire);
+  }, { code: 'duplicity_proof_foreign' });
+  assert.throws(() => {
+    freeze(s, otherSeed.wire);
+  }, { code: 'duplicity_proof_foreign' });
+  assert.equal(encodePartyState(s).frozen, null);
   freeze(s, duplicityProof(alice, { seedId, index: 4 }).wire);
-  assert.equal(s.frozen?.index, 4);
+  assert.equal(encodePartyState(s).frozen?.index, 4);
 });
 
 void test('8.6 hex is compared as bytes: an upper-cased 200 body and an upper-cased proof are the same values; the state keeps the canonical form', () => {
@@ -126,8 +130,8 @@ void test('8.6 hex is compared as bytes: an upper-cased 200 body and an upper-ca
 
   const proof = duplicityProof(alice, { seedId, index: 4, heads: [fill(0xab), fill(0xcd)] });
   const dup = interpretAnchorResponse(submitted, member(w), 409, stringifyJson(upperHex(proof.wire)));
-  assert.equal(dup.kind, 'duplicity');
-  assert.equal(dup.kind === 'duplicity' && dup.wire.anchor_a.head, 'ab'.repeat(32));
+  assert.ok(dup.kind === 'duplicity', dup.kind);
+  assert.equal(dup.wire.anchor_a.head, 'ab'.repeat(32));
   const key: PartyKey = { curve: 'ed25519', privateKey: alice.key, publicKey: alice.publicKey };
   const s = initPartyState({ keyFile: '/k.pem', key, party: { agent: 'did:keri:EAlice' }, witnessSet: makeWitnessSet(1, [w.member]), seedId });
   freeze(s, upperHex(proof.wire));
