@@ -6,8 +6,9 @@
  * - An HTTP/1.1 `Expect` other than `100-continue`: Node emits 'checkExpectation' instead of
  *   'request' and, with no listener, answers a bare 417 on a kept-alive connection with the body
  *   unread. Here: 417 `expectation_failed` (RFC 9110 §10.1.1); an empty list is no expectation.
- *   `100-continue` is left to Node (100 Continue, then the request), HTTP/1.0 `Expect` is ignored
- *   (RFC 9110 §10.1.1), as Node does.
+ *   HTTP/1.0 `Expect` is ignored (RFC 9110 §10.1.1), as Node does. For `100-continue` Node emits
+ *   'checkContinue'; 100 Continue is sent once the checks here pass (Node sends it before any
+ *   check, inviting the body of a request that is then refused).
  * - CONNECT: Node emits 'connect' and, with no listener, destroys the socket without an answer.
  *   Here: 400 `malformed_request` (this is no proxy).
  * - A request asking for a protocol upgrade (`Connection: upgrade` and `Upgrade`): with no

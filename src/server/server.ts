@@ -361,6 +361,9 @@ function finishRequest(st: ReqState, request: FastifyRequest, reply: FastifyRepl
   if (st.finished) return;
   st.finished = true;
   const internals = st.internals;
+  // Abort first: work tied to this request (an anchor queued in the sequencer) leaves before the
+  // slot is handed to the next request, so that work never outnumbers the slots.
+  if (st.ac !== null && !st.ac.signal.aborted) st.ac.abort();
   if (st.waiter !== null) {
     internals.limiter.cancel(st.waiter);
     st.waiter = null;
@@ -369,7 +372,6 @@ function finishRequest(st: ReqState, request: FastifyRequest, reply: FastifyRepl
     st.holding = false;
     internals.limiter.release();
   }
-  if (st.ac !== null && !st.ac.signal.aborted) st.ac.abort();
   const socket = request.raw.socket;
   if (internals.activeBySocket.get(socket) === st) internals.activeBySocket.delete(socket);
   const res = reply.raw;
@@ -561,11 +563,14 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
   };
   const serverFactory = (handler: http.RequestListener): http.Server => {
     // Version, Host and expectation checks, and the upgrade rule (early.ts), before routing.
-    const checked = (req: IncomingMessage, res: ServerResponse, viaCheckExpectation: boolean): void => {
+    // `via`: the Node event that delivered the request ('checkContinue': 100 Continue is sent only
+    // to a request that passes, so a refused one is not invited to send its body).
+    const checked = (req: IncomingMessage, res: ServerResponse, via: 'request' | 'checkExpectation' | 'checkContinue'): void => {
       const upgrade = upgradeRequests.get(req.socket);
-      const problem = upgrade !== undefined && upgrade !== req ? AFTER_UPGRADE_PROBLEM : earlyProblem(req, viaCheckExpectation);
+      const problem = upgrade !== undefined && upgrade !== req ? AFTER_UPGRADE_PROBLEM : earlyProblem(req, via === 'checkExpectation');
       if (problem === null) {
         if (upgrade === req) res.shouldKeepAlive = false; // the bytes after it may be lost: close after the answer
+        if (via === 'checkContinue') res.writeContinue();
         handler(req, res);
         return;
       }
@@ -574,13 +579,16 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       res.end(body);
     };
     const onRequest: http.RequestListener = (req, res) => {
-      checked(req, res, false);
+      checked(req, res, 'request');
     };
     const server = isTls
       ? https.createServer({ ...options.https, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, onRequest)
       : http.createServer(httpOptions, onRequest);
     server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-      checked(req, res, true);
+      checked(req, res, 'checkExpectation');
+    });
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      checked(req, res, 'checkContinue');
     });
     server.on('connect', (req: IncomingMessage, socket: Socket) => {
       socket.on('error', () => socket.destroy()); // Node has removed its own listener

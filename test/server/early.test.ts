@@ -106,7 +106,7 @@ void test('Expect other than 100-continue (HTTP/1.1) → 417 expectation_failed 
   }
 });
 
-void test('Expect: 100-continue still works: 100 Continue, then the body, then the answer; a refused request still gets its problem', async () => {
+void test('Expect: 100-continue: 100 Continue, then the body, then the answer; a request refused before routing gets its problem without 100 Continue', async () => {
   const counters = { posts: 0 };
   const s = await start({ problemTypeBase: 'urn:test:' }, routes(counters));
   try {
@@ -134,10 +134,14 @@ void test('Expect: 100-continue still works: 100 Continue, then the body, then t
     });
     assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/, answer);
     assert.equal(counters.posts, 1);
-    // refused requests with 100-continue: problem+json, connection closed
-    const noHost = await rawExchange(s.port, [`POST /v1/anchor HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n`]);
-    assert.match(noHost.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*"code":"malformed_request"/, noHost.raw);
-    assert.equal(noHost.closed, true);
+    // A request refused before routing gets its problem instead of 100 Continue (Node sent 100
+    // Continue first, inviting a body that is never read), and the connection closes.
+    for (const head of [
+      `POST /v1/anchor HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n`,
+      `POST /v1/anchor HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n`,
+    ]) {
+      assertProblem(await rawExchange(s.port, [head]), 400, 'malformed_request');
+    }
     assert.equal(counters.posts, 1);
   } finally {
     await s.close();
