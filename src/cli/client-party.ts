@@ -64,7 +64,7 @@ function describe(r: SubmitResult): string {
     case 'rejected':
       return `${r.witness}: refused ${o.status} ${o.code}: ${o.detail}`;
     case 'invalid_response':
-      return `${r.witness}: INVALID RESPONSE ${o.code}: ${o.reason}`;
+      return `${r.witness}: INVALID RESPONSE ${o.code}: ${o.reason} (the witness misbehaves; it does not count)`;
     case 'unavailable':
       return `${r.witness}: unavailable: ${o.reason}`;
   }
@@ -236,7 +236,7 @@ export function addPartyCommands(program: Command): void {
           else if (opts.json !== true) err(describe(e.result));
         },
       });
-      const { result, bundle } = finalityOf(target.anchor, state.witnessSet, results, target.receipts, { strict: opts.strict === true });
+      const { result, bundle } = finalityOf(target.anchor, state.witnessSet, results, target.receipts, { strict: opts.strict === true, party: { curve: state.curve, publicKey: state.publicKey } });
       const dup = results.find((r) => r.outcome.kind === 'duplicity');
       if (dup !== undefined && dup.outcome.kind === 'duplicity') freeze(state, dup.outcome.wire);
       recordSubmission(state, bundle.receipts, result);
@@ -269,7 +269,7 @@ export function addPartyCommands(program: Command): void {
   ).action(
     action((opts: { state: string; json?: boolean }) => {
       const state = loadState(opts.state);
-      const check = (x: { anchor: Anchor; receipts: Receipt[] }): FinalityResult => verifyFinalized(x.anchor, state.witnessSet, x.receipts);
+      const check = (x: { anchor: Anchor; receipts: Receipt[] }): FinalityResult => verifyFinalized(x.anchor, state.witnessSet, x.receipts, { party: { curve: state.curve, publicKey: state.publicKey } });
       const latest = state.latest === null ? null : check(state.latest);
       const pending = state.pending === null ? null : check(state.pending);
       const set = encodeWitnessSet(state.witnessSet);
@@ -313,7 +313,7 @@ export function addPartyCommands(program: Command): void {
       .description('write the finalized-anchor bundle of the latest final anchor (for verify finalized)')
       .requiredOption('--state <file>', 'chain state file')
       .option('--out <file>', 'write here (else stdout)'),
-    ['anchor-witness party bundle --state chain.json --out final.json && anchor-witness verify finalized final.json'],
+    ['anchor-witness party bundle --state chain.json --out final.json && anchor-witness verify finalized final.json --witness-set set.json --party-key $(anchor-witness party status --state chain.json --json | jq -r .public_key)'],
   ).action(
     action((opts: { state: string; out?: string }) => {
       const state = loadState(opts.state);
