@@ -68,7 +68,7 @@ async function node22(): Promise<string> {
   if (await works(bin)) return bin;
   const fresh = mkdtempSync(`${cache}.tmp-`);
   try {
-    writeFileSync(join(fresh, 'package.json'), '{"name":"node22-cache","private":true}\n');
+    writeFileSync(join(fresh, 'package.json'), '{"name":"node22-cache","private":true,"allowScripts":{"node":true}}\n');
     ok(await run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', 'node@22'], { cwd: fresh, env: childEnv(NODE24_DIR), timeoutMs: 240_000 }), 'npm install node@22');
     const freshBin = join(fresh, 'node_modules', 'node', 'bin', 'node');
     assert.ok(await works(freshBin), 'the node@22 package gives a working Node 22');
@@ -104,7 +104,9 @@ before(async () => {
     const list = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[') + 1)) as (typeof packed)[];
     packed = list[0]!;
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), '{"name":"aw-consumer","version":"1.0.0","private":true,"type":"module"}\n');
+    // allowScripts as in the checkout's package.json: npm 11 warns about unlisted install scripts, and the
+    // witness needs better-sqlite3's (its native addon).
+    writeFileSync(join(app, 'package.json'), '{"name":"aw-consumer","version":"1.0.0","private":true,"type":"module","allowScripts":{"better-sqlite3":true}}\n');
     ok(await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', join(tmp, packed.filename)], { cwd: app, env: childEnv(NODE24_DIR), timeoutMs: 300_000 }), 'npm install <tarball>');
   };
   [, node22Bin] = await Promise.all([packAndInstall(), node22()]);
