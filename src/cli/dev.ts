@@ -108,6 +108,8 @@ Try it:
   curl -sS -H 'content-type: application/json' --data-binary @${requestFile} ${url}/v1/anchor
   # read back the latest anchor this witness co-signed for the demo seed
   curl -sS ${url}/v1/anchor/${seed}
+  # …and verify it offline: signed by the demo party, co-signed and logged by this witness
+  curl -sS ${url}/v1/anchor/${seed} | node_modules/.bin/node bin/anchor-witness.js verify inclusion - --witness-key ${encodeHex(node.witnessPublicKey)} --party-key ${encodeHex(ed25519PublicKeyBytes(partyKey))}
   # the witness's own transparency log
   curl -sS ${url}/log/checkpoint
   # the cosign role (C2SP tlog-witness): countersign the demo log's checkpoint
