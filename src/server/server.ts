@@ -476,8 +476,35 @@ function rawProblemHeaders(body: string, id: string): Record<string, string> {
   };
 }
 
+/** The response a connection is writing or will write next (Node's `_httpMessage`), if any. */
+function currentResponse(socket: Socket): ServerResponse | null {
+  return (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
+}
+
+/** True when the request being answered on `socket` was read whole: a parse error belongs to a request behind it. */
+function answeringEarlierRequest(socket: Socket): boolean {
+  const res = currentResponse(socket);
+  return res !== null && !res.writableFinished && (res as { req?: IncomingMessage }).req?.complete === true;
+}
+
+/** Sockets whose raw problem waits for the answers to the requests ahead of it. */
+const rawProblemWaiting = new WeakSet<Socket>();
+
 function writeRawProblem(socket: Socket, status: number, code: string, detail: string, id: string, typeBase: string): void {
-  const httpMessage = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (answeringEarlierRequest(socket)) {
+    // The bad request was pipelined behind one whose answer is not written yet: answer in order
+    // (else the client reads this problem as the answer to the earlier request). Node's own
+    // 'finish' listener runs first and hands the socket to the next queued response, if any.
+    if (rawProblemWaiting.has(socket)) return;
+    rawProblemWaiting.add(socket);
+    currentResponse(socket)!.once('finish', () => {
+      rawProblemWaiting.delete(socket);
+      writeRawProblem(socket, status, code, detail, id, typeBase);
+    });
+    return;
+  }
+  if (rawProblemWaiting.has(socket)) return;
+  const httpMessage = currentResponse(socket);
   if (!socket.writable || httpMessage?.headersSent === true) {
     socket.destroy();
     return;
@@ -666,7 +693,8 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
       detail = 'chunk extensions are too large';
       metrics.rejected.inc({ reason: 'body_too_large' });
     }
-    const st = internals.activeBySocket.get(socket);
+    // The request being answered is not the bad one when it was read whole (pipelining).
+    const st = answeringEarlierRequest(socket) ? undefined : internals.activeBySocket.get(socket);
     if (st !== undefined) st.rawStatus = status; // counted when that request's response closes
     else metrics.requests.inc({ route: 'other', method: 'other', status: String(status) });
     const id = st?.id ?? randomUUID();

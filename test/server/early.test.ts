@@ -243,3 +243,37 @@ void test('chunk extensions over Node’s limit → 413 body_too_large problem+j
     await s.close();
   }
 });
+
+void test('a bad request pipelined behind one still being answered gets its problem after that answer, not instead of it', async () => {
+  for (const second of [`G\u0000T /v1/anchor/x HTTP/1.1\r\n${H}\r\n`, `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\n`, `GET /v1/anchor/x HTTP/1.1\r\n${H}X-Long: ${'a'.repeat(20_000)}\r\n\r\n`]) {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const s = await start({ problemTypeBase: 'urn:test:', metrics: new Registry() }, routes({ posts: 0 }, gate));
+    try {
+      const sock = net.connect(s.port, '127.0.0.1');
+      let buf = '';
+      sock.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+      });
+      sock.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => {
+        sock.on('close', () => {
+          resolve();
+        });
+      });
+      sock.write(`GET /v1/anchor/slow HTTP/1.1\r\n${H}\r\n${second}`);
+      // Hold the first answer until the server has refused the second request (or, before the
+      // fix, already written its refusal on the socket).
+      const t0 = Date.now();
+      while (buf === '' && !(await metricLine(s, /http_requests_total\{route="other",method="other",status="4\d\d"\} 1/)) && Date.now() - t0 < 5000) await sleep(20);
+      release();
+      await closed;
+      const statuses = [...buf.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      assert.deepEqual(statuses, ['200', second.startsWith('GET') ? '431' : '400'], buf);
+      assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*\{"seed":"slow"\}HTTP\/1\.1 4\d\d [^]*application\/problem\+json[^]*Connection: close\r\n/, buf);
+    } finally {
+      release();
+      await s.close();
+    }
+  }
+});
