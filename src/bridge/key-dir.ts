@@ -10,8 +10,9 @@
  * than 60 s is considered abandoned) around read-modify-write, and replace keys.json by rename.
  *
  * `SigningKeyring` is the serving view: the active signing key and the published JWKS (active,
- * next, retired), refreshed from disk at start, on SIGHUP and every 60 s; a refresh that fails keeps
- * the previous keyring.
+ * next, retired), refreshed from disk (keys.json and new key files) at start, on SIGHUP and every
+ * 60 s, so replicas sharing one key directory publish the same JWKS; a refresh that fails keeps the
+ * previous keyring.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';
@@ -166,16 +167,28 @@ export class KeyDir {
     });
   }
 
-  /** Promote a due `next` key (writes keys.json when something changed). */
+  /**
+   * Promote a due `next` key (writes keys.json when something changed). A key directory this
+   * process cannot write (replicas sharing one read-only secret volume; `keys rotate` runs against
+   * its source) is promoted in memory only, as of the next key's `not_before`, so every replica
+   * computes the same entries and publishes the same JWKS.
+   */
   async promote(now: number, maxTtl: number): Promise<readonly KeyEntry[]> {
     const entries = this.readEntries();
     if (promote(entries, now, retentionSeconds(maxTtl)) === entries) return entries;
-    return this.withLock(async () => {
-      const current = this.readEntries();
-      const updated = promote(current, now, retentionSeconds(maxTtl));
-      if (updated !== current) this.writeEntries(updated);
-      return Promise.resolve(updated);
-    });
+    try {
+      return await this.withLock(async () => {
+        const current = this.readEntries();
+        const updated = promote(current, now, retentionSeconds(maxTtl));
+        if (updated !== current) this.writeEntries(updated);
+        return Promise.resolve(updated);
+      });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EROFS' && code !== 'EACCES' && code !== 'EPERM') throw e;
+      const next = entries.find((x) => x.state === 'next')!;
+      return promote(entries, next.notBefore, retentionSeconds(maxTtl));
+    }
   }
 
   /** Drop retired keys past their `retire_after`, with their key files. Returns the dropped entries. */

@@ -179,3 +179,34 @@ void test('issuer URL: https://host[/path], no port, query, fragment or trailing
   assert.equal(d.token_endpoint, 'https://bridge.example/t/token');
   assert.ok(!d.claims_supported.includes('azp'));
 });
+
+void test('a key directory that cannot be written (a read-only volume shared by replicas): a due key is promoted in memory, as of its not_before, the same on every replica', async () => {
+  const { dir, cleanup } = tempDir('tb-keys-ro-');
+  try {
+    const rw = new KeyDir(dir);
+    await rw.ensureFirstKey(T, 'ES256');
+    const next = await rw.rotate(T + 10, 60, 'ES256');
+    const before = readFileSync(rw.jsonPath, 'utf8');
+    class ReadOnlyKeyDir extends KeyDir {
+      override writeEntries(): void {
+        throw Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
+      }
+    }
+    const ro = new ReadOnlyKeyDir(dir);
+    const a = await ro.promote(T + 200, 900);
+    const b = await ro.promote(T + 260, 900); // another replica, or a later refresh
+    assert.deepEqual(a, b);
+    assert.equal(a.find((e) => e.state === 'active')?.kid, next.kid);
+    assert.equal(a.find((e) => e.state === 'retired')?.retireAfter, next.notBefore + retentionSeconds(900));
+    assert.equal(readFileSync(rw.jsonPath, 'utf8'), before); // nothing written
+    // other failures still surface
+    class Broken extends KeyDir {
+      override writeEntries(): void {
+        throw Object.assign(new Error('EIO'), { code: 'EIO' });
+      }
+    }
+    await assert.rejects(new Broken(dir).promote(T + 200, 900), /EIO/);
+  } finally {
+    cleanup();
+  }
+});
