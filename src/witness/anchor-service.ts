@@ -5,6 +5,11 @@
  * decided in arrival order against the committed state plus the batch's own earlier decisions, so
  * the outcome never depends on a race. The anchor, its cosignature, its log entry and the new
  * checkpoint commit together before any reply.
+ *
+ * The queue is bounded by the HTTP in-flight limit: a request that is abandoned (its deadline passed
+ * and it got 408, or its client went away) while its anchor still waits for a batch is dropped from
+ * the queue; it never reaches the store and no reply for it is ever sent. Once its batch has started
+ * it commits as usual (a 408 means "outcome unknown"; an identical resend gets the replay).
  */
 import type { KeyObject } from 'node:crypto';
 import { checkParty, checkTimestamp, decideAgainstSeed, signatureRejection } from '../anchor/accept.ts';
@@ -17,6 +22,7 @@ import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import type { Registry, RegistryParty } from '../anchor/registry.ts';
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire, PartyClaim } from '../anchor/types.ts';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
+import { ProtocolError } from '../errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
@@ -42,6 +48,13 @@ export type SubmitOutcome =
   | { kind: 'cosigned'; body: AnchorResponse }
   | { kind: 'duplicity'; proof: DuplicityProofWire; isNew: boolean }
   | { kind: 'rejected'; rejection: Rejection };
+
+/** The request was abandoned (deadline passed, client gone) before its anchor reached the store: nothing was logged. */
+export class AnchorAbandonedError extends ProtocolError {
+  constructor() {
+    super('request_abandoned', 'the request was abandoned before its anchor reached the store; nothing was logged');
+  }
+}
 
 export interface AnchorServiceOptions {
   store: WitnessStore;
@@ -88,6 +101,9 @@ interface Pending {
   now: number;
   resolve: (o: Decided) => void;
   reject: (e: unknown) => void;
+  /** The request's abandonment signal and the listener that drops this entry from the queue. */
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
 }
 
 type Decided =
@@ -96,12 +112,15 @@ type Decided =
   | { kind: 'rejected'; rejection: Rejection };
 
 const hex = encodeHex;
+/** A function, not an inline test: the signal may abort during an await between two checks. */
+const abandoned = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
 export class AnchorService {
   private readonly opts: AnchorServiceOptions;
   private readonly publicKeyHex: string;
   private readonly now: () => number;
-  private queue: Pending[] = [];
+  /** Waiting for the next batch, in arrival order (a Set: an abandoned entry leaves in O(1)). */
+  private readonly queue = new Set<Pending>();
   private draining = false;
   private readonly seedCache: SeedCache | undefined;
   private readonly usageCache: UsageCache | undefined;
@@ -116,12 +135,26 @@ export class AnchorService {
     }
   }
 
+  /**
+   * Requests waiting in the sequencer for the next batch (not counting the batch being committed).
+   * Read-only; the node reports it as the `anchor_queue_depth` gauge.
+   */
+  get queueDepth(): number {
+    return this.queue.size;
+  }
+
   /** Sign the size-0 checkpoint on first start. */
   initLog(): Promise<SignedCheckpoint> {
     return ensureCheckpoint(this.opts.store, this.opts.logSigner);
   }
 
-  async submit(anchor: Anchor, claim: PartyClaim): Promise<SubmitOutcome> {
+  /**
+   * Decide one anchor. `signal` (the request's deadline signal) aborts when the request is
+   * abandoned: if the anchor is still queued then, it is dropped and this rejects with
+   * AnchorAbandonedError; once its batch started it is decided and committed as usual.
+   */
+  async submit(anchor: Anchor, claim: PartyClaim, signal?: AbortSignal): Promise<SubmitOutcome> {
+    if (abandoned(signal)) throw new AnchorAbandonedError();
     const now = this.now();
     const pre = checkParty(anchor, claim, this.opts.registry());
     if ('outcome' in pre) return { kind: 'rejected', rejection: pre };
@@ -140,8 +173,17 @@ export class AnchorService {
     }
     const late = signatureRejection(valid) ?? checkTimestamp(anchor, now);
     if (late !== null) return { kind: 'rejected', rejection: late };
+    // The verification may have outlived the request: an abandoned one never joins the queue.
+    if (abandoned(signal)) throw new AnchorAbandonedError();
     const decided = await new Promise<Decided>((resolve, reject) => {
-      this.queue.push({ anchor, message, presigned, claim, party: pre.party, now, resolve, reject });
+      const p: Pending = { anchor, message, presigned, claim, party: pre.party, now, resolve, reject, signal, onAbort: undefined };
+      if (signal !== undefined) {
+        p.onAbort = () => {
+          if (this.queue.delete(p)) reject(new AnchorAbandonedError());
+        };
+        signal.addEventListener('abort', p.onAbort, { once: true });
+      }
+      this.queue.add(p);
       if (!this.draining) {
         this.draining = true;
         setImmediate(() => void this.drain());
@@ -178,8 +220,8 @@ export class AnchorService {
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.opts.maxBatch ?? 512);
+      while (this.queue.size > 0) {
+        const batch = this.takeBatch(this.opts.maxBatch ?? 512);
         try {
           const started = performance.now();
           const { results, seeds, usage, committed } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
@@ -206,6 +248,18 @@ export class AnchorService {
     } finally {
       this.draining = false;
     }
+  }
+
+  /** Move up to `max` of the oldest queued requests into a batch; from here on they are decided. */
+  private takeBatch(max: number): Pending[] {
+    const batch: Pending[] = [];
+    for (const p of this.queue) {
+      if (batch.length >= max) break;
+      this.queue.delete(p);
+      if (p.onAbort !== undefined) p.signal?.removeEventListener('abort', p.onAbort);
+      batch.push(p);
+    }
+    return batch;
   }
 
   private async decideBatch(

@@ -104,8 +104,17 @@ async function openStore(spec: string | undefined, dataDir: string): Promise<Wit
   throw new ConfigError('invalid_store', `--store must be sqlite:PATH or postgres://…, got ${JSON.stringify(s)}`);
 }
 
-function witnessMetrics(registry: Registry) {
+function witnessMetrics(registry: Registry, anchorQueueDepth: () => number) {
   return {
+    // Read at scrape time. At most --max-in-flight: an abandoned request's anchor leaves the queue.
+    queueDepth: new Gauge({
+      name: 'anchor_queue_depth',
+      help: 'POST /v1/anchor requests waiting in the sequencer for the next group commit',
+      registers: [registry],
+      collect() {
+        this.set(anchorQueueDepth());
+      },
+    }),
     cosigned: new Counter({ name: 'anchors_cosigned_total', help: 'Anchors co-signed and logged', registers: [registry] }),
     duplicities: new Counter({ name: 'duplicities_total', help: 'Duplicity proofs stored (seeds frozen)', registers: [registry] }),
     logSize: new Gauge({ name: 'log_size', help: "Size of the witness's own log", registers: [registry] }),
@@ -160,13 +169,13 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   // The pool also signs anchor cosign messages with the witness key (never the cosign key).
   const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1), witnessKey);
   const registry = new Registry();
-  const m = witnessMetrics(registry);
+  let anchors: AnchorService | undefined;
+  const m = witnessMetrics(registry, () => anchors?.queueDepth ?? 0);
   const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close()];
   try {
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
     const logSigner = new LogSigner(logOrigin, witnessKey);
 
-    let anchors: AnchorService | undefined;
     if (config.roles.includes('anchor')) {
       let parties: () => PartyRegistry;
       if (config.registryFile !== undefined) {

@@ -12,9 +12,10 @@ import type { AnchorWire, PartyClaim } from '../anchor/types.ts';
 import { decodeHex, isHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { HttpProblem } from '../server/errors.ts';
+import { deadlineSignal } from '../server/server.ts';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
 import type { WitnessStore } from '../store/types.ts';
-import type { AnchorService } from './anchor-service.ts';
+import { AnchorAbandonedError, type AnchorService } from './anchor-service.ts';
 import type { BuildInfo } from '../build/attestation.ts';
 import { BuildStatementSchema } from '../build/schema.ts';
 import { AnchorResponse, DuplicityPage, Health, LatestAnchor, Problem } from './schemas.ts';
@@ -100,7 +101,16 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
         if (e instanceof ProtocolError) throw malformedBody(e.message);
         throw e;
       }
-      const outcome = await anchors.submit(anchor, claimFrom(body.party));
+      // The deadline signal drops the anchor from the sequencer's queue if the request is abandoned
+      // (408 or client gone) before its batch starts, so the queue stays within --max-in-flight.
+      let outcome;
+      try {
+        outcome = await anchors.submit(anchor, claimFrom(body.party), deadlineSignal(request));
+      } catch (e) {
+        // Only reached after a 408 was sent or the client left: nobody reads this answer.
+        if (e instanceof AnchorAbandonedError) throw new HttpProblem(408, 'request_timeout', e.message, { connection: 'close' });
+        throw e;
+      }
       switch (outcome.kind) {
         case 'cosigned':
           return reply.code(200).type(JSON_TYPE).send(outcome.body);

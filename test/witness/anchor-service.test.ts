@@ -224,3 +224,63 @@ void test('a failed commit leaves no co-sign counted in the cached quota windows
     cleanup();
   }
 });
+
+void test('an abandoned request whose anchor still waits for a batch is dropped (never logged); once its batch started it commits', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const store = SqliteStore.open(join(dir, 'witness.db'));
+    await store.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let gated = false;
+    // After the first transaction (the size-0 checkpoint), commits wait for the gate: a stalled store.
+    const stalled = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, receiver) as unknown;
+        return async <T>(fn: (tx: never) => Promise<T>): Promise<T> =>
+          target.transaction(async (tx) => {
+            const r = await fn(tx as never);
+            if (gated) await gate;
+            return r;
+          });
+      },
+    });
+    const service = new AnchorService({
+      store: stalled,
+      witnessKey,
+      name: NAME,
+      logSigner: new LogSigner(ORIGIN, witnessKey),
+      registry: () => registry,
+      allowUnderivedSeeds: false,
+      quota: { ...DEFAULT_QUOTA, anchorsPerMinute: 10_000, newSeedsPerDay: 10_000 },
+      now: () => 1800000000,
+    });
+    await service.initLog();
+    gated = true;
+    const first = new AbortController();
+    const a = service.submit(anchorFor('ab-1', 1), claimFor('ab-1'), first.signal);
+    // Let the sequencer take `a` into its (stalled) batch.
+    while (service.queueDepth > 0) await new Promise((r) => setImmediate(r));
+    const second = new AbortController();
+    const b = service.submit(anchorFor('ab-2', 1), claimFor('ab-2'), second.signal);
+    const bSettled = b.then(
+      () => 'resolved',
+      (e: unknown) => (e as { code?: string }).code,
+    );
+    while (service.queueDepth === 0) await new Promise((r) => setImmediate(r));
+    assert.equal(service.queueDepth, 1);
+    first.abort(); // `a` is in the batch already: it still commits
+    second.abort(); // `b` is still queued: it leaves the queue at once
+    assert.equal(service.queueDepth, 0);
+    assert.equal(await bSettled, 'request_abandoned');
+    await assert.rejects(service.submit(anchorFor('ab-3', 1), claimFor('ab-3'), AbortSignal.abort()), { code: 'request_abandoned' });
+    open();
+    const body = cosignedBody(await a);
+    assert.equal(body.inclusion.leaf_index, 0);
+    assert.equal((await store.checkpoint())?.size, 1, 'only the anchor whose batch had started is logged');
+    assert.equal(await store.getSeed(anchorFor('ab-2', 1).seedId), undefined);
+    await store.close();
+  } finally {
+    cleanup();
+  }
+});

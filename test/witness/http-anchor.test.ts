@@ -243,4 +243,6 @@ void test('group commit metrics: concurrent submissions are decided in batches w
   assert.equal(delta('anchor_batch_seconds_count'), batches);
   assert.ok(delta('anchor_batch_seconds_sum') > 0);
   assert.equal(delta('anchor_batch_requests_bucket{le="512"}'), batches);
+  // every request was answered: nothing waits in the sequencer
+  assert.equal(metric(after, 'anchor_queue_depth'), 0);
 });
