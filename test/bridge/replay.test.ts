@@ -14,7 +14,10 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { buildTokenRequest } from '../../src/bridge/client.ts';
 import { BridgeError } from '../../src/bridge/errors.ts';
-import { startBridge } from '../../src/bridge/node.ts';
+import { checkBridgeConfig, startBridge } from '../../src/bridge/node.ts';
+import { createBridgeServer } from '../../src/bridge/app.ts';
+import { validateIssuer } from '../../src/bridge/issuer.ts';
+import { StoreUnavailableError } from '../../src/store/types.ts';
 import type { BridgeConfig } from '../../src/bridge/node.ts';
 import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import type { NonceStore } from '../../src/bridge/nonces.ts';
@@ -23,7 +26,7 @@ import { TokenService } from '../../src/bridge/service.ts';
 import { generateSigningKeyPem, loadSigningKey } from '../../src/bridge/signing.ts';
 import type { SigningKey } from '../../src/bridge/signing.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { chain, DEV1, DEV2, freshNonce, NOW_MS, NOW_S, policy, request, ROOT, wire } from './_helpers.ts';
+import { chain, DEV1, DEV2, freshNonce, ISSUER, NOW_MS, NOW_S, policy, request, ROOT, wire } from './_helpers.ts';
 
 let tmp: { dir: string; cleanup: () => void };
 let key: SigningKey;
@@ -173,4 +176,51 @@ void test('property: no proof is accepted twice across restarts with the durable
     { numRuns: 50 },
   );
   assert.ok(once > 0, 'no run accepted the proof at all');
+});
+
+void test('a nonce store that cannot be written: 503 store_unavailable (no token), and the next request works without a restart', async () => {
+  const inner = new MemoryNonceStore();
+  let failNext = true;
+  const flaky: NonceStore = {
+    kind: 'sqlite',
+    capacity: inner.capacity,
+    get size() {
+      return inner.size;
+    },
+    consume: (k, iat, now) => {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new StoreUnavailableError('nonce store: SQLITE_FULL: database or disk is full'));
+      }
+      return inner.consume(k, iat, now);
+    },
+    close: () => Promise.resolve(),
+  };
+  const service = new TokenService({ policy: policy({ startedAt: null }), trustedRoots: () => undefined, signingKey: () => key, nonces: flaky, now: () => NOW_MS });
+  const keys = { active: key, entries: [], jwks: () => ({ keys: [key.jwk] }), algs: () => [key.alg] };
+  const { app } = await createBridgeServer({ service, keys, issuer: validateIssuer(ISSUER, false) }, { rateLimit: null });
+  try {
+    const body = JSON.stringify(request());
+    const send = () => app.inject({ method: 'POST', url: '/token', payload: body, headers: { 'content-type': 'application/json' } });
+    const r1 = await send();
+    assert.equal(r1.statusCode, 503);
+    assert.equal((JSON.parse(r1.body) as { code: string }).code, 'store_unavailable');
+    assert.ok(!r1.body.includes('access_token'));
+    const r2 = await send(); // the nonce was not recorded: the same proof is accepted now
+    assert.equal(r2.statusCode, 200, r2.body);
+    assert.equal((JSON.parse((await send()).body) as { code: string }).code, 'pop_replayed');
+  } finally {
+    await app.close();
+  }
+});
+
+void test('configuration: --store must be postgres://, and excludes --nonce-store memory', () => {
+  const base: BridgeConfig = { host: '127.0.0.1', port: 0, keyDir: '/nonexistent', issuer: ISSUER };
+  assert.throws(() => {
+    checkBridgeConfig({ ...base, store: 'mysql://db/x' });
+  }, /--store must be a postgres:\/\/ URL/);
+  assert.throws(() => {
+    checkBridgeConfig({ ...base, store: 'postgres://db/x', nonceStore: 'memory' });
+  }, /exclude each other/);
+  checkBridgeConfig({ ...base, store: 'postgresql://db/x' });
 });
