@@ -160,6 +160,12 @@ void test('consistency from tiles: consistent, inconsistent with offline evidenc
   assert.equal(same.status, 'inconsistent');
   const mismatch = await checkConsistencyFromTiles(a.cp(300), a.cp(600), b.tiles);
   assert.equal(mismatch.status, 'tiles_mismatch');
+
+  // size 0 → size 0 where the newer one carries a non-empty root: a signed checkpoint no honest
+  // log makes, never "consistent" (issue 16 item 8.7).
+  const zeroForged: Checkpoint = { ...a.cp(0), rootHash: a.cp(5).rootHash };
+  await assert.rejects(checkConsistencyFromTiles(a.cp(0), zeroForged, a.tiles), { code: 'checkpoint_invalid' });
+  assert.equal((await checkConsistencyFromTiles(zeroForged, a.cp(5), a.tiles)).status, 'inconsistent');
 });
 
 void test('cosignature/v1: a checkpoint cosigned by witnesses verifies; a missing or altered cosignature does not', () => {
