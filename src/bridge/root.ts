@@ -26,21 +26,6 @@ export function keriNonTransferablePrefix(publicKey: Uint8Array): string {
 
 export type RootBinding = 'did_key' | 'keri_non_transferable' | 'trusted_roots';
 
-/**
- * The `sub` becomes STS's `SubjectFromWebIdentityToken`, 6–255 characters in the STS API reference
- * (shape `webIdentitySubjectType`): STS refuses a token whose `sub` is outside that. Counted in code
- * points (every bound id is ASCII, where code points, UTF-16 units and bytes agree).
- */
-export const STS_SUBJECT_MIN = 6;
-export const STS_SUBJECT_MAX = 255;
-
-/** Why `sub` cannot be an STS subject, or null when it can. */
-export function stsSubjectProblem(sub: string): string | null {
-  const n = sub.length - (sub.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
-  if (n >= STS_SUBJECT_MIN && n <= STS_SUBJECT_MAX) return null;
-  return `is ${n} characters; AWS STS accepts a sub (SubjectFromWebIdentityToken) of ${STS_SUBJECT_MIN}–${STS_SUBJECT_MAX} characters`;
-}
-
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;
 }

@@ -20,7 +20,7 @@ import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { isObject } from './attestation.ts';
 import { BridgeConfigError } from './errors.ts';
-import { stsSubjectProblem } from './root.ts';
+import { stsSubjectProblem } from './sts-subject.ts';
 
 export interface TrustedRoots {
   readonly registry: Registry;
