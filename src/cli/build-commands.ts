@@ -7,7 +7,7 @@
  *   anchor-witness verify build --url URL --release-key KEY [--expect-digest HEX | --bundle FILE]
  *                                               exit 0 valid; 1 invalid (one-line reason); 2 could not check
  *
- * None of this imports esbuild: bundling is `npm run build` (src/build/bundle.ts).
+ * None of this imports esbuild: bundling is `npm run build:bundle` (src/build/bundle.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';

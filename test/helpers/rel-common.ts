@@ -75,6 +75,8 @@ export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
   'ttl_too_large', 'chain_signature_invalid', 'chain_broken', 'attestation_expired', 'attestation_revoked',
   'attestation_future', 'pop_required', 'pop_invalid', 'pop_stale', 'pop_replayed', 'untrusted_root',
   'capability_escalation', 'insufficient_capabilities', 'audience_not_allowed',
+  // docs/http.md (token bridge, STS limits)
+  'subject_unsupported',
 ]);
 
 /** The documented codes, after checking each appears in backticks in SPEC.md or docs/http.md. */
