@@ -18,7 +18,7 @@ import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { parseRegistry, type Registry } from '../anchor/registry.ts';
-import { readDocument } from '../witness/config-file.ts';
+import { readDocument } from '../config/config-file.ts';
 
 interface MonitorFlags extends HttpFlags {
   witness?: string[];

@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import type { Command } from 'commander';
 import { parseRateLimit } from '../server/rate-limit.ts';
-import { readDocument } from '../witness/config-file.ts';
+import { readDocument } from '../config/config-file.ts';
 import { ConfigError, parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../witness/quota.ts';
 import { collectList, intArg } from './options.ts';

@@ -18,15 +18,15 @@
  *    stays.
  *    After a restart the lists are read afresh.
  *
- * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/witness/reloadable.ts);
+ * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/config/reloadable.ts);
  * a file that fails to load keeps its previous copy. Requests read one merged snapshot.
  */
 import type { NoteVerifier } from '../note/vkey.ts';
 import { parseVkey } from '../note/vkey.ts';
 import { SIG_TYPE_ED25519, checkNoteCharacters } from '../note/signed-note.ts';
 import { parseCanonicalSize } from '../note/checkpoint.ts';
-import { readDocument } from '../witness/config-file.ts';
-import { Reloadable } from '../witness/reloadable.ts';
+import { readDocument } from '../config/config-file.ts';
+import { Reloadable } from '../config/reloadable.ts';
 import { readFileSync } from 'node:fs';
 import { LogsConfigError } from './errors.ts';
 

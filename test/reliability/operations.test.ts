@@ -16,7 +16,7 @@ import { parseRegistry } from '../../src/anchor/registry.ts';
 import { startBridge } from '../../src/bridge/node.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
 import { parseLogsConfig } from '../../src/cosign/logs.ts';
-import { readDocument } from '../../src/witness/config-file.ts';
+import { readDocument } from '../../src/config/config-file.ts';
 import { figures, httpRequest, REPO } from '../helpers/rel-common.ts';
 import { makeDeployment, startServe } from '../helpers/rel-node.ts';
 import { tempDir } from '../helpers/tmp.ts';
