@@ -19,7 +19,6 @@
 import { sha256 } from '../crypto/sha256.ts';
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { NoteError } from './errors.ts';
-import type { NoteSigner, NoteVerifier } from './vkey.ts';
 
 /**
  * Most signature lines accepted in one note. The spec asks verifiers to accept at least 16; 64
@@ -31,6 +30,31 @@ export const MAX_NOTE_SIGNATURES = 64;
 export const SIG_TYPE_ED25519 = 0x01;
 /** Timestamped Ed25519 witness cosignatures (c2sp.org/tlog-cosignature, cosignature/v1). */
 export const SIG_TYPE_COSIGNATURE_V1 = 0x04;
+
+/** The signature types a note key may have here (vkey.ts refuses the others). */
+export type NoteKeyType = typeof SIG_TYPE_ED25519 | typeof SIG_TYPE_COSIGNATURE_V1;
+
+/** A trusted note key (vkey.ts builds them from vkeys or public keys). */
+export interface NoteVerifier {
+  readonly name: string;
+  readonly keyId: number;
+  readonly type: NoteKeyType;
+  /** Raw 32-byte Ed25519 public key. */
+  readonly publicKey: Uint8Array;
+  /** The canonical vkey string (lowercase key ID). */
+  readonly vkey: string;
+  /** Check `signature` (the bytes after the key ID) over the UTF-8 note text. */
+  verify(text: Uint8Array, signature: Uint8Array): boolean;
+  /** The Ed25519 (message, signature) that `verify` checks, or null when the signature bytes are malformed. */
+  ed25519Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null;
+}
+
+/** A note signer: produces the signature bytes that follow the key ID. */
+export interface NoteSigner {
+  readonly name: string;
+  readonly keyId: number;
+  sign(text: Uint8Array): Uint8Array;
+}
 
 /** key ID = SHA-256(key name ‖ 0x0A ‖ signature type ‖ public key)[:4], as a big-endian uint32. */
 export function computeKeyId(name: string, type: number, publicKey: Uint8Array): number {

@@ -16,9 +16,8 @@ import { checkInclusion } from '../tlog/merkle.ts';
 import type { Checkpoint } from './checkpoint.ts';
 import { parseCanonicalSize, parseCheckpoint } from './checkpoint.ts';
 import { NoteError } from './errors.ts';
-import type { Note, VerifiedNote } from './signed-note.ts';
+import type { Note, NoteVerifier, VerifiedNote } from './signed-note.ts';
 import { checkNoteCharacters, decodeUtf8, parseNote, verifyNote } from './signed-note.ts';
-import type { NoteVerifier } from './vkey.ts';
 
 export const TLOG_PROOF_HEADER = 'c2sp.org/tlog-proof@v1';
 /** Most inclusion proof lines accepted (a tree of ≤ 2^53 − 1 leaves needs at most 53). */

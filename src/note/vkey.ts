@@ -9,31 +9,20 @@ import { checkEd25519PublicKey, ed25519PublicKeyBytes, signEd25519, verifyEd2551
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { cosignatureMessage, decodeCosignatureBytes, encodeCosignatureBytes, toCosignatureTimestamp } from './cosignature.ts';
 import { NoteError } from './errors.ts';
-import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, checkKeyName, computeKeyId, isValidKeyName } from './signed-note.ts';
+import {
+  SIG_TYPE_COSIGNATURE_V1,
+  SIG_TYPE_ED25519,
+  checkKeyName,
+  computeKeyId,
+  isValidKeyName,
+  type NoteKeyType,
+  type NoteSigner,
+  type NoteVerifier,
+} from './signed-note.ts';
 
-export type NoteKeyType = typeof SIG_TYPE_ED25519 | typeof SIG_TYPE_COSIGNATURE_V1;
-
-/** A trusted note key. */
-export interface NoteVerifier {
-  readonly name: string;
-  readonly keyId: number;
-  readonly type: NoteKeyType;
-  /** Raw 32-byte Ed25519 public key. */
-  readonly publicKey: Uint8Array;
-  /** The canonical vkey string (lowercase key ID). */
-  readonly vkey: string;
-  /** Check `signature` (the bytes after the key ID) over the UTF-8 note text. */
-  verify(text: Uint8Array, signature: Uint8Array): boolean;
-  /** The Ed25519 (message, signature) that `verify` checks, or null when the signature bytes are malformed. */
-  ed25519Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null;
-}
-
-/** A note signer: produces the signature bytes that follow the key ID. */
-export interface NoteSigner {
-  readonly name: string;
-  readonly keyId: number;
-  sign(text: Uint8Array): Uint8Array;
-}
+// The key interfaces live beside the note rules that use them; they are re-exported here for
+// callers that build keys.
+export type { NoteKeyType, NoteSigner, NoteVerifier } from './signed-note.ts';
 
 export function keyIdHex(keyId: number): string {
   return keyId.toString(16).padStart(8, '0');
