@@ -7,7 +7,7 @@
  *   anchor-witness verify build --url URL --release-key KEY [--expect-digest HEX | --bundle FILE]
  *                                               exit 0 valid; 1 invalid (one-line reason); 2 could not check
  *
- * None of this imports esbuild: bundling is `npm run build:bundle` (src/build/bundle.ts).
+ * None of this imports esbuild: bundling is `npm run build:bundle` (src/release/bundle.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
@@ -20,11 +20,11 @@ import { decodeUtf8, parseStrictJson } from '../encoding/json.ts';
 import { ProtocolError } from '../errors.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
 import { VERSION } from '../version.ts';
-import { ed25519KeyId, signEnvelope } from '../build/dsse.ts';
-import { BuildError } from '../build/errors.ts';
-import { fileDigest, runningBundle } from '../build/running.ts';
-import { encodeStatement, IN_TOTO_PAYLOAD_TYPE } from '../build/statement.ts';
-import { verifyBuildBody } from '../build/verify.ts';
+import { ed25519KeyId, signEnvelope } from '../release/dsse.ts';
+import { BuildError } from '../release/errors.ts';
+import { fileDigest, runningBundle } from '../release/running.ts';
+import { encodeStatement, IN_TOTO_PAYLOAD_TYPE } from '../release/statement.ts';
+import { verifyBuildBody } from '../release/verify.ts';
 import { intArg } from './options.ts';
 
 /** Largest /build response read by `verify build`. */

@@ -20,7 +20,7 @@
  *    reached the quota check, and 429s), from the cosign metrics, next to the log's qpd.
  */
 import type { Registry } from 'prom-client';
-import type { BuildInfo } from '../build/attestation.ts';
+import type { BuildInfo } from '../release/attestation.ts';
 import type { CosignRole } from '../cosign/role.ts';
 import { bucketCapacity } from '../cosign/quota.ts';
 import { ed25519ToDidKey } from '../crypto/ed25519.ts';

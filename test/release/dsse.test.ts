@@ -1,4 +1,4 @@
-// DSSE envelopes (src/build/dsse.ts): PAE known answer and the reference signature from
+// DSSE envelopes (src/release/dsse.ts): PAE known answer and the reference signature from
 // secure-systems-lab/dsse protocol.md v1.0.0 "Test Vectors", Ed25519 signing/verification, and the
 // decoding rules (either base64 alphabet, canonical only, unknown members refused).
 import { test } from 'node:test';
@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
-import { decodeDsseBase64, ed25519KeyId, pae, parseEnvelope, signEnvelope, verifyEnvelope, type DsseEnvelope } from '../../src/build/dsse.ts';
-import { BuildError } from '../../src/build/errors.ts';
+import { decodeDsseBase64, ed25519KeyId, pae, parseEnvelope, signEnvelope, verifyEnvelope, type DsseEnvelope } from '../../src/release/dsse.ts';
+import { BuildError } from '../../src/release/errors.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

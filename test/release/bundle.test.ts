@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundle, EXTERNAL, ROOT, type BundleResult } from '../../src/build/bundle.ts';
+import { bundle, EXTERNAL, ROOT, type BundleResult } from '../../src/release/bundle.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { VERSION } from '../../src/version.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -54,7 +54,7 @@ void test('reproducible bundle: same bytes from another build, another output pa
   const other = join(outDir, 'again', 'aw.mjs');
   // a fresh directory as cwd: never an ancestor of the clone (CI may clone under the temp dir)
   const cwd = mkdtempSync(join(tmpdir(), 'aw-bundle-cwd-'));
-  const r = spawnSync(process.execPath, [join(ROOT, 'src', 'build', 'bundle.ts'), '--out', other], {
+  const r = spawnSync(process.execPath, [join(ROOT, 'src', 'release', 'bundle.ts'), '--out', other], {
     cwd,
     encoding: 'utf8',
     env: { ...process.env, TZ: 'Pacific/Kiritimati', LANG: 'de_DE.UTF-8', LC_ALL: 'de_DE.UTF-8' },
@@ -77,8 +77,8 @@ void test('reproducible bundle: same bytes from another build, another output pa
 void test('the externals left to run time are Node built-ins, better-sqlite3 and nothing unexpected', () => {
   assert.equal(built.file, bundleFile);
   for (const x of built.externals) assert.ok(['better-sqlite3', 'supports-color', 'pg-native'].includes(x), `unexpected external ${x}`);
-  assert.ok(built.inputs.includes('src/build/entry.ts') && built.inputs.includes('src/witness/node.ts'));
-  assert.ok(!built.inputs.includes('src/build/bundle.ts'), 'the bundler is not part of the bundle');
+  assert.ok(built.inputs.includes('src/release/entry.ts') && built.inputs.includes('src/witness/node.ts'));
+  assert.ok(!built.inputs.includes('src/release/bundle.ts'), 'the bundler is not part of the bundle');
 });
 
 void test('build digest: of the running bundle, and of a file', () => {

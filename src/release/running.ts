@@ -1,6 +1,6 @@
 /**
  * The running bundle (SPEC §6 `running_digest`): the SHA-256 of the bundled entry file this process
- * loaded. `npm run build:bundle` (src/build/bundle.ts) defines `__AW_BUNDLE__` when it bundles, so this
+ * loaded. `npm run build:bundle` (src/release/bundle.ts) defines `__AW_BUNDLE__` when it bundles, so this
  * module knows whether it runs from the bundle; there, every module's `import.meta.url` is the
  * bundle file itself (one file holds the application code), which is what is hashed. It is not
  * `process.argv[1]`, which a wrapper or a symlink could make point elsewhere.

@@ -6,12 +6,12 @@
  * Reproducible: the output depends only on the source tree, the locked node_modules and the pinned
  * esbuild version — no timestamps, no absolute paths (paths in comments are relative to the
  * repository root, `absWorkingDir`), no source maps, and the output file's own path plays no part.
- * The bundle holds every module of src/ reachable from src/build/entry.ts and every pure-JS
+ * The bundle holds every module of src/ reachable from src/release/entry.ts and every pure-JS
  * dependency (fastify, pino, jose, commander, yaml, prom-client, typebox, …). Left outside (loaded
  * from node_modules at run time, so NOT covered by the digest): `better-sqlite3` (a native addon)
  * and Node's built-in modules. docs/build.md lists what is and is not covered.
  *
- * Usage: node src/build/bundle.ts [--out FILE]   → prints "<sha256>  <file>" (sha256sum format).
+ * Usage: node src/release/bundle.ts [--out FILE]   → prints "<sha256>  <file>" (sha256sum format).
  */
 import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
@@ -21,7 +21,7 @@ import { sha256Hex } from '../crypto/sha256.ts';
 
 /** The repository root (paths inside the bundle are relative to it). */
 export const ROOT = resolve(import.meta.dirname, '..', '..');
-export const ENTRY = 'src/build/entry.ts';
+export const ENTRY = 'src/release/entry.ts';
 export const DEFAULT_OUT = 'dist/anchor-witness.mjs';
 /** Packages left out of the bundle (loaded from node_modules at run time). */
 export const EXTERNAL: readonly string[] = ['better-sqlite3'];
@@ -93,7 +93,7 @@ if (import.meta.main) {
   const i = args.indexOf('--out');
   const outFile = i >= 0 ? args[i + 1] : undefined;
   if ((i >= 0 && outFile === undefined) || args.length !== (i >= 0 ? 2 : 0)) {
-    process.stderr.write('usage: node src/build/bundle.ts [--out FILE]\n');
+    process.stderr.write('usage: node src/release/bundle.ts [--out FILE]\n');
     process.exit(2);
   }
   bundle(outFile === undefined ? {} : { outFile }).then(

@@ -1,18 +1,18 @@
 // The build statement (in-toto v1 + SLSA provenance v1), the node-side binding to the running
 // bundle (loadBuildAttestation) and the client-side verifier of GET /build (verifyBuildBody),
-// in-process. The bundled node end to end is test/build/bundle.test.ts.
+// in-process. The bundled node end to end is test/release/bundle.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
-import { loadBuildAttestation } from '../../src/build/attestation.ts';
-import { signEnvelope, type DsseEnvelope } from '../../src/build/dsse.ts';
-import { BuildError } from '../../src/build/errors.ts';
-import { runningBundle } from '../../src/build/running.ts';
-import { encodeStatement, IN_TOTO_PAYLOAD_TYPE, parseStatement, type StatementInput } from '../../src/build/statement.ts';
-import { verifyBuildBody } from '../../src/build/verify.ts';
+import { loadBuildAttestation } from '../../src/release/attestation.ts';
+import { signEnvelope, type DsseEnvelope } from '../../src/release/dsse.ts';
+import { BuildError } from '../../src/release/errors.ts';
+import { runningBundle } from '../../src/release/running.ts';
+import { encodeStatement, IN_TOTO_PAYLOAD_TYPE, parseStatement, type StatementInput } from '../../src/release/statement.ts';
+import { verifyBuildBody } from '../../src/release/verify.ts';
 import { withoutCredentials } from '../../src/cli/build-commands.ts';
 import { get, startTestWitness } from '../helpers/witness.ts';
 import { tempDir } from '../helpers/tmp.ts';
