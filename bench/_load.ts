@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { encodeAnchor } from '../src/anchor/codec.ts';
-import { deriveSeedId } from '../src/anchor/messages.ts';
+import { deriveSeedId } from '../src/anchor/seed.ts';
 import { signAnchor } from '../src/client/party.ts';
 import { stringifyJson } from '../src/encoding/json.ts';
 import { spawnServe } from '../test/helpers/spawn-serve.ts';

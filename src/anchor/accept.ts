@@ -5,7 +5,7 @@
  * The first failing check answers. Check 1 (schema and canonical forms) is the decoder's job.
  */
 import { Buffer } from 'node:buffer';
-import { deriveSeedId } from './messages.ts';
+import { deriveSeedId } from './seed.ts';
 import { makeDuplicityProof, samePartyKey } from './duplicity.ts';
 import { verifyPartySignature } from './party-signature.ts';
 import { keyFingerprint } from './registry.ts';

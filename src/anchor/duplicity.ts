@@ -5,6 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { canonicalBytes } from '../encoding/jcs.ts';
 import { encodeDuplicityProof } from './codec.ts';
+import { duplicityPairVerdict, samePartyKey, type DuplicityVerdict } from './duplicity-pair.ts';
 import { AnchorError } from './errors.ts';
 import { DUPLICITY_V } from './messages.ts';
 import { verifyPartySignature } from './party-signature.ts';
@@ -12,9 +13,7 @@ import type { Anchor, AnchorWire, DuplicityProof } from './types.ts';
 
 const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
 
-export function samePartyKey(a: Anchor, b: Anchor): boolean {
-  return a.sigParty.curve === b.sigParty.curve && eq(a.sigParty.publicKey, b.sigParty.publicKey);
-}
+export { samePartyKey, type DuplicityVerdict } from './duplicity-pair.ts';
 
 /** Build the proof (anchor_a = lower head). Throws AnchorError when the pair is not a fork. */
 export function makeDuplicityProof(x: Anchor, y: Anchor): DuplicityProof {
@@ -26,17 +25,11 @@ export function makeDuplicityProof(x: Anchor, y: Anchor): DuplicityProof {
   return { seedId: x.seedId, index: x.index, anchorA, anchorB };
 }
 
-export type DuplicityVerdict = { valid: true } | { valid: false; reason: string };
-
 /** Offline verification: same seed and index, heads differ (a < b), same party key, both signatures valid. */
 export function verifyDuplicityProof(p: DuplicityProof): DuplicityVerdict {
+  const structural = duplicityPairVerdict(p);
+  if (structural !== undefined) return structural;
   const { anchorA: a, anchorB: b } = p;
-  if (!eq(a.seedId, p.seedId) || !eq(b.seedId, p.seedId)) return { valid: false, reason: 'an anchor is for another seed' };
-  if (a.index !== p.index || b.index !== p.index) return { valid: false, reason: 'an anchor is for another index' };
-  const order = Buffer.compare(a.head, b.head);
-  if (order === 0) return { valid: false, reason: 'heads are equal: not a fork' };
-  if (order > 0) return { valid: false, reason: 'anchor_a must be the anchor whose head sorts lower' };
-  if (!samePartyKey(a, b)) return { valid: false, reason: 'anchors are signed by different party keys' };
   if (!verifyPartySignature(a)) return { valid: false, reason: 'anchor_a party signature does not verify' };
   if (!verifyPartySignature(b)) return { valid: false, reason: 'anchor_b party signature does not verify' };
   return { valid: true };

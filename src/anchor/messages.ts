@@ -3,17 +3,16 @@
  *  - party message  = JCS {v:"auths-anchor/party/v1", seedId, index, head, cumulative (decimal string), ts, witnessSet}
  *  - cosign message = the same with v:"auths-anchor/cosign/v1" and sigParty {curve, publicKey, signature};
  *    it is also the witness log entry, whose leaf hash is SHA-256(0x00 ‖ cosign message).
- * Seed derivation: SHA-256("auths-anchor/seed/v1" ‖ u64be(len r) ‖ r ‖ u64be(len a) ‖ a ‖ u64be(len s) ‖ s).
+ * No node: import (the browser verifier, src/verify, builds the same bytes); seed derivation is seed.ts.
  */
-import { createHash } from 'node:crypto';
 import { canonicalBytes } from '../encoding/jcs.ts';
 import { encodeHex } from '../encoding/hex.ts';
+import { utf8Bytes } from '../encoding/portable.ts';
 import type { Anchor } from './types.ts';
 
 export const PARTY_V = 'auths-anchor/party/v1';
 export const COSIGN_V = 'auths-anchor/cosign/v1';
 export const DUPLICITY_V = 'auths-anchor/duplicity/v1';
-const SEED_DOMAIN = 'auths-anchor/seed/v1';
 
 function partyObject(a: Anchor, v: string): Record<string, unknown> {
   return {
@@ -44,7 +43,7 @@ function anchorMessage(a: Anchor, v: string, withSigParty: boolean): Uint8Array 
   }
   // JSON.stringify of a string is RFC 8785's string form for well-formed strings (§3.2.2.2).
   text += `,"ts":${timestamp},"v":"${v}","witnessSet":{"said":${JSON.stringify(witnessSet.said)},"threshold":${witnessSet.threshold}}}`;
-  return Buffer.from(text, 'utf8');
+  return utf8Bytes(text);
 }
 
 export function partyMessage(a: Anchor): Uint8Array {
@@ -60,18 +59,4 @@ export function cosignObject(a: Anchor): Record<string, unknown> {
 
 export function cosignMessage(a: Anchor): Uint8Array {
   return anchorMessage(a, COSIGN_V, true) ?? canonicalBytes(cosignObject(a));
-}
-
-function lengthPrefixed(s: string): Buffer {
-  const bytes = Buffer.from(s, 'utf8');
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64BE(BigInt(bytes.length));
-  return Buffer.concat([len, bytes]);
-}
-
-/** Seed id of (root, agent, scope): root and agent as full `did:keri:` strings, scope the SAID. */
-export function deriveSeedId(root: string, agent: string, scope: string): Uint8Array {
-  return new Uint8Array(
-    createHash('sha256').update(SEED_DOMAIN).update(lengthPrefixed(root)).update(lengthPrefixed(agent)).update(lengthPrefixed(scope)).digest(),
-  );
 }

@@ -10,7 +10,7 @@ import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes
 import { encodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
-import { deriveSeedId } from '../anchor/messages.ts';
+import { deriveSeedId } from '../anchor/seed.ts';
 import { anchorRequest, signAnchor } from '../client/party.ts';
 import { startWitness } from '../witness/node.ts';
 import { startBridge } from '../bridge/node.ts';

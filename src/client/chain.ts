@@ -5,7 +5,7 @@
  * must have a higher index, and a cumulative and timestamp at least the previous ones.
  */
 import { normalizeKeriId } from '../anchor/did.ts';
-import { deriveSeedId } from '../anchor/messages.ts';
+import { deriveSeedId } from '../anchor/seed.ts';
 import type { Anchor } from '../anchor/types.ts';
 import { U128_LIMIT } from '../encoding/decimal.ts';
 import { ClientError } from './errors.ts';

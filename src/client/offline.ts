@@ -11,7 +11,7 @@ import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
-import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof.ts';
+import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { hexIsBytes, VerificationError, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
 

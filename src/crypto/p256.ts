@@ -1,35 +1,16 @@
 /**
  * ECDSA P-256 with SHA-256: 33-byte compressed SEC1 public keys, 64-byte r ‖ s signatures
  * (IEEE P1363). Verification is strict: r and s in [1, n−1] and low S (s ≤ (n−1)/2), so a
- * signature has exactly one accepted encoding. The signer always emits low S.
+ * signature has exactly one accepted encoding. The signer always emits low S. The byte-level
+ * rules are p256-strict.ts, shared with the WebCrypto path (webcrypto.ts).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { KeyError } from './errors.ts';
-
-/** Field prime p and group order n of P-256. */
-const P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffffn;
-const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const HALF_N = N >> 1n; // (n − 1) / 2, n being odd
+import { P256_HALF_N as HALF_N, P256_N as N, P256_P as P, bigIntFromBytes as toBigInt, bytes32FromBigInt as toBytes32, p256StrictPrecheck } from './p256-strict.ts';
 
 /** SPKI DER prefix for an id-ecPublicKey / prime256v1 key with a 33-byte compressed point. */
 const SPKI_COMPRESSED_PREFIX = Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex');
-
-function toBigInt(bytes: Uint8Array, start: number, end: number): bigint {
-  let v = 0n;
-  for (let i = start; i < end; i++) v = (v << 8n) | BigInt(bytes[i]!);
-  return v;
-}
-
-function toBytes32(v: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  let x = v;
-  for (let i = 31; i >= 0; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
-}
 
 // ---- KeyObject cache ------------------------------------------------------------------------
 
@@ -156,12 +137,7 @@ export function signP256(privateKey: KeyObject, message: Uint8Array): Uint8Array
  * key. False for wrong lengths, r or s outside [1, n−1], high S, invalid points; never throws.
  */
 export function verifyP256(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (signature.length !== 64) return false;
-  if (publicKey.length !== 33 || (publicKey[0] !== 0x02 && publicKey[0] !== 0x03)) return false;
-  if (toBigInt(publicKey, 1, 33) >= P) return false;
-  const r = toBigInt(signature, 0, 32);
-  const s = toBigInt(signature, 32, 64);
-  if (r === 0n || r >= N || s === 0n || s > HALF_N) return false;
+  if (!p256StrictPrecheck(publicKey, signature)) return false;
   try {
     return verify('sha256', message, { key: publicKeyObject(publicKey), dsaEncoding: 'ieee-p1363' }, signature);
   } catch {

@@ -8,6 +8,7 @@
  * objects. bigint, undefined, NaN/Infinity and lone surrogates are refused (EncodingError).
  */
 import { EncodingError } from '../errors.ts';
+import { utf8Bytes } from './portable.ts';
 
 function fail(message: string): never {
   throw new EncodingError('jcs_unsupported_value', message);
@@ -71,5 +72,5 @@ export function canonicalize(value: unknown): string {
 
 /** UTF-8 bytes of the canonical JSON text, the form that is signed and hashed. */
 export function canonicalBytes(value: unknown): Uint8Array {
-  return Buffer.from(canonicalize(value), 'utf8');
+  return utf8Bytes(canonicalize(value));
 }

@@ -8,7 +8,8 @@
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 import { NoteError } from './errors.ts';
-import { SIG_TYPE_COSIGNATURE_V1, computeKeyId, formatSignatureLine, parseSignatureLine } from './signed-note.ts';
+import { SIG_TYPE_COSIGNATURE_V1, formatSignatureLine, parseSignatureLine } from './signed-note.ts';
+import { computeKeyId } from './key-id.ts';
 
 export const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
 /** Length of a cosignature/v1 signature after the key ID: u64 timestamp ‖ 64-byte Ed25519 signature. */

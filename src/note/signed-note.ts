@@ -15,8 +15,10 @@
  * key ID match a verifier; unknown signatures are ignored; a known signature that fails rejects
  * the whole note (`invalid_signature`); a note with no verified known signature is rejected
  * (`unverified_note`). Every known signature is checked, repeated ones included.
+ *
+ * No node: import (the browser verifier, src/verify, parses notes with it); key IDs, which need
+ * SHA-256, are key-id.ts.
  */
-import { sha256 } from '../crypto/sha256.ts';
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { NoteError } from './errors.ts';
 
@@ -54,12 +56,6 @@ export interface NoteSigner {
   readonly name: string;
   readonly keyId: number;
   sign(text: Uint8Array): Uint8Array;
-}
-
-/** key ID = SHA-256(key name ‖ 0x0A ‖ signature type ‖ public key)[:4], as a big-endian uint32. */
-export function computeKeyId(name: string, type: number, publicKey: Uint8Array): number {
-  const h = sha256(ENCODER.encode(`${name}\n`), Uint8Array.of(type), publicKey);
-  return new DataView(h.buffer, h.byteOffset, 4).getUint32(0);
 }
 
 /** Separator of the signature lines: em dash U+2014 and a space. */

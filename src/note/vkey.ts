@@ -13,12 +13,12 @@ import {
   SIG_TYPE_COSIGNATURE_V1,
   SIG_TYPE_ED25519,
   checkKeyName,
-  computeKeyId,
   isValidKeyName,
   type NoteKeyType,
   type NoteSigner,
   type NoteVerifier,
 } from './signed-note.ts';
+import { computeKeyId } from './key-id.ts';
 
 // The key interfaces live beside the note rules that use them; they are re-exported here for
 // callers that build keys.

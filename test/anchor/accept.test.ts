@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { checkSubmission, decideAgainstSeed } from '../../src/anchor/accept.ts';
 import type { Decision, SeedState } from '../../src/anchor/accept.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyDuplicityProof, makeDuplicityProof, duplicityEntry } from '../../src/anchor/duplicity.ts';
 import { encodeDuplicityProof, decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';

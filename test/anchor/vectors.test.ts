@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeHex } from '../../src/encoding/hex.ts';
-import { deriveSeedId, partyMessage, cosignMessage } from '../../src/anchor/messages.ts';
+import { partyMessage, cosignMessage } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyPartySignature } from '../../src/anchor/party-signature.ts';
 import { decodeAnchor, encodeAnchor } from '../../src/anchor/codec.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';

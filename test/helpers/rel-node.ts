@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createHash, type KeyObject } from 'node:crypto';
 import { pino } from 'pino';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';

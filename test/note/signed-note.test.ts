@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { ed25519KeyFromSeed, generateEd25519 } from '../../src/crypto/ed25519.ts';
 import {
   MAX_NOTE_SIGNATURES,
-  computeKeyId,
   formatNote,
   formatSignatureLine,
   parseNote,
@@ -16,6 +15,7 @@ import {
   verifyNote,
 } from '../../src/note/signed-note.ts';
 import type { NoteSignature } from '../../src/note/signed-note.ts';
+import { computeKeyId } from '../../src/note/key-id.ts';
 import {
   cosignatureNoteSigner,
   cosignatureNoteVerifier,

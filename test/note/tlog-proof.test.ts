@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
-import { formatTlogProof, parseTlogProof, verifyTlogProof, MAX_TLOG_PROOF_HASHES } from '../../src/note/tlog-proof.ts';
+import { formatTlogProof, parseTlogProof, MAX_TLOG_PROOF_HASHES } from '../../src/note/tlog-proof.ts';
+import { verifyTlogProof } from '../../src/note/tlog-proof-verify.ts';
 import { signNote } from '../../src/note/signed-note.ts';
 import { ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { encodeAnchor, decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor, DuplicityProofWire } from '../../src/anchor/types.ts';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../../src/bridge/client.ts';

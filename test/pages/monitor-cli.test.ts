@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';

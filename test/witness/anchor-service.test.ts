@@ -7,7 +7,7 @@ import { AnchorService, type AnchorResponse, type SubmitOutcome } from '../../sr
 import { LogSigner } from '../../src/witness/log.ts';
 import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { verifyAnchorResponse } from '../../src/client/verify-anchor.ts';

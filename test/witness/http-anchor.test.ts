@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { encodeAnchor, decodeDuplicityProof } from '../../src/anchor/codec.ts';
-import { deriveSeedId } from '../../src/anchor/messages.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/verify-anchor.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
