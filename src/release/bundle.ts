@@ -6,7 +6,7 @@
  * Reproducible: the output depends only on the source tree, the locked node_modules and the pinned
  * esbuild version — no timestamps, no absolute paths (paths in comments are relative to the
  * repository root, `absWorkingDir`), no source maps, and the output file's own path plays no part.
- * The bundle holds every module of src/ reachable from src/release/entry.ts and every pure-JS
+ * The bundle holds every module of src/ reachable from src/cli/bundle-entry.ts and every pure-JS
  * dependency (fastify, pino, jose, commander, yaml, prom-client, typebox, …). Left outside (loaded
  * from node_modules at run time, so NOT covered by the digest): `better-sqlite3` (a native addon)
  * and Node's built-in modules. docs/build.md lists what is and is not covered.
@@ -21,7 +21,7 @@ import { sha256Hex } from '../crypto/sha256.ts';
 
 /** The repository root (paths inside the bundle are relative to it). */
 export const ROOT = resolve(import.meta.dirname, '..', '..');
-export const ENTRY = 'src/release/entry.ts';
+export const ENTRY = 'src/cli/bundle-entry.ts';
 export const DEFAULT_OUT = 'dist/anchor-witness.mjs';
 /** Packages left out of the bundle (loaded from node_modules at run time). */
 export const EXTERNAL: readonly string[] = ['better-sqlite3'];

@@ -77,7 +77,7 @@ void test('reproducible bundle: same bytes from another build, another output pa
 void test('the externals left to run time are Node built-ins, better-sqlite3 and nothing unexpected', () => {
   assert.equal(built.file, bundleFile);
   for (const x of built.externals) assert.ok(['better-sqlite3', 'supports-color', 'pg-native'].includes(x), `unexpected external ${x}`);
-  assert.ok(built.inputs.includes('src/release/entry.ts') && built.inputs.includes('src/witness/node.ts'));
+  assert.ok(built.inputs.includes('src/cli/bundle-entry.ts') && built.inputs.includes('src/witness/node.ts'));
   assert.ok(!built.inputs.includes('src/release/bundle.ts'), 'the bundler is not part of the bundle');
 });
 
