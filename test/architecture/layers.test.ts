@@ -29,6 +29,8 @@ const LAYERS: readonly Layer[] = [
     members: ['src/encoding', 'src/crypto', 'src/tlog', 'src/note', 'src/anchor'],
     pure: { node: PURE_NODE, packages: ['typebox'] },
   },
+  // The portable verifier (`anchor-witness/verify`): WebCrypto only, so it runs in a browser too.
+  { name: 'portable verifier', members: ['src/verify'], pure: { node: [], packages: [] } },
   { name: 'rendering', members: ['src/pages'], pure: { node: PURE_NODE, packages: [] } },
   // Below everything that serves: the SDK verifies what nodes sign and never imports server code.
   { name: 'client SDK', members: ['src/client'] },
