@@ -16,7 +16,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { HttpProblem } from '../server/errors.ts';
 import { createServer, metricsRegistry, registerMetricsRoute } from '../server/server.ts';
-import type { App, ServerOptions } from '../server/server.ts';
+import type { App, ServerOptions } from '../server/options.ts';
 import { VERSION } from '../version.ts';
 import { BridgeError } from './errors.ts';
 import type { IssuerInfo } from './issuer.ts';

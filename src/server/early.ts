@@ -19,7 +19,7 @@
  * - HTTP versions the parser accepts besides 1.0 and 1.1 (0.9, 2.0 written as text): 400.
  *
  * The Host rule (RFC 9112 §3.2) is in host-header.ts; parse errors, oversized headers and chunk
- * extensions, and timeouts arrive as 'clientError' (server.ts).
+ * extensions, and timeouts arrive as 'clientError' (connections.ts).
  */
 import { hostHeaderProblem } from './host-header.ts';
 

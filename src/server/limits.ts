@@ -1,5 +1,5 @@
 /** The SPEC §2 limits both servers take from their configuration (flags `--max-body-bytes` …). */
-import type { ServerOptions } from './server.ts';
+import type { ServerOptions } from './options.ts';
 
 export const HTTP_LIMIT_KEYS = ['maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
 

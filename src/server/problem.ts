@@ -89,3 +89,8 @@ export function isJsonContentType(header: string | undefined): boolean {
   }
   return true;
 }
+
+/** Text from the request shown in a detail or a log line, cut to `n` characters. */
+export function truncate(s: string, n = 200): string {
+  return s.length <= n ? s : `${s.slice(0, n)}…`;
+}

@@ -12,7 +12,7 @@ import type { AnchorWire, PartyClaim } from '../anchor/types.ts';
 import { decodeHex, isHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { HttpProblem } from '../server/errors.ts';
-import { deadlineSignal } from '../server/server.ts';
+import { deadlineSignal } from '../server/deadline.ts';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { AnchorAbandonedError, type AnchorService } from './anchor-service.ts';

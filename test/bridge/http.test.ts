@@ -9,7 +9,7 @@ import { SigningKeyring } from '../../src/bridge/key-dir.ts';
 import { TokenService } from '../../src/bridge/service.ts';
 import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
-import type { App } from '../../src/server/server.ts';
+import type { App } from '../../src/server/options.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { chain, DEV1, DEV2, freshNonce, ISSUER, NOW_MS, NOW_S, policy, request, ROOT, seedKey, twoLinks } from './_helpers.ts';
 

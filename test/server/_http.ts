@@ -1,8 +1,9 @@
 // Test helpers: start a hardened server on 127.0.0.1:0 and talk to it over real sockets.
 import net from 'node:net';
 import http from 'node:http';
-import { createServer, listen } from '../../src/server/server.ts';
-import type { App, ServerOptions } from '../../src/server/server.ts';
+import { createServer } from '../../src/server/server.ts';
+import { listen } from '../../src/server/lifecycle.ts';
+import type { App, ServerOptions } from '../../src/server/options.ts';
 
 export interface Running {
   readonly app: App;

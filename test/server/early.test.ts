@@ -8,7 +8,7 @@ import net from 'node:net';
 import { Registry } from 'prom-client';
 import { earlyProblem, expectationProblem, versionProblem } from '../../src/server/early.ts';
 import { registerMetricsRoute } from '../../src/server/server.ts';
-import type { App } from '../../src/server/server.ts';
+import type { App } from '../../src/server/options.ts';
 import { json, rawExchange, request, sleep, start } from './_http.ts';
 import type { RawResponse, Running } from './_http.ts';
 

@@ -9,9 +9,10 @@ import { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import { HttpProblem } from '../../src/server/errors.ts';
 import { ProtocolError } from '../../src/errors.ts';
+import { StoreUnavailableError } from '../../src/store/types.ts';
 import { sendProblem } from '../../src/server/problem.ts';
 import { registerMetricsRoute } from '../../src/server/server.ts';
-import type { App } from '../../src/server/server.ts';
+import type { App } from '../../src/server/options.ts';
 import { json, postJson, rawExchange, request, start } from './_http.ts';
 
 const Body = Type.Object(
@@ -32,7 +33,7 @@ function routes(app: App): void {
   app.post('/boom', () => {
     throw new TypeError('post boom'); // synchronous throw
   });
-  app.get('/store', () => Promise.reject(Object.assign(new Error('disk full'), { code: 'store_unavailable' })));
+  app.get('/store', () => Promise.reject(new StoreUnavailableError('store: SQLITE_FULL: disk full')));
   app.get('/teapot', () => Promise.reject(new HttpProblem(422, 'bad_signature', 'party signature does not verify', { 'x-extra': '1' })));
   app.get('/mapped', () => Promise.reject(new ProtocolError('unknown_party', 'agent not in registry')));
   app.get('/direct', (_req, reply) => sendProblem(reply, 409, 'conflict_x', 'direct'));

@@ -6,8 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Registry } from 'prom-client';
-import { closeGracefully, deadlineSignal, loadSnapshot, registerMetricsRoute } from '../../src/server/server.ts';
-import type { App } from '../../src/server/server.ts';
+import { loadSnapshot, registerMetricsRoute } from '../../src/server/server.ts';
+import { deadlineSignal } from '../../src/server/deadline.ts';
+import { closeGracefully } from '../../src/server/lifecycle.ts';
+import type { App } from '../../src/server/options.ts';
 import { json, postJson, rawExchange, request, sleep, start } from './_http.ts';
 
 function gate(): { promise: Promise<void>; open: () => void } {

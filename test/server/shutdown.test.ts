@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { createServer, listen, closeGracefully } from '../../src/server/server.ts';
+import { createServer } from '../../src/server/server.ts';
+import { listen, closeGracefully } from '../../src/server/lifecycle.ts';
 
 void test('a silent pre-connected socket does not hold shutdown', async () => {
   const app = await createServer({ requestTimeoutMs: 5000 });

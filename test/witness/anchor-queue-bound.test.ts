@@ -21,7 +21,8 @@ import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { Ed25519VerifyPool } from '../../src/crypto/verify-pool.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
-import { createServer, listen } from '../../src/server/server.ts';
+import { createServer } from '../../src/server/server.ts';
+import { listen } from '../../src/server/lifecycle.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import type { StoreTransaction, WitnessStore } from '../../src/store/types.ts';
 import { AnchorService } from '../../src/witness/anchor-service.ts';
