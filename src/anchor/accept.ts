@@ -11,6 +11,7 @@ import { verifyPartySignature } from './party-signature.ts';
 import { keyFingerprint } from './registry.ts';
 import type { Registry, RegistryParty } from './registry.ts';
 import type { Anchor, DuplicityProof, PartyClaim } from './types.ts';
+import type { AnchorRejectionCode } from './errors.ts';
 import { partyMessage } from './messages.ts';
 
 export const MAX_FUTURE_SKEW_SECS = 300;
@@ -27,7 +28,7 @@ export interface SeedState {
 export interface Rejection {
   outcome: 'reject';
   status: 403 | 409 | 422 | 429;
-  code: string;
+  code: AnchorRejectionCode;
   detail: string;
   retryAfter?: number;
 }
@@ -43,7 +44,7 @@ export type Decision =
   /** Co-sign and log (check 15). */
   | { outcome: 'cosign'; newSeed: boolean };
 
-const reject = (status: Rejection['status'], code: string, detail: string, retryAfter?: number): Rejection =>
+const reject = (status: Rejection['status'], code: AnchorRejectionCode, detail: string, retryAfter?: number): Rejection =>
   retryAfter === undefined ? { outcome: 'reject', status, code, detail } : { outcome: 'reject', status, code, detail, retryAfter };
 
 /** Checks 2–4: the party, its delegation claim, and that the key is one of its current keys. */

@@ -2,9 +2,53 @@
  * Typed failures of the token bridge (SPEC §7). Every `/token` refusal is a BridgeError whose `code`
  * comes from the SPEC §7 table; `status` is the HTTP status that code always answers with, so the
  * HTTP layer never chooses a status itself. `detail` is the human sentence (it names the link index
- * for chain failures) that ends up in the problem+json body.
+ * for chain failures) that ends up in the problem+json body. Operator input the bridge cannot use is
+ * a BridgeConfigError (start-up fails).
  */
-import { ProtocolError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
+
+export type BridgeErrorCode =
+  | 'malformed_body'
+  | 'ttl_too_large'
+  | 'chain_signature_invalid'
+  | 'chain_broken'
+  | 'attestation_expired'
+  | 'attestation_revoked'
+  | 'attestation_future'
+  | 'pop_required'
+  | 'pop_invalid'
+  | 'pop_stale'
+  | 'pop_replayed'
+  | 'untrusted_root'
+  | 'capability_escalation'
+  | 'insufficient_capabilities'
+  | 'audience_not_allowed'
+  | 'subject_unsupported'
+  | 'rate_limited'
+  | 'overloaded';
+
+/**
+ * The trusted-roots file (`invalid_trusted_roots`), the key directory (`key_dir_…`, `key_…`,
+ * `next_key_pending`), the issuer URL (`invalid_issuer`), the proof-of-possession nonce store
+ * (`store_…` for PostgreSQL, `nonce_store_…` for SQLite) or another option (`invalid_option`).
+ */
+export type BridgeConfigErrorCode =
+  | 'invalid_option'
+  | 'invalid_issuer'
+  | 'invalid_trusted_roots'
+  | 'key_dir_invalid'
+  | 'key_dir_locked'
+  | 'key_unreadable'
+  | 'key_mismatch'
+  | 'next_key_pending'
+  | 'store_unopenable'
+  | 'store_read_only'
+  | 'store_unsafe'
+  | 'store_schema'
+  | 'store_issuer_mismatch'
+  | 'nonce_store_unopenable'
+  | 'nonce_store_locked'
+  | 'nonce_store_schema';
 
 export const BRIDGE_STATUS = {
   malformed_body: 400,
@@ -25,18 +69,15 @@ export const BRIDGE_STATUS = {
   subject_unsupported: 403,
   rate_limited: 429,
   overloaded: 503,
-} as const;
-
-export type BridgeCode = keyof typeof BRIDGE_STATUS;
+} as const satisfies Record<BridgeErrorCode, 400 | 401 | 403 | 429 | 503>;
 
 /** A refused `/token` request: stable `code`, its HTTP `status`, and a `detail` for the body. */
-export class BridgeError extends ProtocolError {
-  declare readonly code: BridgeCode;
+export class BridgeError extends CodedError<BridgeErrorCode> {
   readonly status: number;
   readonly detail: string;
   /** JSON pointer of the offending field, for `malformed_body`. */
   readonly pointer: string | undefined;
-  constructor(code: BridgeCode, detail: string, pointer?: string) {
+  constructor(code: BridgeErrorCode, detail: string, pointer?: string) {
     super(code, detail);
     this.status = BRIDGE_STATUS[code];
     this.detail = detail;
@@ -49,9 +90,5 @@ export function malformed(pointer: string, message: string): BridgeError {
   return new BridgeError('malformed_body', pointer === '' ? message : `${pointer}: ${message}`, pointer);
 }
 
-/**
- * Operator input of the bridge that cannot be used: the trusted-roots file (`invalid_trusted_roots`),
- * the key directory (`key_dir_invalid`, `key_dir_locked`, `key_unreadable`, `key_mismatch`,
- * `next_key_pending`), the issuer URL (`invalid_issuer`) or another option (`invalid_option`).
- */
-export class BridgeConfigError extends ProtocolError {}
+/** Operator input of the bridge that cannot be used. */
+export class BridgeConfigError extends CodedError<BridgeConfigErrorCode> {}

@@ -27,7 +27,7 @@ import type { BridgeMetrics } from './app.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
 import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import type { BridgePolicy } from './decide.ts';
-import { BridgeConfigError } from './errors.ts';
+import { BridgeConfigError, type BridgeConfigErrorCode } from './errors.ts';
 import { isLoopbackHost, validateIssuer } from './issuer.ts';
 import type { IssuerInfo } from './issuer.ts';
 import { SigningKeyring } from './key-dir.ts';
@@ -96,7 +96,7 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-function fail(code: string, message: string): never {
+function fail(code: BridgeConfigErrorCode, message: string): never {
   throw new BridgeConfigError(code, message);
 }
 

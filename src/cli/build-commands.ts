@@ -15,6 +15,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { checkEd25519PublicKey, ed25519PrivateKeyFromPem, ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
+import { KeyError } from '../crypto/errors.ts';
 import { decodeHex, encodeHex, isHex } from '../encoding/hex.ts';
 import { decodeUtf8, parseStrictJson } from '../encoding/json.ts';
 import { ProtocolError } from '../errors.ts';
@@ -25,6 +26,7 @@ import { BuildError } from '../release/errors.ts';
 import { fileDigest, runningBundle } from '../release/running.ts';
 import { encodeStatement, IN_TOTO_PAYLOAD_TYPE } from '../release/statement.ts';
 import { verifyBuildBody } from '../release/verify.ts';
+import { CheckFailed } from './errors.ts';
 import { intArg } from './options.ts';
 
 /** Largest /build response read by `verify build`. */
@@ -114,8 +116,6 @@ interface VerifyFlags {
   timeoutMs: number;
 }
 
-class CheckFailed extends ProtocolError {}
-
 export function addBuildCommands(program: Command): void {
   const build = program.command('build').description('the signed build statement of SPEC §6: digest of the bundle, release attestation');
 
@@ -192,7 +192,7 @@ export function addBuildCommands(program: Command): void {
             expectDigest = d;
           }
         } catch (e) {
-          throw new CheckFailed(e instanceof ProtocolError ? e.code : 'invalid_option', e instanceof Error ? e.message : String(e));
+          throw new CheckFailed(e instanceof BuildError || e instanceof KeyError ? e.code : 'invalid_option', e instanceof Error ? e.message : String(e));
         }
         const url = flags.url.replace(/\/+$/, '') + '/build';
         let res: Response;

@@ -2,9 +2,7 @@
 import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
 import { collectList, intArg } from './options.ts';
-import { ProtocolError } from '../errors.ts';
-
-export class ListenError extends ProtocolError {}
+import { ListenError } from './errors.ts';
 
 /** `HOST:PORT`, IPv6 as `[::1]:PORT`; port 0 = any free port. */
 export function parseListen(text: string): { host: string; port: number } {

@@ -1,7 +1,7 @@
 /**
  * Metrics of the cosign role, on the caller's prom-client Registry (reused if already there):
  *
- *   cosign_add_checkpoint_total{origin,outcome}   counter; outcome = cosigned | conflict | a RejectCode;
+ *   cosign_add_checkpoint_total{origin,outcome}   counter; outcome = cosigned | conflict | a CosignRejectionCode;
  *                                                 origin = the log's origin, or `_unknown` for requests
  *                                                 that do not name a known log (never a client string)
  *   cosign_origin_size{origin}                    gauge, the size last cosigned

@@ -37,6 +37,7 @@ import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
 import { validateName } from '../note/checkpoint.ts';
+import { NoteError } from '../note/errors.ts';
 import { cosignatureMessage, encodeCosignatureBytes } from '../note/cosignature.ts';
 import { SIG_TYPE_COSIGNATURE_V1, formatNote, formatSignatureLine, verifyNote, verifyNoteWith } from '../note/signed-note.ts';
 import { computeKeyId } from '../note/key-id.ts';
@@ -47,22 +48,11 @@ import { EVIDENCE_LIMIT } from '../store/types.ts';
 import type { OriginState, WitnessStore } from '../store/types.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { verifyConsistency } from '../tlog/merkle.ts';
-import { CosignConfigError } from './errors.ts';
+import { CosignConfigError, type CosignRejectionCode } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { OriginQuota } from './quota.ts';
 import type { AddCheckpointRequest } from './request.ts';
 import { parseAddCheckpointRequest } from './request.ts';
-
-export type RejectCode =
-  | 'malformed_request'
-  | 'unknown_origin'
-  | 'invalid_signature'
-  | 'no_trusted_signature'
-  | 'quota_exceeded'
-  | 'old_size_too_large'
-  | 'invalid_empty_tree'
-  | 'unexpected_proof'
-  | 'inconsistent';
 
 export type AddCheckpointOutcome =
   | { readonly kind: 'cosigned'; readonly status: 200; readonly origin: string; readonly size: number; readonly timestamp: number; readonly body: string }
@@ -70,7 +60,7 @@ export type AddCheckpointOutcome =
   | {
       readonly kind: 'rejected';
       readonly status: 400 | 403 | 404 | 422 | 429;
-      readonly code: RejectCode;
+      readonly code: CosignRejectionCode;
       readonly detail: string;
       /** The origin when it is a known one (never an attacker-chosen string). */
       readonly origin: string | undefined;
@@ -205,8 +195,8 @@ export class CosignService {
           ? verifyNote(req.note, log.verifiers)
           : await verifyNoteWith(req.note, log.verifiers, (pk, m, sig) => pool.verify(pk, m, sig));
     } catch (e) {
-      if (e instanceof ProtocolError && e.code === 'invalid_signature') return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
-      if (e instanceof ProtocolError && e.code === 'unverified_note') {
+      if (e instanceof NoteError && e.code === 'invalid_signature') return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
+      if (e instanceof NoteError && e.code === 'unverified_note') {
         return reject(403, 'no_trusted_signature', 'invalid signature: no signature by a known key of the log', origin);
       }
       throw e;
@@ -330,6 +320,6 @@ export function misbehaviour(checkpoint: Checkpoint, state: OriginState | undefi
   return undefined;
 }
 
-function reject(status: 400 | 403 | 404 | 422, code: RejectCode, detail: string, origin: string | undefined): AddCheckpointOutcome {
+function reject(status: 400 | 403 | 404 | 422, code: CosignRejectionCode, detail: string, origin: string | undefined): AddCheckpointOutcome {
   return { kind: 'rejected', status, code, detail: oneLine(detail), origin };
 }

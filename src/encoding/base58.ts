@@ -5,7 +5,7 @@
  * every accepted string is the canonical encoding of its bytes. Decoding is quadratic in the
  * input length, so input is capped at MAX_BASE58_LENGTH characters.
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const INDEX = new Int8Array(128).fill(-1);

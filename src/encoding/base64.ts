@@ -4,7 +4,7 @@
  * decoder silently skips junk, so the alphabet and canonical form are checked here. Buffer does
  * the conversion in Node; portable.ts where there is none (browsers).
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 import { NodeBuffer, base64FromBytes, bytesFromBase64 } from './portable.ts';
 
 const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

@@ -1,5 +1,5 @@
 /** Canonical unsigned decimal integers (`0|[1-9][0-9]*`) ↔ bigint, with an upper bound. */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 
 const CANONICAL_RE = /^(?:0|[1-9][0-9]*)$/;
 export const U128_LIMIT = 1n << 128n;

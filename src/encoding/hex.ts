@@ -2,7 +2,7 @@
  * Hex codec. Output is lowercase; input accepts either case but nothing else (no 0x, no spaces).
  * Buffer does the conversion in Node; portable.ts where there is none (browsers).
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 import { NodeBuffer, bytesFromHex, hexFromBytes } from './portable.ts';
 
 const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;

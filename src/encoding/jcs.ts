@@ -7,7 +7,7 @@
  * Input: null, booleans, finite numbers, strings without lone surrogates, arrays and plain
  * objects. bigint, undefined, NaN/Infinity and lone surrogates are refused (EncodingError).
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 import { utf8Bytes } from './portable.ts';
 
 function fail(message: string): never {

@@ -12,7 +12,7 @@
  * `stringifyJson` is the lossless serializer: bigints are written as integer literals with every
  * digit (JSON.rawJSON).
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 
 export class JsonError extends EncodingError {
   readonly pointer: string;

@@ -5,7 +5,7 @@
  *    re-printed in UTC with 0, 3, 6 or 9 fraction digits (nanosecond-faithful, as chrono does).
  * Calendar arithmetic is done here (days-from-civil), not with Date, so years 0000–9999 are exact.
  */
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from './errors.ts';
 
 function fail(message: string): never {
   throw new EncodingError('invalid_timestamp', message);

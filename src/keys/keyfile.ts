@@ -3,9 +3,7 @@
  * O_EXCL so an existing key is never overwritten (keys are never silently regenerated).
  */
 import { openSync, writeSync, closeSync, fsyncSync, readFileSync, statSync, constants } from 'node:fs';
-import { ProtocolError } from '../errors.ts';
-
-export class KeyFileError extends ProtocolError {}
+import { KeyFileError } from './errors.ts';
 
 /** Write a new key file; fails if the path exists. */
 export function writeNewKeyFile(path: string, pem: string): void {

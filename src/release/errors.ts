@@ -1,9 +1,20 @@
 /** Errors of the signed build statement (SPEC §6), with stable snake_case codes. */
-import { ProtocolError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 
-/**
- * A build statement, envelope or bundle that cannot be used. Codes: `not_bundled`,
- * `attestation_unreadable`, `malformed_envelope`, `unsupported_payload_type`, `malformed_statement`,
- * `digest_mismatch`, `version_mismatch`, `bad_signature`, `malformed_response`, `unexpected_digest`.
- */
-export class BuildError extends ProtocolError {}
+export type BuildErrorCode =
+  | 'not_bundled' // not running from the single-file bundle
+  | 'attestation_unreadable'
+  | 'malformed_envelope'
+  | 'unsupported_payload_type'
+  | 'malformed_statement'
+  | 'digest_mismatch'
+  | 'version_mismatch'
+  | 'bad_signature'
+  | 'malformed_response'
+  | 'unexpected_digest'
+  | 'invalid_release_key'
+  | 'missing_source_commit'
+  | 'no_build_attestation';
+
+/** A build statement, envelope or bundle that cannot be used, or a node that makes no build claim. */
+export class BuildError extends CodedError<BuildErrorCode> {}

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { JsonError } from '../encoding/json.ts';
-import { EncodingError } from '../errors.ts';
+import { EncodingError } from '../encoding/errors.ts';
 import { StoreUnavailableError } from '../store/types.ts';
 import { HttpProblem } from './errors.ts';
 import type { RouteConfig } from './options.ts';

@@ -3,11 +3,34 @@
  *
  *  - `HttpProblem`: what a handler (or a hook) throws to answer with an RFC 9457 problem. The error
  *    handler turns it into `application/problem+json` with exactly these status, code, detail and
- *    headers.
- *  - `ServerConfigError`: a bad option given to `createServer` / the flag parsers (`invalid_cidr`,
- *    `invalid_rate_limit`, `invalid_option`). The CLI prints it and exits.
+ *    headers. A route's codes belong to its module's union (e.g. WitnessProblemCode,
+ *    BridgeErrorCode); the codes this layer answers by itself are ServerProblemCode.
+ *  - `ServerConfigError`: a bad option given to `createServer` / the flag parsers. The CLI prints it
+ *    and exits.
  */
-import { ProtocolError } from '../errors.ts';
+import { CodedError, ProtocolError } from '../errors.ts';
+
+/** The problems the shared HTTP layer answers itself, before or around every route (docs/http.md). */
+export type ServerProblemCode =
+  | 'malformed_request' // Host, request line, CONNECT, bytes behind an upgrade
+  | 'malformed_url'
+  | 'malformed_body' // the default schema-failure codes, per part of the request
+  | 'malformed_query'
+  | 'malformed_params'
+  | 'malformed_headers'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'request_timeout'
+  | 'body_too_large'
+  | 'unsupported_media_type'
+  | 'expectation_failed'
+  | 'headers_too_large'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'store_unavailable'
+  | 'internal';
+
+export type ServerConfigErrorCode = 'invalid_cidr' | 'invalid_rate_limit' | 'invalid_option';
 
 export class HttpProblem extends ProtocolError {
   readonly status: number;
@@ -21,4 +44,4 @@ export class HttpProblem extends ProtocolError {
   }
 }
 
-export class ServerConfigError extends ProtocolError {}
+export class ServerConfigError extends CodedError<ServerConfigErrorCode> {}

@@ -22,13 +22,13 @@ import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import type { Registry, RegistryParty } from '../anchor/registry.ts';
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire, PartyClaim } from '../anchor/types.ts';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
-import { ProtocolError } from '../errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { ensureCheckpoint, inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
 import { DAY, insertSorted, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
 import { SeedCache, UsageCache } from './committed-cache.ts';
+import { AnchorAbandonedError } from './errors.ts';
 
 export interface CosignatureBody {
   witness_name: string;
@@ -48,13 +48,6 @@ export type SubmitOutcome =
   | { kind: 'cosigned'; body: AnchorResponse }
   | { kind: 'duplicity'; proof: DuplicityProofWire; isNew: boolean }
   | { kind: 'rejected'; rejection: Rejection };
-
-/** The request was abandoned (deadline passed, client gone) before its anchor reached the store: nothing was logged. */
-export class AnchorAbandonedError extends ProtocolError {
-  constructor() {
-    super('request_abandoned', 'the request was abandoned before its anchor reached the store; nothing was logged');
-  }
-}
 
 export interface AnchorServiceOptions {
   store: WitnessStore;

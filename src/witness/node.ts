@@ -12,7 +12,6 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { parseRegistry, type Registry as PartyRegistry } from '../anchor/registry.ts';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { ProtocolError } from '../errors.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { createServer, registerMetricsRoute } from '../server/server.ts';
@@ -24,6 +23,7 @@ import { PostgresStore } from '../store/postgres.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
 import { AnchorService } from './anchor-service.ts';
+import { ConfigError } from './errors.ts';
 import { readDocument } from '../config/config-file.ts';
 import { ensureCheckpoint, LogSigner } from './log.ts';
 import type { QuotaDefaults } from './quota.ts';
@@ -32,8 +32,6 @@ import { registerWitnessRoutes } from './routes.ts';
 import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 import { loadBuildAttestation } from '../release/attestation.ts';
-
-export class ConfigError extends ProtocolError {}
 
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];

@@ -11,11 +11,12 @@ import { normalizeKeriId } from '../anchor/did.ts';
 import type { AnchorWire, PartyClaim } from '../anchor/types.ts';
 import { decodeHex, isHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
-import { HttpProblem } from '../server/errors.ts';
+import type { HttpProblem } from '../server/errors.ts';
 import { deadlineSignal } from '../server/deadline.ts';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
 import type { WitnessStore } from '../store/types.ts';
-import { AnchorAbandonedError, type AnchorService } from './anchor-service.ts';
+import type { AnchorService } from './anchor-service.ts';
+import { AnchorAbandonedError, witnessProblem } from './errors.ts';
 import type { BuildInfo } from '../release/attestation.ts';
 import { BuildStatementSchema } from '../release/schema.ts';
 import { AnchorResponse, DuplicityPage, Health, LatestAnchor, Problem } from './schemas.ts';
@@ -46,7 +47,7 @@ const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function malformedBody(detail: string): HttpProblem {
-  return new HttpProblem(400, 'malformed_body', detail);
+  return witnessProblem(400, 'malformed_body', detail);
 }
 
 function claimFrom(party: { agent: string; root?: string; scope?: string }): PartyClaim {
@@ -64,7 +65,7 @@ function claimFrom(party: { agent: string; root?: string; scope?: string }): Par
 }
 
 function seedParam(seed: string): Uint8Array {
-  if (!isHex(seed, 32)) throw new HttpProblem(400, 'malformed_seed', 'seed must be a 64-character hex seed id');
+  if (!isHex(seed, 32)) throw witnessProblem(400, 'malformed_seed', 'seed must be a 64-character hex seed id');
   return decodeHex(seed, 32);
 }
 
@@ -108,7 +109,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
         outcome = await anchors.submit(anchor, claimFrom(body.party), deadlineSignal(request));
       } catch (e) {
         // Only reached after a 408 was sent or the client left: nobody reads this answer.
-        if (e instanceof AnchorAbandonedError) throw new HttpProblem(408, 'request_timeout', e.message, { connection: 'close' });
+        if (e instanceof AnchorAbandonedError) throw witnessProblem(408, 'request_timeout', e.message, { connection: 'close' });
         throw e;
       }
       switch (outcome.kind) {
@@ -120,7 +121,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
         case 'rejected': {
           const r = outcome.rejection;
           const headers: Record<string, string> = r.retryAfter === undefined ? {} : { 'retry-after': String(r.retryAfter) };
-          throw new HttpProblem(r.status, r.code, r.detail, headers);
+          throw witnessProblem(r.status, r.code, r.detail, headers);
         }
       }
     },
@@ -132,7 +133,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
     async (request, reply) => {
       const { seed } = request.params as { seed: string };
       const latest = await anchors.latest(seedParam(seed));
-      if (latest === undefined) throw new HttpProblem(404, 'not_found', 'this witness never co-signed an anchor for that seed');
+      if (latest === undefined) throw witnessProblem(404, 'not_found', 'this witness never co-signed an anchor for that seed');
       return reply.type(JSON_TYPE).send(latest);
     },
   );
@@ -143,7 +144,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
     async (request, reply) => {
       const { seed } = request.params as { seed: string };
       const proof = await store.getDuplicity(seedParam(seed));
-      if (proof === undefined) throw new HttpProblem(404, 'not_found', 'no duplicity proof is stored for that seed');
+      if (proof === undefined) throw witnessProblem(404, 'not_found', 'no duplicity proof is stored for that seed');
       return reply.type(JSON_TYPE).send(encodeDuplicityProof(proof));
     },
   );
@@ -161,13 +162,13 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
       let limit = 100;
       if (q.limit !== undefined) {
         if (typeof q.limit !== 'string' || !/^[1-9][0-9]{0,2}$/.test(q.limit) || Number(q.limit) > 100) {
-          throw new HttpProblem(400, 'malformed_query', 'limit must be an integer 1..100');
+          throw witnessProblem(400, 'malformed_query', 'limit must be an integer 1..100');
         }
         limit = Number(q.limit);
       }
       let after: Uint8Array | undefined;
       if (q.after !== undefined) {
-        if (typeof q.after !== 'string' || !isHex(q.after, 32)) throw new HttpProblem(400, 'malformed_query', 'after must be a 64-character hex seed id');
+        if (typeof q.after !== 'string' || !isHex(q.after, 32)) throw witnessProblem(400, 'malformed_query', 'after must be a 64-character hex seed id');
         after = decodeHex(q.after, 32);
       }
       const proofs = await store.listDuplicities(after, limit);
@@ -183,14 +184,14 @@ async function sendTile(store: WitnessStore, path: string, reply: FastifyReply):
   try {
     parsed = parseTilePath(path);
   } catch {
-    throw new HttpProblem(404, 'not_found', 'not a tile path');
+    throw witnessProblem(404, 'not_found', 'not a tile path');
   }
   const cp = await store.checkpoint();
   const size = cp?.size ?? 0;
   const level = parsed.kind === 'tile' ? parsed.level : 0;
   const { full, partialWidth } = tilesAtLevel(size, level);
   const available = parsed.index < full ? 256 : parsed.index === full ? partialWidth : 0;
-  if (parsed.width > available || parsed.width < 1) throw new HttpProblem(404, 'not_found', 'that tile does not exist (yet) at that width');
+  if (parsed.width > available || parsed.width < 1) throw witnessProblem(404, 'not_found', 'that tile does not exist (yet) at that width');
   const data =
     parsed.kind === 'tile'
       ? await store.tile(parsed.level, parsed.index, parsed.width)
@@ -205,7 +206,7 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
 
   app.get('/log/checkpoint', { schema: { summary: "The witness log's latest checkpoint (C2SP tlog-checkpoint signed note)" } }, async (_req, reply) => {
     const cp = await store.checkpoint();
-    if (cp === undefined) throw new HttpProblem(404, 'not_found', 'no checkpoint yet');
+    if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
     return reply.type(TEXT).header('cache-control', 'max-age=5').send(cp.note);
   });
 
@@ -227,7 +228,7 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
   });
 
   app.get('/build', { schema: { summary: 'Signed build statement', response: { 200: BuildStatementSchema, '4xx': Problem } } }, (_req, reply) => {
-    if (deps.build === undefined) throw new HttpProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
+    if (deps.build === undefined) throw witnessProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
     return reply.type(JSON_TYPE).send(deps.build.json);
   });
 }

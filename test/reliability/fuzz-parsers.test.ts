@@ -26,7 +26,7 @@ import { formatDecimal, parseDecimal } from '../../src/encoding/decimal.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { decodeUtf8, JsonError, parseStrictJson } from '../../src/encoding/json.ts';
 import { formatTimestamp, parseRfc3339, parseTimestamp } from '../../src/encoding/time.ts';
-import { EncodingError } from '../../src/errors.ts';
+import { EncodingError } from '../../src/encoding/errors.ts';
 import { formatCheckpoint, parseCheckpoint } from '../../src/note/checkpoint.ts';
 import { formatCosignatureLine, parseCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
 import { formatNote, parseNote, parseSignatureLine, verifyNote } from '../../src/note/signed-note.ts';
