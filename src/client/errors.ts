@@ -1,14 +1,36 @@
 /**
- * Errors of the client SDK. Codes are stable (snake_case):
+ * Errors of the client SDK. Codes are stable (snake_case) and closed unions (as in jose):
  *
- * ClientError — input the client was given, or a state it cannot act on:
- *   witness_set_invalid, party_key_invalid, chain_invalid, state_invalid, state_conflict,
- *   bundle_invalid, unknown_witness, http_failed, usage
- * VerificationError (src/client/verify-anchor.ts) — something a witness signed or sent does not
- * verify: malformed_response, wrong_witness, cosignature_invalid, checkpoint_invalid,
- * checkpoint_wrong_origin, inclusion_invalid, tlog_proof_invalid, anchor_mismatch,
- * duplicity_proof_invalid, consistency_invalid.
+ * ClientError — input the client was given, a state it cannot act on, or a witness it cannot
+ * reach: ClientErrorCode below.
+ * VerificationError (src/verify/errors.ts, re-exported here) — something a witness or party signed
+ * or sent does not verify: VerificationCode. The verifier SDK (`anchor-witness/verify`) throws the
+ * same class. docs/client.md lists which function throws which code.
  */
 import { ProtocolError } from '../errors.ts';
 
-export class ClientError extends ProtocolError {}
+export { VerificationError, type VerificationCode } from '../verify/errors.ts';
+
+export type ClientErrorCode =
+  | 'usage'
+  | 'witness_set_invalid'
+  | 'party_key_invalid'
+  | 'chain_invalid'
+  | 'state_invalid'
+  | 'state_conflict'
+  | 'bundle_invalid'
+  | 'unknown_witness'
+  | 'http_failed'
+  | 'malformed_json'
+  | 'tiles_unavailable'
+  | 'anchor_mismatch'
+  | 'duplicity_proof_invalid'
+  | 'duplicity_proof_foreign';
+
+export class ClientError extends ProtocolError {
+  declare readonly code: ClientErrorCode;
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code` to the union
+  constructor(code: ClientErrorCode, message: string) {
+    super(code, message);
+  }
+}

@@ -21,11 +21,13 @@
 import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';
 import type { Anchor, AnchorWire } from '../anchor/types.ts';
+import { FINALIZED_V, type FinalityFailureCode, type FinalityOptions, type FinalityResult, type MemberResult } from '../verify/finalize.ts';
 import { ClientError } from './errors.ts';
 import { parseReceipt, verifyPartyPin, verifyReceipt, VerificationError, type PinnedParty, type Receipt } from './verify-anchor.ts';
 import { encodeWitnessSet, findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
 
-export const FINALIZED_V = 'anchor-witness/finalized/v1';
+export { FINALIZED_V } from '../verify/finalize.ts';
+export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, MemberResult } from '../verify/finalize.ts';
 
 export interface FinalizedBundle {
   anchor: Anchor;
@@ -40,48 +42,6 @@ export interface FinalizedBundleWire {
   receipts: Receipt[];
 }
 
-export type MemberResult =
-  | { name: string; status: 'valid'; treeSize: number; leafIndex: number }
-  | { name: string; status: 'missing' }
-  | { name: string; status: 'invalid'; code: string; reason: string };
-
-export type FinalityCode =
-  | 'final'
-  | 'threshold_not_met'
-  | 'witness_set_invalid'
-  | 'witness_set_mismatch'
-  | 'threshold_mismatch'
-  | 'said_mismatch'
-  | 'party_key_mismatch'
-  | 'party_signature_invalid'
-  | 'receipt_invalid';
-
-export interface FinalityResult {
-  final: boolean;
-  /** `final`, or why not. */
-  code: FinalityCode;
-  /** One line for humans. */
-  reason: string;
-  /** The set's SAID, computed. */
-  said: string;
-  threshold: number;
-  /** Distinct members with a valid receipt. */
-  valid: number;
-  /** One entry per member of the set, in set order. */
-  members: MemberResult[];
-  /** Receipts whose `witness_name` is not a member (never counted). */
-  outsiders: { name: string; receipt: number }[];
-}
-
-export interface FinalityOptions {
-  /** Any invalid receipt fails the verification (default false: it only fails its member). */
-  strict?: boolean;
-  /** A SAID obtained independently (e.g. from the party's KEL): the set must have it. */
-  expectedSaid?: string;
-  /** The party key(s) the caller trusts: the anchor must be signed by one of them (`party_key_mismatch`). */
-  party?: PinnedParty;
-}
-
 export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): FinalityResult {
   let set: WitnessSet;
   try {
@@ -94,7 +54,7 @@ export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: rea
   }
   const said = witnessSetSaid(set);
   const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
-  const stop = (code: FinalityCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
+  const stop = (code: FinalityFailureCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
   if (opts.expectedSaid !== undefined && opts.expectedSaid !== said) return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
   if (anchor.witnessSet.said !== said) return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
   if (anchor.witnessSet.threshold !== set.threshold) {
@@ -138,11 +98,11 @@ export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: rea
   base.valid = base.members.filter((m) => m.status === 'valid').length;
   if (opts.strict === true && firstInvalid !== undefined) {
     const bad = firstInvalid;
-    return { ...base, final: false, code: 'receipt_invalid', reason: `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}` };
+    return stop('receipt_invalid', `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}`);
   }
   if (base.valid < set.threshold) {
     const failed = base.members.filter((m) => m.status !== 'valid').map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
-    return { ...base, final: false, code: 'threshold_not_met', reason: `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})` };
+    return stop('threshold_not_met', `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`);
   }
   return { ...base, final: true, code: 'final', reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
 }

@@ -13,9 +13,9 @@ import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
-import { hexIsBytes, VerificationError, type CosignatureWire, type PinnedWitness } from './verify-anchor.ts';
+import { hexIsBytes, VerificationError, type CosignatureWire, type PinnedWitness, type VerificationCode } from './verify-anchor.ts';
 
-function rethrow(code: string, what: string, e: unknown): never {
+function rethrow(code: VerificationCode, what: string, e: unknown): never {
   if (e instanceof VerificationError) throw e;
   const inner = e instanceof ProtocolError ? ` (${e.code})` : '';
   throw new VerificationError(code, `${what}: ${e instanceof Error ? e.message : String(e)}${inner}`);

@@ -9,163 +9,40 @@
  *    (one key, or a registry entry's current keys), and that signature verifies: a witness can
  *    co-sign and log anything, including an anchor it minted under a key of its own.
  *
+ * Synchronous (node:crypto), for the CLI and the client; the verifier SDK (src/verify) has the same
+ * checks async over WebCrypto, and shares this module's error class, wire types and shape checks.
  * Failures throw VerificationError with a stable code: malformed_response, wrong_witness,
  * cosignature_invalid, checkpoint_wrong_origin, checkpoint_invalid, inclusion_invalid,
  * tlog_proof_invalid, party_unpinned, party_key_mismatch, party_signature_invalid.
  */
-import { decodeAnchor } from '../anchor/codec.ts';
 import { cosignMessage } from '../anchor/messages.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';
-import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
+import type { Anchor } from '../anchor/types.ts';
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeBase64 } from '../encoding/base64.ts';
-import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { decodeHex } from '../encoding/hex.ts';
+import { equalBytes } from '../encoding/portable.ts';
 import { parseRfc3339 } from '../encoding/time.ts';
-import { ProtocolError } from '../errors.ts';
-import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { parseCheckpoint } from '../note/checkpoint.ts';
 import { parseNote, verifyNote } from '../note/signed-note.ts';
 import { parseTlogProof } from '../note/tlog-proof.ts';
 import { ed25519NoteVerifier } from '../note/vkey.ts';
 import { hashLeaf } from '../tlog/hash.ts';
 import { verifyInclusion } from '../tlog/merkle.ts';
+import { fail, VerificationError, type VerificationCode } from '../verify/errors.ts';
+import { checkPartyKeyPinned, hexIsBytes, parseAnchorResponse, decodeResponseAnchor, type AnchorResponseBody, type PinnedParty, type PinnedWitness, type Receipt, type VerifiedReceipt } from '../verify/receipt.ts';
 
-export class VerificationError extends ProtocolError {}
+// The error class, the wire types and the JSON shape checks are the verifier SDK's (src/verify), shared.
+export { VerificationError, type VerificationCode } from '../verify/errors.ts';
+export { decodeResponseAnchor, hexIsBytes, parseAnchorResponse, parseCosignature, parseReceipt } from '../verify/receipt.ts';
+export type { AnchorResponseBody, CosignatureWire, InclusionWire, PinnedParty, PinnedPartyKey, PinnedWitness, Receipt, VerifiedReceipt } from '../verify/receipt.ts';
 
-export interface CosignatureWire {
-  witness_name: string;
-  witness_public_key: string;
-  signature: string;
-  timestamp: string;
-}
-
-export interface InclusionWire {
-  log_origin: string;
-  leaf_index: number;
-  tree_size: number;
-  hashes: string[];
-  checkpoint: string;
-  tlog_proof: string;
-}
-
-/** What a witness returns for one anchor: its cosignature and the anchor's inclusion in its log. */
-export interface Receipt {
-  cosignature: CosignatureWire;
-  inclusion: InclusionWire;
-}
-
-export interface AnchorResponseBody extends Receipt {
-  anchor: AnchorWire;
-  /** POST /v1/anchor only. */
-  replay?: boolean;
-  /** GET /v1/anchor/{seed} only. */
-  duplicity?: boolean;
-}
-
-export interface PinnedWitness {
-  /** Ed25519 public key of the witness. */
-  publicKey: Uint8Array;
-  /** The witness's log origin (key name of its checkpoints). */
-  logOrigin: string;
-  name?: string;
-}
-
-/** A party key the verifier trusts (SPEC §3.2 registry entry `keys[]` item; the anchor's `sig_party` curve and key). */
-export interface PinnedPartyKey {
-  curve: Curve;
-  /** Ed25519: 32 bytes; P-256: 33-byte compressed SEC1. */
-  publicKey: Uint8Array;
-}
-
-/** The party an anchor must be signed by: one key, or every current key of its registry entry (any one may sign). */
-export type PinnedParty = PinnedPartyKey | readonly PinnedPartyKey[];
-
-export interface VerifiedReceipt {
-  anchor: Anchor;
-  treeSize: number;
-  leafIndex: number;
-  /** The checkpoint the anchor is included in (verified under the pinned key). */
-  checkpoint: Checkpoint;
-}
-
-function fail(code: string, message: string): never {
-  throw new VerificationError(code, message);
-}
-
-function wrap<T>(code: string, what: string, fn: () => T): T {
+function wrap<T>(code: VerificationCode, what: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
     if (e instanceof VerificationError) throw e;
     return fail(code, `${what}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-const isString = (x: unknown): x is string => typeof x === 'string';
-const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
-
-/** Check the JSON shape of a cosignature object; throws malformed_response. */
-export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWire {
-  if (!isObject(c) || !isString(c.witness_name) || !isString(c.witness_public_key) || !isString(c.signature) || !isString(c.timestamp)) {
-    fail('malformed_response', `${at} must have string witness_name, witness_public_key, signature and timestamp`);
-  }
-  return { witness_name: c.witness_name, witness_public_key: c.witness_public_key, signature: c.signature, timestamp: c.timestamp };
-}
-
-/** Check the JSON shape of a receipt (cosignature + inclusion); throws malformed_response. */
-export function parseReceipt(doc: unknown, at = ''): Receipt {
-  if (!isObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
-  const cosignature = parseCosignature(doc.cosignature, `${at}/cosignature`);
-  const i = doc.inclusion;
-  if (
-    !isObject(i) ||
-    !isString(i.log_origin) ||
-    !isIndex(i.leaf_index) ||
-    !isIndex(i.tree_size) ||
-    !Array.isArray(i.hashes) ||
-    !i.hashes.every(isString) ||
-    !isString(i.checkpoint) ||
-    !isString(i.tlog_proof)
-  ) {
-    fail('malformed_response', `${at}/inclusion must have log_origin, leaf_index, tree_size, hashes, checkpoint and tlog_proof`);
-  }
-  return {
-    cosignature,
-    inclusion: {
-      log_origin: i.log_origin,
-      leaf_index: i.leaf_index,
-      tree_size: i.tree_size,
-      hashes: i.hashes,
-      checkpoint: i.checkpoint,
-      tlog_proof: i.tlog_proof,
-    },
-  };
-}
-
-/** Check the JSON shape of a 200 body of POST /v1/anchor or GET /v1/anchor/{seed}. */
-export function parseAnchorResponse(doc: unknown): AnchorResponseBody {
-  const receipt = parseReceipt(doc);
-  const d = doc as Record<string, unknown>;
-  if (!isObject(d.anchor) || !isObject(d.anchor.witness_set) || !isObject(d.anchor.sig_party)) fail('malformed_response', '/anchor is not an anchor object');
-  const body: AnchorResponseBody = { anchor: d.anchor as unknown as AnchorWire, ...receipt };
-  if (typeof d.replay === 'boolean') body.replay = d.replay;
-  if (typeof d.duplicity === 'boolean') body.duplicity = d.duplicity;
-  return body;
-}
-
-/** Decode an anchor from a response; malformed_response on failure. */
-export function decodeResponseAnchor(w: AnchorWire): Anchor {
-  return wrap('malformed_response', 'anchor', () => decodeAnchor(w));
-}
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
-
-/** True when the hex text decodes to exactly `bytes` (either case; a non-hex text never matches). */
-export function hexIsBytes(text: string, bytes: Uint8Array): boolean {
-  try {
-    return sameBytes(decodeHex(text, bytes.length), bytes);
-  } catch {
-    return false;
   }
 }
 
@@ -175,14 +52,7 @@ export function hexIsBytes(text: string, bytes: Uint8Array): boolean {
  * (party_signature_invalid). Nothing pinned (undefined, an empty list) is party_unpinned.
  */
 export function verifyPartyPin(anchor: Anchor, party: PinnedParty): void {
-  const given = party as PinnedParty | undefined | null;
-  if (given === undefined || given === null) fail('party_unpinned', 'no party key pinned: give the party\'s key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part');
-  const keys: readonly PinnedPartyKey[] = 'publicKey' in given ? [given] : given;
-  if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
-  const sp = anchor.sigParty;
-  if (!keys.some((k) => k.curve === sp.curve && sameBytes(k.publicKey, sp.publicKey))) {
-    fail('party_key_mismatch', `the anchor is signed by ${sp.curve} key ${encodeHex(sp.publicKey)}, not by the pinned party key`);
-  }
+  checkPartyKeyPinned(anchor, party);
   if (!verifyPartySignature(anchor)) fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
 }
 
@@ -218,7 +88,7 @@ export function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: 
   const tp = wrap('tlog_proof_invalid', 'tlog_proof', () => parseTlogProof(inc.tlog_proof));
   if (tp.checkpoint !== inc.checkpoint) fail('tlog_proof_invalid', 'tlog_proof checkpoint is not byte-identical to checkpoint');
   if (tp.extra !== undefined) fail('tlog_proof_invalid', 'tlog_proof carries an extra line');
-  if (tp.index !== inc.leaf_index || tp.proof.length !== hashes.length || tp.proof.some((h, i) => Buffer.compare(h, hashes[i]!) !== 0)) {
+  if (tp.index !== inc.leaf_index || tp.proof.length !== hashes.length || tp.proof.some((h, i) => !equalBytes(h, hashes[i]!))) {
     fail('tlog_proof_invalid', 'tlog_proof index or path differs from the inclusion fields');
   }
   return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };

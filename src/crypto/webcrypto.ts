@@ -14,7 +14,9 @@ import { ed25519StrictPrecheck } from './ed25519-strict.ts';
 import { decompressP256, p256StrictPrecheck } from './p256-strict.ts';
 
 /** The platform has no WebCrypto, or no Ed25519/ECDSA P-256 in it. Code: `crypto_unavailable`. */
-export class WebCryptoUnavailable extends ProtocolError {}
+export class WebCryptoUnavailable extends ProtocolError {
+  declare readonly code: 'crypto_unavailable';
+}
 
 /** The part of SubtleCrypto used here (declared locally: this module compiles without the DOM lib). */
 interface Subtle {

@@ -1,0 +1,67 @@
+/**
+ * The one error class of the verifier SDK (`anchor-witness/verify`, also thrown by the client's
+ * synchronous verifiers in src/client): something a witness or party signed or sent does not
+ * verify, or the caller's inputs cannot be verified against. `code` is one of VerificationCode, a
+ * closed union (as in jose): branch on it, never on the message. docs/client.md lists what each
+ * function throws.
+ */
+import { ProtocolError } from '../errors.ts';
+
+export type VerificationCode =
+  // shapes and inputs
+  | 'malformed_response'
+  | 'usage'
+  | 'key_invalid'
+  | 'bundle_invalid'
+  | 'witness_set_invalid'
+  | 'crypto_unavailable'
+  // the witness's part of a receipt
+  | 'wrong_witness'
+  | 'cosignature_invalid'
+  | 'cosignature_missing'
+  | 'checkpoint_invalid'
+  | 'checkpoint_wrong_origin'
+  | 'inclusion_invalid'
+  | 'tlog_proof_invalid'
+  | 'note_invalid'
+  | 'note_unverified'
+  | 'consistency_invalid'
+  | 'anchor_mismatch'
+  // the party's part
+  | 'party_unpinned'
+  | 'party_key_mismatch'
+  | 'party_signature_invalid'
+  | 'duplicity_proof_invalid'
+  // finality (FinalityResult codes other than `final`, when a caller turns them into errors)
+  | 'threshold_not_met'
+  | 'witness_set_mismatch'
+  | 'threshold_mismatch'
+  | 'said_mismatch'
+  | 'receipt_invalid';
+
+export class VerificationError extends ProtocolError {
+  declare readonly code: VerificationCode;
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code` to the union
+  constructor(code: VerificationCode, message: string) {
+    super(code, message);
+  }
+}
+
+export function fail(code: VerificationCode, message: string): never {
+  throw new VerificationError(code, message);
+}
+
+/** Run `fn`; any failure other than a VerificationError becomes one with `code` (the cause's code in the message). */
+export function wrap<T>(code: VerificationCode, what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    return rethrow(code, what, e);
+  }
+}
+
+export function rethrow(code: VerificationCode, what: string, e: unknown): never {
+  if (e instanceof VerificationError) throw e;
+  const inner = e instanceof ProtocolError ? ` (${e.code})` : '';
+  throw new VerificationError(code, `${what}: ${e instanceof Error ? e.message : String(e)}${inner}`);
+}

@@ -1,0 +1,171 @@
+/**
+ * Finalization for the verifier SDK (async; the client's synchronous twin is
+ * src/client/finalize.ts, same rules and results): an anchor is final under a witness set when at
+ * least `threshold` distinct members each returned a receipt that verifies under the key the SET
+ * pins, the anchor commits to the set (`witness_set.said`, same threshold) and carries a valid
+ * party signature — under the party key the caller pins, else under the key the anchor carries.
+ * The set is re-validated so that no receipt or key counts twice. Results are typed per member.
+ *
+ * The bundle is what `anchor-witness party submit` writes:
+ *   {"v": "anchor-witness/finalized/v1", "anchor": Anchor, "witness_set": WitnessSet, "receipts": [Receipt…]}
+ */
+import { decodeAnchor } from '../anchor/codec.ts';
+import type { Anchor, AnchorWire } from '../anchor/types.ts';
+import { VerificationError } from './errors.ts';
+import { parseReceipt, verifyPartyPin, verifyPartySignature, verifyReceipt, type PinnedParty, type Receipt } from './receipt.ts';
+import { findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet } from './witness-set.ts';
+
+export const FINALIZED_V = 'anchor-witness/finalized/v1';
+
+export interface FinalizedBundle {
+  anchor: Anchor;
+  witnessSet: WitnessSet;
+  receipts: Receipt[];
+}
+
+export type MemberResult =
+  | { name: string; status: 'valid'; treeSize: number; leafIndex: number }
+  | { name: string; status: 'missing' }
+  | { name: string; status: 'invalid'; code: VerificationError['code']; reason: string };
+
+/** Why an anchor is not final. */
+export type FinalityFailureCode =
+  | 'threshold_not_met'
+  | 'witness_set_invalid'
+  | 'witness_set_mismatch'
+  | 'threshold_mismatch'
+  | 'said_mismatch'
+  | 'party_key_mismatch'
+  | 'party_signature_invalid'
+  | 'receipt_invalid';
+
+export type FinalityCode = 'final' | FinalityFailureCode;
+
+interface FinalityCounts {
+  /** One line for humans. */
+  reason: string;
+  /** The set's SAID, computed. */
+  said: string;
+  threshold: number;
+  /** Distinct members with a valid receipt. */
+  valid: number;
+  /** One entry per member of the set, in set order. */
+  members: MemberResult[];
+  /** Receipts whose `witness_name` is not a member (never counted). */
+  outsiders: { name: string; receipt: number }[];
+}
+
+export type FinalityResult = (FinalityCounts & { final: true; code: 'final' }) | (FinalityCounts & { final: false; code: FinalityFailureCode });
+
+export interface FinalityOptions {
+  /** Any invalid receipt fails the verification (default false: it only fails its member). */
+  strict?: boolean;
+  /** A SAID obtained independently (e.g. from the party's KEL): the set must have it. */
+  expectedSaid?: string;
+  /** The party key(s) the caller trusts: the anchor must be signed by one of them (`party_key_mismatch`). */
+  party?: PinnedParty;
+}
+
+export async function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): Promise<FinalityResult> {
+  let set: WitnessSet;
+  try {
+    set = makeWitnessSet(given.threshold, given.members);
+  } catch (e) {
+    if (!(e instanceof VerificationError)) throw e;
+    const members = Array.isArray(given.members) ? given.members : [];
+    return { said: '', threshold: given.threshold, valid: 0, members: members.map((m) => ({ name: m.name, status: 'missing' as const })), outsiders: [], final: false, code: 'witness_set_invalid', reason: e.message };
+  }
+  const said = await witnessSetSaid(set);
+  const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
+  const stop = (code: FinalityFailureCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
+  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said) return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
+  if (anchor.witnessSet.said !== said) return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
+  if (anchor.witnessSet.threshold !== set.threshold) return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
+  if (!(await verifyPartySignature(anchor))) return stop('party_signature_invalid', 'the party signature of the anchor does not verify');
+  const party: PinnedParty = opts.party ?? { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
+  if (opts.party !== undefined) {
+    try {
+      await verifyPartyPin(anchor, opts.party);
+    } catch (e) {
+      if (!(e instanceof VerificationError)) throw e;
+      return stop(e.code === 'party_signature_invalid' ? 'party_signature_invalid' : 'party_key_mismatch', e.message);
+    }
+  }
+
+  const byMember = new Map<string, MemberResult>();
+  let firstInvalid: (MemberResult & { status: 'invalid' }) | undefined;
+  for (const [i, r] of receipts.entries()) {
+    const member = findMember(set, r.cosignature.witness_name);
+    if (member === undefined) {
+      base.outsiders.push({ name: r.cosignature.witness_name, receipt: i });
+      continue;
+    }
+    let result: MemberResult;
+    try {
+      const v = await verifyReceipt(anchor, r, memberPin(member), party);
+      result = { name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex };
+    } catch (e) {
+      if (!(e instanceof VerificationError)) throw e;
+      const invalid = { name: member.name, status: 'invalid' as const, code: e.code, reason: e.message };
+      firstInvalid ??= invalid;
+      result = invalid;
+    }
+    const prev = byMember.get(member.name);
+    if (prev === undefined || (prev.status === 'invalid' && result.status === 'valid')) byMember.set(member.name, result);
+  }
+  base.members = set.members.map((m) => byMember.get(m.name) ?? { name: m.name, status: 'missing' });
+  base.valid = base.members.filter((m) => m.status === 'valid').length;
+  if (opts.strict === true && firstInvalid !== undefined) {
+    const bad = firstInvalid;
+    return stop('receipt_invalid', `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}`);
+  }
+  if (base.valid < set.threshold) {
+    const failed = base.members.filter((m) => m.status !== 'valid').map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
+    return stop('threshold_not_met', `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`);
+  }
+  return { ...base, final: true, code: 'final', reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
+}
+
+/** Parse a finalized bundle document (`bundle_invalid`, `witness_set_invalid`). */
+export async function parseFinalizedBundle(doc: unknown): Promise<FinalizedBundle> {
+  const bad = (m: string): never => {
+    throw new VerificationError('bundle_invalid', `invalid finalized-anchor bundle: ${m}`);
+  };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return bad('not a JSON object');
+  const d = doc as Record<string, unknown>;
+  for (const k of Object.keys(d)) if (!['v', 'anchor', 'witness_set', 'receipts'].includes(k)) bad(`unknown field ${JSON.stringify(k)}`);
+  if (d.v !== FINALIZED_V) bad(`v must be ${FINALIZED_V}`);
+  if (typeof d.anchor !== 'object' || d.anchor === null) bad('anchor missing');
+  let anchor: Anchor;
+  try {
+    anchor = decodeAnchor(d.anchor as AnchorWire, '/anchor');
+  } catch (e) {
+    return bad((e as Error).message);
+  }
+  const witnessSet = await parseWitnessSet(d.witness_set);
+  if (!Array.isArray(d.receipts)) return bad('receipts must be an array');
+  const receipts = d.receipts.map((r: unknown, i) => {
+    try {
+      return parseReceipt(r, `/receipts/${i}`);
+    } catch (e) {
+      return bad((e as Error).message);
+    }
+  });
+  return { anchor, witnessSet, receipts };
+}
+
+/**
+ * A finalized bundle (parsed JSON) against a witness set: the bundle's own set must be the one the
+ * caller trusts, pinned by `expectedSaid` (or given as `witnessSet`, whose SAID is then expected).
+ */
+export async function verifyFinalizedBundle(doc: unknown, opts: FinalityOptions & { witnessSet?: WitnessSet } = {}): Promise<FinalityResult> {
+  if (opts.expectedSaid === undefined && opts.witnessSet === undefined) {
+    throw new VerificationError('usage', "pin the witness set: give expectedSaid (e.g. from the party's KEL) or witnessSet; a bundle's own set proves nothing");
+  }
+  const bundle = await parseFinalizedBundle(doc);
+  const expectedSaid = opts.expectedSaid ?? (opts.witnessSet === undefined ? undefined : await witnessSetSaid(makeWitnessSet(opts.witnessSet.threshold, opts.witnessSet.members)));
+  const o: FinalityOptions = { ...opts };
+  delete (o as { witnessSet?: unknown }).witnessSet;
+  if (expectedSaid !== undefined) o.expectedSaid = expectedSaid;
+  return verifyFinalized(bundle.anchor, bundle.witnessSet, bundle.receipts, o);
+}

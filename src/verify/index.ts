@@ -1,0 +1,24 @@
+/**
+ * `anchor-witness/verify`: the verifier SDK for relying parties — pure async functions over bytes
+ * and JSON, no I/O, no node: import (it runs in browsers; SHA-256, Ed25519 and P-256 through
+ * WebCrypto with this project's strict rules). Every failure is a VerificationError whose `code` is
+ * a VerificationCode. docs/client.md lists this API; test/verify/exports.test.ts keeps the two equal.
+ */
+export { VerificationError } from './errors.ts';
+export type { VerificationCode } from './errors.ts';
+export { anchorLogEntry, decodeResponseAnchor, parseAnchorResponse, parseReceipt, verifyAnchorResponse, verifyPartyPin, verifyPartySignature, verifyReceipt, verifyWitnessReceipt } from './receipt.ts';
+export type { AnchorResponseBody, CosignatureWire, InclusionWire, PinnedParty, PinnedPartyKey, PinnedWitness, Receipt, VerifiedReceipt } from './receipt.ts';
+export { verifyDuplicityProof } from './duplicity.ts';
+export { cosignatureNoteKey, ed25519NoteKey, noteKeyFromVkey, verifyCheckpoint, verifyCosignedCheckpoint, verifyNote } from './note.ts';
+export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from './note.ts';
+export { verifyTlogProof } from './tlog-proof.ts';
+export type { VerifiedTlogProof } from './tlog-proof.ts';
+export { hashLeaf, verifyInclusion } from './merkle.ts';
+export { WITNESS_SET_V, makeWitnessSet, parseWitnessSet, witnessSetSaid } from './witness-set.ts';
+export type { WitnessSet, WitnessSetMember, WitnessSetWire } from './witness-set.ts';
+export { FINALIZED_V, parseFinalizedBundle, verifyFinalized, verifyFinalizedBundle } from './finalize.ts';
+export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, FinalizedBundle, MemberResult } from './finalize.ts';
+export { freshness } from './freshness.ts';
+export type { Freshness } from './freshness.ts';
+export { sha256, verifyEd25519, verifyP256 } from './crypto.ts';
+export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';

@@ -1,0 +1,199 @@
+/**
+ * Signed notes, checkpoints and cosignature/v1 lines for the verifier SDK, async (WebCrypto):
+ * note keys (types 0x01 Ed25519 and 0x04 cosignature/v1) from vkeys or raw keys, with key IDs by
+ * WebCrypto SHA-256; the signed-note rules are src/note/signed-note.ts's own (verifyNoteWith: a
+ * known key that fails rejects the note, no known key verified rejects it), the checkpoint parser
+ * src/note/checkpoint.ts's. Failures are VerificationError (`key_invalid`, `note_invalid`,
+ * `note_unverified`, `checkpoint_invalid`, `checkpoint_wrong_origin`, `cosignature_invalid`,
+ * `cosignature_missing`, `usage`).
+ */
+import { checkEd25519PublicKey } from '../crypto/ed25519-strict.ts';
+import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { ProtocolError } from '../errors.ts';
+import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, isValidKeyName, verifyNoteWith, type NoteKeyType, type NoteVerifier, type VerifiedNote } from '../note/signed-note.ts';
+import { EMPTY_ROOT } from './merkle.ts';
+import { sha256, verifyEd25519 } from './crypto.ts';
+import { fail, rethrow, VerificationError } from './errors.ts';
+
+export type { Checkpoint, VerifiedNote, NoteKeyType };
+
+/**
+ * A trusted note key. Built only by noteKeyFromVkey / ed25519NoteKey / cosignatureNoteKey (which
+ * compute the key ID); its signatures are checked by the async functions of this entry point.
+ */
+export type NoteKey = NoteVerifier;
+
+const ENCODER = new TextEncoder();
+const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
+
+async function keyIdOf(name: string, type: number, publicKey: Uint8Array): Promise<number> {
+  const h = await sha256(ENCODER.encode(`${name}\n`), Uint8Array.of(type), publicKey);
+  return new DataView(h.buffer, h.byteOffset, 4).getUint32(0);
+}
+
+const keyIdHex = (id: number): string => id.toString(16).padStart(8, '0');
+
+/** cosignature/v1 (c2sp.org/tlog-cosignature): the signature bytes are u64be(time) ‖ Ed25519 signature over "cosignature/v1\ntime <T>\n" ‖ note text. */
+function cosignatureInput(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null {
+  if (signature.length !== 72) return null;
+  const t = new DataView(signature.buffer, signature.byteOffset, 8).getBigUint64(0);
+  if (t > MAX_COSIGNATURE_TIMESTAMP) return null;
+  const header = ENCODER.encode(`cosignature/v1\ntime ${t}\n`);
+  const message = new Uint8Array(header.length + text.length);
+  message.set(header, 0);
+  message.set(text, header.length);
+  return { message, signature: signature.subarray(8) };
+}
+
+async function makeKey(name: string, type: NoteKeyType, publicKey: Uint8Array): Promise<NoteKey> {
+  if (!isValidKeyName(name)) fail('key_invalid', 'key names must be non-empty, without spaces or "+"');
+  try {
+    checkEd25519PublicKey(publicKey);
+  } catch (e) {
+    return rethrow('key_invalid', 'note key', e);
+  }
+  const pk = Uint8Array.from(publicKey);
+  const keyId = await keyIdOf(name, type, pk);
+  const raw = new Uint8Array(33);
+  raw[0] = type;
+  raw.set(pk, 1);
+  const ed25519Input = type === SIG_TYPE_ED25519 ? (text: Uint8Array, signature: Uint8Array) => ({ message: text, signature }) : cosignatureInput;
+  return {
+    name,
+    keyId,
+    type,
+    publicKey: pk,
+    vkey: `${name}+${keyIdHex(keyId)}+${encodeBase64(raw)}`,
+    ed25519Input,
+    verify: () => {
+      throw new VerificationError('usage', 'keys of anchor-witness/verify are checked by its async functions only');
+    },
+  };
+}
+
+/** A key for Ed25519 note signatures (type 0x01): a log's checkpoint key. */
+export function ed25519NoteKey(name: string, publicKey: Uint8Array): Promise<NoteKey> {
+  return makeKey(name, SIG_TYPE_ED25519, publicKey);
+}
+
+/** A key for cosignature/v1 witness cosignatures (type 0x04). */
+export function cosignatureNoteKey(name: string, publicKey: Uint8Array): Promise<NoteKey> {
+  return makeKey(name, SIG_TYPE_COSIGNATURE_V1, publicKey);
+}
+
+/** A key from a vkey `<name>+<hex8 key ID>+<base64(type ‖ key)>` (types 0x01 and 0x04; the key ID must match). */
+export async function noteKeyFromVkey(vkey: string): Promise<NoteKey> {
+  const i1 = vkey.indexOf('+');
+  const i2 = i1 < 0 ? -1 : vkey.indexOf('+', i1 + 1);
+  if (i2 < 0) fail('key_invalid', 'vkey must be <name>+<hex key ID>+<base64 key>');
+  const idHex = vkey.slice(i1 + 1, i2);
+  if (!/^[0-9a-fA-F]{8}$/.test(idHex)) fail('key_invalid', 'vkey key ID must be 8 hex digits');
+  let raw: Uint8Array;
+  try {
+    raw = decodeBase64(vkey.slice(i2 + 1));
+  } catch {
+    return fail('key_invalid', 'vkey key is not canonical padded base64');
+  }
+  const type = raw[0];
+  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1) fail('key_invalid', 'unsupported vkey signature type (0x01 and 0x04 only)');
+  if (raw.length !== 33) fail('key_invalid', 'Ed25519 vkey key must be 32 bytes');
+  const key = await makeKey(vkey.slice(0, i1), type, raw.subarray(1));
+  if (key.keyId !== Number.parseInt(idHex, 16)) fail('key_invalid', `vkey key ID ${idHex} does not match the key (expected ${keyIdHex(key.keyId)})`);
+  return key;
+}
+
+/**
+ * Verify a signed note under trusted keys (c2sp.org/signed-note): `note_invalid` when it does not
+ * parse or a known key's signature fails, `note_unverified` when no known key signed.
+ */
+export async function verifyNote(note: string | Uint8Array, keys: readonly NoteKey[]): Promise<VerifiedNote> {
+  try {
+    return await verifyNoteWith(note, keys, verifyEd25519);
+  } catch (e) {
+    if (e instanceof VerificationError) throw e;
+    return rethrow(e instanceof ProtocolError && e.code === 'unverified_note' ? 'note_unverified' : 'note_invalid', 'signed note', e);
+  }
+}
+
+/** A size-0 checkpoint must carry the empty tree's root (else no consistency check could be trusted with it). */
+function checkEmptyTree(checkpoint: Checkpoint): void {
+  if (checkpoint.size === 0 && encodeHex(checkpoint.rootHash) !== encodeHex(EMPTY_ROOT)) fail('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
+}
+
+/** A checkpoint (c2sp.org/tlog-checkpoint) signed by one of `keys`, optionally of `origin`. */
+export async function verifyCheckpoint(note: string, keys: readonly NoteKey[], origin?: string): Promise<{ checkpoint: Checkpoint; note: VerifiedNote }> {
+  let verified: VerifiedNote;
+  let checkpoint: Checkpoint;
+  try {
+    verified = await verifyNoteWith(note, keys, verifyEd25519);
+    checkpoint = parseCheckpoint(verified.text);
+  } catch (e) {
+    return rethrow('checkpoint_invalid', 'checkpoint', e);
+  }
+  if (origin !== undefined && checkpoint.origin !== origin) fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
+  checkEmptyTree(checkpoint);
+  return { checkpoint, note: verified };
+}
+
+export interface CosignedCheckpoint {
+  checkpoint: Checkpoint;
+  /** The log's own signature verified (when log keys were given). */
+  logVerified: boolean;
+  /** The cosigners whose cosignature/v1 line verified (one per distinct key), with the signed time. */
+  cosigners: { name: string; timestamp: bigint }[];
+}
+
+/**
+ * A checkpoint with cosignature/v1 lines (c2sp.org/tlog-cosignature): every cosigner key (type
+ * 0x04) must have a valid line unless `quorum` says how many distinct keys suffice; with `log`
+ * keys, the log's signature must verify too, by a key named after the checkpoint's origin.
+ */
+export async function verifyCosignedCheckpoint(note: string, opts: { cosigners: readonly NoteKey[]; log?: readonly NoteKey[]; quorum?: number }): Promise<CosignedCheckpoint> {
+  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1)) fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) keys');
+  const distinct = new Map<string, string>();
+  for (const c of opts.cosigners) {
+    const hex = encodeHex(c.publicKey);
+    const seen = distinct.get(hex);
+    if (seen !== undefined && seen !== c.name) fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
+    distinct.set(hex, c.name);
+  }
+  if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
+    fail('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
+  }
+  const log = opts.log ?? [];
+  let verified: VerifiedNote;
+  try {
+    verified = await verifyNoteWith(note, [...log, ...opts.cosigners], verifyEd25519);
+  } catch (e) {
+    return rethrow('cosignature_invalid', 'cosigned checkpoint', e);
+  }
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = parseCheckpoint(verified.text);
+  } catch (e) {
+    return rethrow('checkpoint_invalid', 'checkpoint', e);
+  }
+  checkEmptyTree(checkpoint);
+  const byLog = verified.verified.filter((v) => log.includes(v.verifier));
+  const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
+  if (log.length > 0 && byLog.length === 0) fail('checkpoint_invalid', 'no signature by the log key');
+  if (log.length > 0 && !logVerified) fail('checkpoint_wrong_origin', `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`);
+  const counted = new Set<string>();
+  const cosigners = verified.verified
+    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && opts.cosigners.includes(v.verifier))
+    .filter((v) => {
+      const hex = encodeHex(v.verifier.publicKey);
+      if (counted.has(hex)) return false;
+      counted.add(hex);
+      return true;
+    })
+    .map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
+  const need = opts.quorum ?? distinct.size;
+  if (cosigners.length < need) {
+    const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
+    fail('cosignature_missing', `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
+  }
+  return { checkpoint, logVerified, cosigners };
+}

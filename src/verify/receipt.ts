@@ -1,0 +1,218 @@
+/**
+ * Anchor receipts for the verifier SDK (SPEC §3.3, §4), async (WebCrypto): what a witness returns
+ * for an anchor — its cosignature and the anchor's inclusion in its log — checked against the
+ * witness key the caller pins (never the key the response carries), and the anchor's party
+ * signature against the party key the caller pins (a witness can co-sign and log an anchor it
+ * minted under a key of its own). The JSON shape checks here are shared with src/client's
+ * synchronous verifiers. Codes: malformed_response, wrong_witness, cosignature_invalid,
+ * checkpoint_wrong_origin, checkpoint_invalid, inclusion_invalid, tlog_proof_invalid,
+ * party_unpinned, party_key_mismatch, party_signature_invalid.
+ */
+import { decodeAnchor } from '../anchor/codec.ts';
+import { cosignMessage, partyMessage } from '../anchor/messages.ts';
+import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
+import { decodeBase64 } from '../encoding/base64.ts';
+import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { equalBytes } from '../encoding/portable.ts';
+import { parseRfc3339 } from '../encoding/time.ts';
+import { parseTlogProof } from '../note/tlog-proof.ts';
+import { verifyEd25519, verifyP256 } from './crypto.ts';
+import { fail, wrap } from './errors.ts';
+import { hashLeaf, inclusionFailure } from './merkle.ts';
+import { ed25519NoteKey, verifyCheckpoint, type Checkpoint } from './note.ts';
+
+export interface CosignatureWire {
+  witness_name: string;
+  witness_public_key: string;
+  signature: string;
+  timestamp: string;
+}
+
+export interface InclusionWire {
+  log_origin: string;
+  leaf_index: number;
+  tree_size: number;
+  hashes: string[];
+  checkpoint: string;
+  tlog_proof: string;
+}
+
+/** What a witness returns for one anchor: its cosignature and the anchor's inclusion in its log. */
+export interface Receipt {
+  cosignature: CosignatureWire;
+  inclusion: InclusionWire;
+}
+
+export interface AnchorResponseBody extends Receipt {
+  anchor: AnchorWire;
+  /** POST /v1/anchor only. */
+  replay?: boolean;
+  /** GET /v1/anchor/{seed} only. */
+  duplicity?: boolean;
+}
+
+export interface PinnedWitness {
+  /** Ed25519 public key of the witness. */
+  publicKey: Uint8Array;
+  /** The witness's log origin (key name of its checkpoints). */
+  logOrigin: string;
+  name?: string;
+}
+
+/** A party key the verifier trusts (SPEC §3.2 registry entry `keys[]` item; the anchor's `sig_party` curve and key). */
+export interface PinnedPartyKey {
+  curve: Curve;
+  /** Ed25519: 32 bytes; P-256: 33-byte compressed SEC1. */
+  publicKey: Uint8Array;
+}
+
+/** The party an anchor must be signed by: one key, or every current key of its registry entry (any one may sign). */
+export type PinnedParty = PinnedPartyKey | readonly PinnedPartyKey[];
+
+export interface VerifiedReceipt {
+  anchor: Anchor;
+  treeSize: number;
+  leafIndex: number;
+  /** The checkpoint the anchor is included in (verified under the pinned key). */
+  checkpoint: Checkpoint;
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isString = (x: unknown): x is string => typeof x === 'string';
+const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+
+/** Check the JSON shape of a cosignature object; throws malformed_response. */
+export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWire {
+  if (!isObject(c) || !isString(c.witness_name) || !isString(c.witness_public_key) || !isString(c.signature) || !isString(c.timestamp)) {
+    fail('malformed_response', `${at} must have string witness_name, witness_public_key, signature and timestamp`);
+  }
+  return { witness_name: c.witness_name, witness_public_key: c.witness_public_key, signature: c.signature, timestamp: c.timestamp };
+}
+
+/** Check the JSON shape of a receipt (cosignature + inclusion); throws malformed_response. */
+export function parseReceipt(doc: unknown, at = ''): Receipt {
+  if (!isObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
+  const cosignature = parseCosignature(doc.cosignature, `${at}/cosignature`);
+  const i = doc.inclusion;
+  if (
+    !isObject(i) ||
+    !isString(i.log_origin) ||
+    !isIndex(i.leaf_index) ||
+    !isIndex(i.tree_size) ||
+    !Array.isArray(i.hashes) ||
+    !i.hashes.every(isString) ||
+    !isString(i.checkpoint) ||
+    !isString(i.tlog_proof)
+  ) {
+    fail('malformed_response', `${at}/inclusion must have log_origin, leaf_index, tree_size, hashes, checkpoint and tlog_proof`);
+  }
+  return {
+    cosignature,
+    inclusion: { log_origin: i.log_origin, leaf_index: i.leaf_index, tree_size: i.tree_size, hashes: i.hashes, checkpoint: i.checkpoint, tlog_proof: i.tlog_proof },
+  };
+}
+
+/** Check the JSON shape of a 200 body of POST /v1/anchor or GET /v1/anchor/{seed}. */
+export function parseAnchorResponse(doc: unknown): AnchorResponseBody {
+  const receipt = parseReceipt(doc);
+  const d = doc as Record<string, unknown>;
+  if (!isObject(d.anchor) || !isObject(d.anchor.witness_set) || !isObject(d.anchor.sig_party)) fail('malformed_response', '/anchor is not an anchor object');
+  const body: AnchorResponseBody = { anchor: d.anchor as unknown as AnchorWire, ...receipt };
+  if (typeof d.replay === 'boolean') body.replay = d.replay;
+  if (typeof d.duplicity === 'boolean') body.duplicity = d.duplicity;
+  return body;
+}
+
+/** Decode an anchor from a response; malformed_response on failure. */
+export function decodeResponseAnchor(w: AnchorWire): Anchor {
+  return wrap('malformed_response', 'anchor', () => decodeAnchor(w));
+}
+
+/** True when the hex text decodes to exactly `bytes` (either case; a non-hex text never matches). */
+export function hexIsBytes(text: string, bytes: Uint8Array): boolean {
+  try {
+    return equalBytes(decodeHex(text, bytes.length), bytes);
+  } catch {
+    return false;
+  }
+}
+
+/** The anchor's own party signature (curve-tagged Ed25519 or P-256 low S over the party message). Says nothing about whose key it is. */
+export async function verifyPartySignature(anchor: Anchor): Promise<boolean> {
+  const { curve, publicKey, signature } = anchor.sigParty;
+  const message = partyMessage(anchor);
+  return curve === 'ed25519' ? verifyEd25519(publicKey, message, signature) : verifyP256(publicKey, message, signature);
+}
+
+/** The pinned keys, or party_unpinned (undefined, null, an empty list). */
+export function pinnedKeys(party: PinnedParty | undefined): readonly PinnedPartyKey[] {
+  const given = party as PinnedParty | undefined | null;
+  if (given === undefined || given === null) fail('party_unpinned', "no party key pinned: give the party's key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part");
+  const keys: readonly PinnedPartyKey[] = 'publicKey' in given ? [given] : given;
+  if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
+  return keys;
+}
+
+/** party_key_mismatch unless the anchor's `sig_party` curve and key are one of the pinned keys. */
+export function checkPartyKeyPinned(anchor: Anchor, party: PinnedParty): void {
+  const sp = anchor.sigParty;
+  if (!pinnedKeys(party).some((k) => k.curve === sp.curve && equalBytes(k.publicKey, sp.publicKey))) {
+    fail('party_key_mismatch', `the anchor is signed by ${sp.curve} key ${encodeHex(sp.publicKey)}, not by the pinned party key`);
+  }
+}
+
+/** The anchor is signed by the pinned party: its key is pinned (party_key_mismatch) and its signature verifies (party_signature_invalid). */
+export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promise<void> {
+  checkPartyKeyPinned(anchor, party);
+  if (!(await verifyPartySignature(anchor))) fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
+}
+
+/**
+ * The WITNESS's part of a receipt for `anchor` under the pinned witness: its cosignature,
+ * checkpoint, inclusion proof and tlog-proof. It does NOT establish who signed the anchor (use
+ * verifyReceipt for that).
+ */
+export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): Promise<VerifiedReceipt> {
+  const cos = receipt.cosignature;
+  if (witness.name !== undefined && cos.witness_name !== witness.name) fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
+  if (!hexIsBytes(cos.witness_public_key, witness.publicKey)) fail('wrong_witness', 'the response names another witness key than the pinned one');
+  wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
+  const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
+  const message = cosignMessage(anchor);
+  if (!(await verifyEd25519(witness.publicKey, message, signature))) fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+
+  const inc = receipt.inclusion;
+  if (inc.log_origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
+  const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() => fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'));
+  const { checkpoint: tree } = await verifyCheckpoint(inc.checkpoint, [key], witness.logOrigin);
+  if (tree.size !== inc.tree_size) fail('inclusion_invalid', 'tree_size differs from the checkpoint size');
+  const hashes = wrap('malformed_response', 'inclusion.hashes', () => inc.hashes.map((h) => decodeBase64(h, 32)));
+  const why = await inclusionFailure(await hashLeaf(message), inc.leaf_index, tree.size, hashes, tree.rootHash);
+  if (why !== null) fail('inclusion_invalid', `the inclusion proof does not lead to the checkpoint root (${why})`);
+  const tp = wrap('tlog_proof_invalid', 'tlog_proof', () => parseTlogProof(inc.tlog_proof));
+  if (tp.checkpoint !== inc.checkpoint) fail('tlog_proof_invalid', 'tlog_proof checkpoint is not byte-identical to checkpoint');
+  if (tp.extra !== undefined) fail('tlog_proof_invalid', 'tlog_proof carries an extra line');
+  if (tp.index !== inc.leaf_index || tp.proof.length !== hashes.length || tp.proof.some((h, i) => !equalBytes(h, hashes[i]!))) {
+    fail('tlog_proof_invalid', 'tlog_proof index or path differs from the inclusion fields');
+  }
+  return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
+}
+
+/** A witness's receipt for `anchor`: co-signed and logged by the pinned witness AND signed by the pinned party. */
+export async function verifyReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness, party: PinnedParty): Promise<VerifiedReceipt> {
+  pinnedKeys(party);
+  const v = await verifyWitnessReceipt(anchor, receipt, witness);
+  await verifyPartyPin(anchor, party);
+  return v;
+}
+
+/** A 200 body of POST /v1/anchor or GET /v1/anchor/{seed} (parsed JSON), the witness and the party pinned. */
+export async function verifyAnchorResponse(body: unknown, witness: PinnedWitness, party: PinnedParty): Promise<VerifiedReceipt> {
+  const parsed = parseAnchorResponse(body);
+  return verifyReceipt(decodeResponseAnchor(parsed.anchor), parsed, witness, party);
+}
+
+/** The witness-log entry of an anchor (SPEC §4: its cosign message), for verifyTlogProof `{ data }`. */
+export function anchorLogEntry(anchor: Anchor): Uint8Array {
+  return cosignMessage(anchor);
+}
