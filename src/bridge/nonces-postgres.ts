@@ -27,8 +27,8 @@
  * since this one last counted. Nothing is ever deleted before it expires.
  */
 import pg from 'pg';
-import { mapPgError } from '../store/postgres.ts';
-import { StoreUnavailableError } from '../store/types.ts';
+import { mapPgError } from '../store/postgres/db.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
 import type { ConsumeResult, NonceStore } from './nonces.ts';

@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StoreUnavailableError } from '../store/types.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
 import type { ConsumeResult, NonceStore } from './nonces.ts';

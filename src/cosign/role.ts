@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
-import type { WitnessStore } from '../store/types.ts';
+import type { CosignStateStorage } from '../store/types.ts';
 import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
@@ -29,7 +29,7 @@ export interface CosignLogger {
 }
 
 export interface CosignRoleOptions {
-  store: WitnessStore;
+  store: CosignStateStorage;
   /** `--cosign-key`: one or more distinct Ed25519 private keys (one cosignature line each). */
   cosignKeys: readonly KeyObject[];
   /** `--name`: the witness name, key name of the cosignature lines. */

@@ -17,7 +17,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type {} from '@fastify/swagger';
-import { ProtocolError } from '../errors.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
 import type { AddCheckpointOutcome, CosignService } from './service.ts';
@@ -71,7 +71,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
         try {
           outcome = await service.addCheckpoint(bytes);
         } catch (e) {
-          if (e instanceof ProtocolError && e.code === 'store_unavailable') {
+          if (isStoreUnavailable(e)) {
             request.log.warn({ err: e }, 'cosign: store unavailable');
             return sendLine(reply, 503, 'store unavailable; retry later', { 'retry-after': retryAfter });
           }
@@ -105,7 +105,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
         try {
           latest = origin === undefined ? undefined : await service.latest(origin);
         } catch (e) {
-          if (e instanceof ProtocolError && e.code === 'store_unavailable') {
+          if (isStoreUnavailable(e)) {
             return sendLine(reply, 503, 'store unavailable; retry later', { 'retry-after': retryAfter });
           }
           throw e;

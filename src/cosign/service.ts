@@ -45,7 +45,7 @@ import type { VerifiedNote } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
 import type { Checkpoint } from '../note/checkpoint.ts';
 import { EVIDENCE_LIMIT } from '../store/types.ts';
-import type { OriginState, WitnessStore } from '../store/types.ts';
+import type { CosignStateStorage, OriginState } from '../store/types.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { verifyConsistency } from '../tlog/merkle.ts';
 import { CosignConfigError, type CosignRejectionCode } from './errors.ts';
@@ -68,7 +68,7 @@ export type AddCheckpointOutcome =
     };
 
 export interface CosignServiceOptions {
-  store: WitnessStore;
+  store: CosignStateStorage;
   /** The witness name: the key name of the cosignature lines. */
   name: string;
   /** One or more Ed25519 private keys, each a distinct key; one line per key, in this order. */
@@ -122,7 +122,7 @@ const MAX_CAS_ATTEMPTS = 5;
 
 export class CosignService {
   readonly name: string;
-  private readonly store: WitnessStore;
+  private readonly store: CosignStateStorage;
   private readonly signers: readonly CosignSigner[];
   private readonly logs: () => KnownLogs;
   private readonly now: () => number;

@@ -5,7 +5,7 @@
 import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
-import { StoreUnavailableError } from './types.ts';
+import { StoreUnavailableError } from './errors.ts';
 import type { SeedRecord } from './types.ts';
 
 const CUMULATIVE = new Set(['cumulative']);

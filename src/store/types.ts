@@ -1,23 +1,21 @@
 /**
- * The witness's durable state behind one narrow interface. Drivers: SQLite (src/store/sqlite.ts,
- * the default); PostgreSQL arrives with the scale-out issue. The interface is asynchronous so that
- * both fit; the SQLite driver runs synchronously inside.
+ * The witness's durable state, one narrow interface per concern, each implemented by both drivers
+ * (SQLite: src/store/sqlite/, the default; PostgreSQL: src/store/postgres/, for replicas):
  *
- * Writes happen only inside `transaction` (serialized; one durable commit; all or nothing).
- * Reads outside a transaction see committed state only.
- * A driver that cannot write or read signals it with StoreUnavailableError (`store_unavailable`).
+ *   LogStorage          the log's bytes: entries, complete-subtree hashes, the signed checkpoint
+ *   AnchorStateStorage  anchor chains: seed records, party usage (quota windows), duplicity proofs
+ *   CosignStateStorage  the cosign role: per-origin state (compare-and-swap), evidence
+ *
+ * Drivers store and read bytes: they never hash or sign (the log above them, src/log, does).
+ * Writes to the log and the anchor state happen only inside `transaction` (serialized; one durable
+ * commit; all or nothing), so a batch's seeds and log entries commit together. Reads outside a
+ * transaction see committed state only; reads inside see the transaction's own writes.
+ * A driver that cannot write or read rejects with StoreUnavailableError (src/store/errors.ts).
  */
-import { ProtocolError } from '../errors.ts';
 import type { Anchor, DuplicityProof } from '../anchor/types.ts';
+import type { NodeRef, StoredNode } from '../tlog/frontier.ts';
 
-export class StoreUnavailableError extends ProtocolError {
-  constructor(message: string) {
-    super('store_unavailable', message);
-  }
-}
-
-/** The store refuses to open: bound to another identity, locked by another process, bad schema. */
-export class StoreOpenError extends ProtocolError {}
+export type { NodeRef, StoredNode } from '../tlog/frontier.ts';
 
 export interface StoreIdentity {
   /** Witness public key, hex. */
@@ -25,6 +23,56 @@ export interface StoreIdentity {
   name: string;
   logOrigin: string;
 }
+
+/** What a driver can do, declared so that callers never test a driver's class. */
+export interface StoreCapabilities {
+  /**
+   * Several processes may write this store at once (replicas): caches of committed mutable state
+   * (seed records, quota windows) are invalid. Complete-subtree hashes stay cacheable.
+   */
+  readonly multiWriter: boolean;
+}
+
+export interface TreeHead {
+  size: number;
+  root: Uint8Array;
+}
+
+export interface SignedCheckpoint extends TreeHead {
+  /** The signed note text. */
+  note: string;
+}
+
+// ---------------------------------------------------------------- the log
+
+/** The log's committed bytes. */
+export interface LogStorage {
+  /** The latest signed checkpoint (undefined before the first is stored). */
+  checkpoint(): Promise<SignedCheckpoint | undefined>;
+  /** The stored hashes of these complete subtrees; absent ones are left out (any order). */
+  readNodes(refs: readonly NodeRef[]): Promise<StoredNode[]>;
+  /** Hashes of the complete subtrees (level, start … start + count − 1), fewer if not all are stored. */
+  readNodeRange(level: number, start: number, count: number): Promise<Uint8Array[]>;
+  /** Entries [start, start + count), fewer if not all are stored. */
+  readEntries(start: number, count: number): Promise<Uint8Array[]>;
+}
+
+/** The log inside a write transaction. */
+export interface LogStorageTx {
+  /** The log size, including this transaction's writes. */
+  size(): Promise<number>;
+  /** As LogStorage.readNodes, seeing this transaction's writes. */
+  readNodes(refs: readonly NodeRef[]): Promise<StoredNode[]>;
+  /**
+   * Store entries [start, start + entries.length) with the complete-subtree hashes they finish
+   * (leaf hashes included); `start` must be the current size, which becomes start + entries.length.
+   */
+  appendLeaves(start: number, entries: readonly Uint8Array[], nodes: readonly StoredNode[]): Promise<void>;
+  /** Replace the signed checkpoint (its size never exceeds the log size nor goes backwards). */
+  setCheckpoint(checkpoint: SignedCheckpoint): Promise<void>;
+}
+
+// ---------------------------------------------------------------- anchor state
 
 export interface CosignatureRecord {
   signature: Uint8Array;
@@ -51,30 +99,26 @@ export interface PartyUsage {
   newSeedTimes: number[];
 }
 
-export interface TreeHead {
-  size: number;
-  root: Uint8Array;
+/** Committed anchor-chain state. */
+export interface AnchorStateStorage {
+  getSeed(seedId: Uint8Array): Promise<SeedRecord | undefined>;
+  getDuplicity(seedId: Uint8Array): Promise<DuplicityProof | undefined>;
+  /** Proofs in seed order, `after` exclusive. */
+  listDuplicities(after: Uint8Array | undefined, limit: number): Promise<DuplicityProof[]>;
+  counts(): Promise<{ seeds: number; duplicities: number }>;
 }
 
-export interface SignedCheckpoint extends TreeHead {
-  /** The signed note text. */
-  note: string;
-}
-
-/** Write access inside one transaction. Reads here see the transaction's own writes. */
-export interface StoreTransaction {
+/** Anchor-chain state inside a write transaction. */
+export interface AnchorStateTx {
   getSeed(seedId: Uint8Array): Promise<SeedRecord | undefined>;
   partyUsage(party: string, anchorsSince: number, newSeedsSince: number): Promise<PartyUsage>;
-  /** Insert or replace a seed's latest co-signed anchor. */
+  /** Insert or replace a seed's latest co-signed anchor (its index only ever grows). */
   putSeed(record: SeedRecord, isNew: boolean, party: string): Promise<void>;
   /** Store the first duplicity proof of a seed (freezes it). */
   putDuplicity(proof: DuplicityProof, leafIndex: number, at: number): Promise<void>;
-  /** Append entries to the log; returns the index of the first. */
-  appendEntries(entries: Uint8Array[]): Promise<number>;
-  /** The tree head including this transaction's appends. */
-  treeHead(): Promise<TreeHead>;
-  setCheckpoint(checkpoint: SignedCheckpoint): Promise<void>;
 }
+
+// ---------------------------------------------------------------- cosign state
 
 /** Per-origin state of the cosign role (SPEC §5). */
 export interface OriginState {
@@ -108,28 +152,9 @@ export interface EvidenceRecord {
   at: number;
 }
 
-export interface WitnessStore {
-  /** The identity the store is bound to; binds it on first use, refuses a different one. */
-  bindIdentity(identity: StoreIdentity): Promise<void>;
-  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
-
-  getSeed(seedId: Uint8Array): Promise<SeedRecord | undefined>;
-  getDuplicity(seedId: Uint8Array): Promise<DuplicityProof | undefined>;
-  /** Proofs in seed order, `after` exclusive. */
-  listDuplicities(after: Uint8Array | undefined, limit: number): Promise<DuplicityProof[]>;
-  counts(): Promise<{ seeds: number; duplicities: number }>;
-
-  /** The latest signed checkpoint (undefined before the first is stored). */
-  checkpoint(): Promise<SignedCheckpoint | undefined>;
-  /** Inclusion proof of leaf `index` in the tree of `size` (≤ the committed size). */
-  inclusionProof(index: number, size: number): Promise<Uint8Array[]>;
-  consistencyProof(oldSize: number, newSize: number): Promise<Uint8Array[]>;
-  /** Concatenated hashes of tile (level, index), `width` entries (1..256), within the committed size. */
-  tile(level: number, index: number, width: number): Promise<Uint8Array>;
-  /** Entries [index·256, index·256 + width). */
-  entries(index: number, width: number): Promise<Uint8Array[]>;
-
-  /** Cosign role: the state of one origin (undefined when never cosigned). */
+/** The cosign role's state; each call is its own durable transaction. */
+export interface CosignStateStorage {
+  /** The state of one origin (undefined when never cosigned). */
   getOrigin(origin: string): Promise<OriginState | undefined>;
   /**
    * Replace an origin's state iff its stored size is still `expectedSize` (0 = never cosigned),
@@ -144,6 +169,25 @@ export interface WitnessStore {
   recordEvidence(evidence: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit?: number): Promise<{ added: boolean; evicted: number }>;
   /** The evidence rows of an origin, oldest first. */
   listEvidence(origin: string): Promise<EvidenceRecord[]>;
+}
 
+// ---------------------------------------------------------------- the store
+
+/** One write transaction over the log and the anchor state. */
+export interface StoreTransaction {
+  readonly log: LogStorageTx;
+  readonly anchors: AnchorStateTx;
+}
+
+/** An open store: one driver's implementation of every concern. */
+export interface WitnessStore {
+  readonly capabilities: StoreCapabilities;
+  readonly log: LogStorage;
+  readonly anchors: AnchorStateStorage;
+  readonly cosign: CosignStateStorage;
+  /** The identity the store is bound to; binds it on first use, refuses a different one. */
+  bindIdentity(identity: StoreIdentity): Promise<void>;
+  /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

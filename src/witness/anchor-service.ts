@@ -1,9 +1,10 @@
 /**
  * The anchor role (SPEC §3): checks 2–6 run per request; checks 7–15 run in the sequencer, inside
- * one store transaction per batch (group commit). Every request that arrives while a batch commits
- * joins the next one, so the durable commit (an fsync) is shared. Within a batch, requests are
- * decided in arrival order against the committed state plus the batch's own earlier decisions, so
- * the outcome never depends on a race. The anchor, its cosignature, its log entry and the new
+ * one transaction of the witness log per batch (src/log/log.ts appends the batch's entries and
+ * signs the checkpoint; the seed records go into the same store transaction): group commit. Every
+ * request that arrives while a batch commits joins the next one, so the durable commit (an fsync)
+ * is shared. Within a batch, requests are decided in arrival order against the committed state
+ * plus the batch's own earlier decisions, so the outcome never depends on a race. The anchor, its cosignature, its log entry and the new
  * checkpoint commit together before any reply.
  *
  * The queue is bounded by the HTTP in-flight limit: a request that is abandoned (its deadline passed
@@ -24,8 +25,9 @@ import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire, PartyClaim
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
+import type { LogBatch } from '../log/batch.ts';
+import type { InclusionBody, TransparencyLog } from '../log/log.ts';
 import type { PartyUsage, SeedRecord, SignedCheckpoint, StoreTransaction, WitnessStore } from '../store/types.ts';
-import { ensureCheckpoint, inclusionBody, type InclusionBody, type LogSigner } from './log.ts';
 import { DAY, insertSorted, MINUTE, quotaRetryAfter, type QuotaDefaults } from './quota.ts';
 import { SeedCache, UsageCache } from './committed-cache.ts';
 import { AnchorAbandonedError } from './errors.ts';
@@ -50,10 +52,12 @@ export type SubmitOutcome =
   | { kind: 'rejected'; rejection: Rejection };
 
 export interface AnchorServiceOptions {
+  /** Anchor-chain state (seed records, quota windows, duplicity proofs). */
   store: WitnessStore;
+  /** The witness log, on the same store: each batch's entries commit with its seed records. */
+  log: TransparencyLog;
   witnessKey: KeyObject;
   name: string;
-  logSigner: LogSigner;
   registry: () => Registry;
   allowUnderivedSeeds: boolean;
   quota: QuotaDefaults;
@@ -65,7 +69,7 @@ export interface AnchorServiceOptions {
    * message is signed on the same trip (used only if the anchor is co-signed; dropped otherwise).
    */
   verifyPool?: Ed25519VerifyPool;
-  /** Cache committed seed records and quota windows in memory (only for a single-writer store; default true). */
+  /** Cache committed seed records and quota windows in memory (default: unless the store declares several writers). */
   cache?: boolean;
   /**
    * Called after each batch that wrote to the log, once it committed (metrics, logs): what it
@@ -100,7 +104,7 @@ interface Pending {
 }
 
 type Decided =
-  | { kind: 'cosigned'; record: SeedRecord; replay: boolean; checkpoint: SignedCheckpoint }
+  | { kind: 'cosigned'; record: SeedRecord; replay: boolean; checkpoint: SignedCheckpoint; batch: LogBatch | undefined }
   | { kind: 'duplicity'; proof: DuplicityProof; isNew: boolean }
   | { kind: 'rejected'; rejection: Rejection };
 
@@ -122,7 +126,7 @@ export class AnchorService {
     this.opts = opts;
     this.publicKeyHex = hex(ed25519PublicKeyBytes(opts.witnessKey));
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
-    if (opts.cache ?? true) {
+    if (opts.cache ?? !opts.store.capabilities.multiWriter) {
       this.seedCache = new SeedCache();
       this.usageCache = new UsageCache();
     }
@@ -138,7 +142,7 @@ export class AnchorService {
 
   /** Sign the size-0 checkpoint on first start. */
   initLog(): Promise<SignedCheckpoint> {
-    return ensureCheckpoint(this.opts.store, this.opts.logSigner);
+    return this.opts.log.init();
   }
 
   /**
@@ -184,10 +188,11 @@ export class AnchorService {
     });
     if (decided.kind === 'duplicity') return { kind: 'duplicity', proof: encodeDuplicityProof(decided.proof), isNew: decided.isNew };
     if (decided.kind !== 'cosigned') return decided;
-    return { kind: 'cosigned', body: await this.responseBody(decided.record, decided.replay, decided.checkpoint) };
+    return { kind: 'cosigned', body: await this.responseBody(decided.record, decided.replay, decided.checkpoint, decided.batch) };
   }
 
-  async responseBody(record: SeedRecord, replay: boolean, checkpoint: SignedCheckpoint): Promise<AnchorResponse> {
+  /** The reply to a co-signed anchor; with the batch that committed `checkpoint`, the proof comes from memory. */
+  async responseBody(record: SeedRecord, replay: boolean, checkpoint: SignedCheckpoint, batch?: LogBatch): Promise<AnchorResponse> {
     return {
       anchor: encodeAnchor(record.latest),
       cosignature: {
@@ -196,16 +201,16 @@ export class AnchorService {
         signature: hex(record.cosignature.signature),
         timestamp: formatTimestamp(record.cosignature.timestamp),
       },
-      inclusion: await inclusionBody(this.opts.store, this.opts.logSigner.origin, record.cosignature.leafIndex, checkpoint),
+      inclusion: await this.opts.log.inclusionBody(record.cosignature.leafIndex, checkpoint, batch),
       replay,
     };
   }
 
   /** GET /v1/anchor/{seed}: the latest co-signed anchor with a current inclusion proof. */
   async latest(seedId: Uint8Array): Promise<(Omit<AnchorResponse, 'replay'> & { duplicity: boolean }) | undefined> {
-    const record = await this.opts.store.getSeed(seedId);
+    const record = await this.opts.store.anchors.getSeed(seedId);
     if (record === undefined) return undefined;
-    const checkpoint = await this.opts.store.checkpoint();
+    const checkpoint = await this.opts.log.checkpoint();
     if (checkpoint === undefined) return undefined;
     const { anchor, cosignature, inclusion } = await this.responseBody(record, false, checkpoint);
     return { anchor, cosignature, inclusion, duplicity: record.duplicity !== undefined };
@@ -217,21 +222,27 @@ export class AnchorService {
         const batch = this.takeBatch(this.opts.maxBatch ?? 512);
         try {
           const started = performance.now();
-          const { results, seeds, usage, committed } = await this.opts.store.transaction((tx) => this.decideBatch(tx, batch));
+          const { value, checkpoint, batch: logBatch } = await this.opts.log.transaction((tx, appender) => this.decideBatch(tx, appender, batch));
+          const { results, seeds, usage } = value;
           const seconds = (performance.now() - started) / 1000;
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of seeds) this.seedCache?.set(key, record ?? null);
           for (const [party, use] of usage) this.usageCache?.set(party, use);
           this.usageCache?.commit();
-          if (committed !== undefined) {
+          if (checkpoint !== undefined) {
             try {
-              this.opts.onCommit?.({ ...committed, requests: batch.length, seconds });
+              this.opts.onCommit?.({ cosigned: value.cosigned, duplicities: value.duplicities, size: checkpoint.size, requests: batch.length, seconds });
             } catch {
               // Metrics and logs must never turn a committed batch into failed requests.
             }
           }
+          // Co-signed anchors get the checkpoint this batch signed (proofs from the batch's nodes),
+          // replays in a batch that appended nothing the latest stored one.
+          const cp = checkpoint ?? value.latest;
+          const proofs = checkpoint === undefined ? undefined : logBatch;
           batch.forEach((p, i) => {
-            p.resolve(results[i]!);
+            const r = results[i]!;
+            p.resolve(typeof r === 'function' ? r(cp!, proofs) : r);
           });
         } catch (e) {
           this.usageCache?.rollback(); // the batch may have appended to cached windows
@@ -255,32 +266,40 @@ export class AnchorService {
     return batch;
   }
 
+  /**
+   * Checks 7–15 for each request of the batch, in order, inside the log's transaction: appends go to
+   * `log` (signed and stored by the log when this returns), seed records to `tx.anchors`.
+   */
   private async decideBatch(
     tx: StoreTransaction,
+    log: LogBatch,
     batch: Pending[],
   ): Promise<{
-    results: Decided[];
+    /** A decision, or one that waits for the checkpoint (and the batch that signed it). */
+    results: (Decided | ((cp: SignedCheckpoint, batch: LogBatch | undefined) => Decided))[];
     seeds: Map<string, SeedRecord | undefined>;
     usage: Map<string, PartyUsage>;
-    committed: { cosigned: number; duplicities: DuplicityProof[]; size: number } | undefined;
+    cosigned: number;
+    duplicities: DuplicityProof[];
+    /** The latest stored checkpoint, read when the batch appended nothing but has replays. */
+    latest: SignedCheckpoint | undefined;
   }> {
     const seeds = new Map<string, SeedRecord | undefined>();
     const usage = new Map<string, PartyUsage>();
-    const results: (Decided | ((cp: SignedCheckpoint) => Decided))[] = [];
+    const results: (Decided | ((cp: SignedCheckpoint, batch: LogBatch | undefined) => Decided))[] = [];
     const duplicities: DuplicityProof[] = [];
     let cosigned = 0;
-    let appended = false;
 
     for (const p of batch) {
       const key = hex(p.anchor.seedId);
       if (!seeds.has(key)) {
         const cached = this.seedCache?.get(key);
-        seeds.set(key, cached === undefined ? await tx.getSeed(p.anchor.seedId) : (cached ?? undefined));
+        seeds.set(key, cached === undefined ? await tx.anchors.getSeed(p.anchor.seedId) : (cached ?? undefined));
       }
       const record = seeds.get(key);
       let use = usage.get(p.party.id);
       if (use === undefined) {
-        use = this.usageCache?.get(p.party.id, p.now - MINUTE, p.now - DAY) ?? (await tx.partyUsage(p.party.id, p.now - MINUTE, p.now - DAY));
+        use = this.usageCache?.get(p.party.id, p.now - MINUTE, p.now - DAY) ?? (await tx.anchors.partyUsage(p.party.id, p.now - MINUTE, p.now - DAY));
         usage.set(p.party.id, use);
       }
       const partyUse = use;
@@ -299,9 +318,8 @@ export class AnchorService {
           results.push({ kind: 'duplicity', proof: decision.proof, isNew: false });
           break;
         case 'duplicity': {
-          const leafIndex = await tx.appendEntries([duplicityEntry(decision.proof)]);
-          appended = true;
-          await tx.putDuplicity(decision.proof, leafIndex, p.now);
+          const leafIndex = log.append(duplicityEntry(decision.proof));
+          await tx.anchors.putDuplicity(decision.proof, leafIndex, p.now);
           seeds.set(key, { ...record!, duplicity: decision.proof });
           duplicities.push(decision.proof);
           results.push({ kind: 'duplicity', proof: decision.proof, isNew: true });
@@ -309,14 +327,13 @@ export class AnchorService {
         }
         case 'replay': {
           const r = record!;
-          results.push((checkpoint) => ({ kind: 'cosigned', record: r, replay: true, checkpoint }));
+          results.push((checkpoint) => ({ kind: 'cosigned', record: r, replay: true, checkpoint, batch: undefined }));
           break;
         }
         case 'cosign': {
           const message = p.message;
           const signature = p.presigned ?? signEd25519(this.opts.witnessKey, message);
-          const leafIndex = await tx.appendEntries([message]);
-          appended = true;
+          const leafIndex = log.append(message);
           const next: SeedRecord = {
             seedId: p.anchor.seedId,
             owner: record?.owner ?? p.party.id,
@@ -324,28 +341,24 @@ export class AnchorService {
             latest: p.anchor,
             cosignature: { signature, timestamp: p.now, leafIndex },
           };
-          await tx.putSeed(next, decision.newSeed, p.party.id);
+          await tx.anchors.putSeed(next, decision.newSeed, p.party.id);
           seeds.set(key, next);
           insertSorted(partyUse.anchorTimes, p.now);
           if (decision.newSeed) insertSorted(partyUse.newSeedTimes, p.now);
           cosigned++;
-          results.push((checkpoint) => ({ kind: 'cosigned', record: next, replay: false, checkpoint }));
+          results.push((checkpoint, proofs) => ({ kind: 'cosigned', record: next, replay: false, checkpoint, batch: proofs }));
           break;
         }
       }
     }
 
-    let checkpoint: SignedCheckpoint | undefined;
-    let committed: { cosigned: number; duplicities: DuplicityProof[]; size: number } | undefined;
-    if (appended) {
-      checkpoint = this.opts.logSigner.sign(await tx.treeHead());
-      await tx.setCheckpoint(checkpoint);
-      committed = { cosigned, duplicities, size: checkpoint.size };
-    } else if (results.some((r) => typeof r === 'function')) {
-      checkpoint = await this.opts.store.checkpoint();
-      if (checkpoint === undefined) throw new Error('the log has no checkpoint');
+    // The log signs the new head when this returns; a batch that appended nothing answers its
+    // replays against the latest stored checkpoint.
+    let latest: SignedCheckpoint | undefined;
+    if (log.appended === 0 && results.some((r) => typeof r === 'function')) {
+      latest = await this.opts.log.checkpoint();
+      if (latest === undefined) throw new Error('the log has no checkpoint');
     }
-    const cp = checkpoint;
-    return { results: results.map((r) => (typeof r === 'function' ? r(cp!) : r)), seeds, usage, committed };
+    return { results, seeds, usage, cosigned, duplicities, latest };
   }
 }

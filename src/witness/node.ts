@@ -17,15 +17,16 @@ import { validateName } from '../note/checkpoint.ts';
 import { createServer, registerMetricsRoute } from '../server/server.ts';
 import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
 import type { App } from '../server/options.ts';
-import { SqliteStore } from '../store/sqlite.ts';
+import { SqliteStore } from '../store/sqlite/store.ts';
 import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
-import { PostgresStore } from '../store/postgres.ts';
+import { PostgresStore } from '../store/postgres/store.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
 import { AnchorService } from './anchor-service.ts';
 import { ConfigError } from './errors.ts';
 import { readDocument } from '../config/config-file.ts';
-import { ensureCheckpoint, LogSigner } from './log.ts';
+import { TransparencyLog } from '../log/log.ts';
+import { LogSigner } from '../log/signer.ts';
 import type { QuotaDefaults } from './quota.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
@@ -175,6 +176,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   try {
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
     const logSigner = new LogSigner(logOrigin, witnessKey);
+    const witnessLog = new TransparencyLog(store, logSigner);
 
     if (config.roles.includes('anchor')) {
       let parties: () => PartyRegistry;
@@ -203,13 +205,11 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         store,
         witnessKey,
         name: config.name,
-        logSigner,
+        log: witnessLog,
         registry: parties,
         allowUnderivedSeeds: config.allowUnderivedSeeds,
         quota: config.quota,
         verifyPool,
-        // In-memory caches of committed state are valid only for a single-writer store.
-        cache: !(store instanceof PostgresStore),
         onCommit: (e) => {
           m.cosigned.inc(e.cosigned);
           m.duplicities.inc(e.duplicities.length);
@@ -220,7 +220,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         },
       });
     }
-    const cp = await ensureCheckpoint(store, logSigner);
+    const cp = await witnessLog.init();
     m.logSize.set(cp.size);
     checkpointClock.seen(cp.size, Date.now());
 
@@ -228,7 +228,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     if (cosignKeys.length > 0) {
       if (config.logsFile === undefined && (config.logsLists ?? []).length === 0) log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
       cosign = await createCosignRole({
-        store,
+        store: store.cosign,
         cosignKeys,
         name: config.name,
         logsFile: config.logsFile,
@@ -256,6 +256,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     registerMetricsRoute(app);
     registerWitnessRoutes(app, {
       store,
+      log: witnessLog,
       anchors,
       health: {
         name: config.name,

@@ -14,6 +14,7 @@ import { ProtocolError } from '../errors.ts';
 import type { HttpProblem } from '../server/errors.ts';
 import { deadlineSignal } from '../server/deadline.ts';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
+import type { TransparencyLog } from '../log/log.ts';
 import type { WitnessStore } from '../store/types.ts';
 import type { AnchorService } from './anchor-service.ts';
 import { AnchorAbandonedError, witnessProblem } from './errors.ts';
@@ -35,6 +36,8 @@ export interface HealthInfo {
 
 export interface WitnessRouteDeps {
   store: WitnessStore;
+  /** The witness log: checkpoint, tiles, entry bundles. */
+  log: TransparencyLog;
   anchors: AnchorService | undefined;
   health: HealthInfo;
   /** The HTML status page (src/witness/status-page.ts) from the /health body and the request's Host. */
@@ -70,7 +73,7 @@ function seedParam(seed: string): Uint8Array {
 }
 
 export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string, unknown>> {
-  const cp = await deps.store.checkpoint();
+  const cp = await deps.log.checkpoint();
   const h = deps.health;
   return {
     status: 'ok',
@@ -143,7 +146,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
     { schema: { summary: 'The stored duplicity proof of a seed', response: { 200: DuplicityProofSchema, '4xx': Problem } } },
     async (request, reply) => {
       const { seed } = request.params as { seed: string };
-      const proof = await store.getDuplicity(seedParam(seed));
+      const proof = await store.anchors.getDuplicity(seedParam(seed));
       if (proof === undefined) throw witnessProblem(404, 'not_found', 'no duplicity proof is stored for that seed');
       return reply.type(JSON_TYPE).send(encodeDuplicityProof(proof));
     },
@@ -171,7 +174,7 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
         if (typeof q.after !== 'string' || !isHex(q.after, 32)) throw witnessProblem(400, 'malformed_query', 'after must be a 64-character hex seed id');
         after = decodeHex(q.after, 32);
       }
-      const proofs = await store.listDuplicities(after, limit);
+      const proofs = await store.anchors.listDuplicities(after, limit);
       const items = proofs.map(encodeDuplicityProof);
       const next = items.length === limit ? items[items.length - 1]!.seed_id : null;
       return reply.type(JSON_TYPE).send({ items, next });
@@ -179,14 +182,14 @@ function anchorRoutes(app: FastifyInstance, store: WitnessStore, anchors: Anchor
   );
 }
 
-async function sendTile(store: WitnessStore, path: string, reply: FastifyReply): Promise<FastifyReply> {
+async function sendTile(log: TransparencyLog, path: string, reply: FastifyReply): Promise<FastifyReply> {
   let parsed;
   try {
     parsed = parseTilePath(path);
   } catch {
     throw witnessProblem(404, 'not_found', 'not a tile path');
   }
-  const cp = await store.checkpoint();
+  const cp = await log.checkpoint();
   const size = cp?.size ?? 0;
   const level = parsed.kind === 'tile' ? parsed.level : 0;
   const { full, partialWidth } = tilesAtLevel(size, level);
@@ -194,25 +197,25 @@ async function sendTile(store: WitnessStore, path: string, reply: FastifyReply):
   if (parsed.width > available || parsed.width < 1) throw witnessProblem(404, 'not_found', 'that tile does not exist (yet) at that width');
   const data =
     parsed.kind === 'tile'
-      ? await store.tile(parsed.level, parsed.index, parsed.width)
-      : encodeEntryBundle(await store.entries(parsed.index, parsed.width));
+      ? await log.tile(parsed.level, parsed.index, parsed.width)
+      : encodeEntryBundle(await log.entries(parsed.index, parsed.width));
   reply.header('cache-control', parsed.width === 256 ? 'public, max-age=31536000, immutable' : 'public, max-age=60');
   return reply.type('application/octet-stream').send(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
 }
 
 export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDeps): void {
-  const { store } = deps;
+  const { store, log } = deps;
   if (deps.anchors !== undefined) anchorRoutes(app, store, deps.anchors);
 
   app.get('/log/checkpoint', { schema: { summary: "The witness log's latest checkpoint (C2SP tlog-checkpoint signed note)" } }, async (_req, reply) => {
-    const cp = await store.checkpoint();
+    const cp = await log.checkpoint();
     if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
     return reply.type(TEXT).header('cache-control', 'max-age=5').send(cp.note);
   });
 
   app.get('/log/tile/*', { schema: { summary: 'tlog-tiles hash tiles and entry bundles' } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
-    return sendTile(store, `tile/${rest}`, reply);
+    return sendTile(log, `tile/${rest}`, reply);
   });
 
   app.get('/health', { schema: { summary: 'Health and identity', response: { 200: Health } }, config: { bypassLimits: true } }, async (_req, reply) =>

@@ -283,7 +283,7 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Recor
   let counts: { atMs: number; value: Promise<{ seeds: number; duplicities: number }> } | undefined;
   const readCounts = (nowMs: number): Promise<{ seeds: number; duplicities: number }> => {
     if (counts === undefined || nowMs - counts.atMs >= COUNTS_TTL_MS || nowMs < counts.atMs) {
-      const entry = { atMs: nowMs, value: src.store.counts() };
+      const entry = { atMs: nowMs, value: src.store.anchors.counts() };
       counts = entry;
       entry.value.catch(() => {
         if (counts === entry) counts = undefined; // do not cache a failure
@@ -297,7 +297,7 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Recor
     const known = [...cosignRole.logs.current().values()].sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0));
     const logs = await Promise.all(
       known.slice(0, MAX_LOG_ROWS).map(async (l): Promise<CosignLogRow> => {
-        const state = await src.store.getOrigin(l.origin);
+        const state = await src.store.cosign.getOrigin(l.origin);
         const r = requests.get(l.origin) ?? { counted: 0, refused: 0 };
         return { origin: l.origin, source: l.source, size: state?.size ?? null, lastCosigned: state?.lastTime ?? null, qpd: l.qpd, counted: r.counted, refused: r.refused };
       }),
@@ -313,7 +313,7 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Recor
   return async (health, req) => {
     const h = health as unknown as HealthShape;
     const nowMs = (src.now ?? Date.now)();
-    const [cp, counts, cosign] = await Promise.all([src.store.checkpoint(), readCounts(nowMs), src.cosign === undefined ? null : sharedLogs(src.cosign)]);
+    const [cp, counts, cosign] = await Promise.all([src.store.log.checkpoint(), readCounts(nowMs), src.cosign === undefined ? null : sharedLogs(src.cosign)]);
     const size = cp?.size ?? 0;
     const signed = src.clock.signedAt(size, nowMs);
     const base = commandBaseUrl(req);

@@ -17,7 +17,7 @@ import { BridgeError } from '../../src/bridge/errors.ts';
 import { checkBridgeConfig, startBridge } from '../../src/bridge/node.ts';
 import { createBridgeServer } from '../../src/bridge/app.ts';
 import { validateIssuer } from '../../src/bridge/issuer.ts';
-import { StoreUnavailableError } from '../../src/store/types.ts';
+import { StoreUnavailableError } from '../../src/store/errors.ts';
 import type { BridgeConfig } from '../../src/bridge/node.ts';
 import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import type { NonceStore } from '../../src/bridge/nonces.ts';

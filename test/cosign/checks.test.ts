@@ -13,7 +13,7 @@ import { EMPTY_ROOT } from '../../src/tlog/hash.ts';
 import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
 import { createCosignRole } from '../../src/cosign/role.ts';
 import { CosignConfigError } from '../../src/cosign/errors.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { LOG_NAME, SyntheticLog, WITNESS_NAME, cosignKeyC, logKeyC, logsDoc, seq, startCosign } from '../helpers/cosign-harness.ts';
 import type { CosignHarness } from '../helpers/cosign-harness.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -116,9 +116,9 @@ void test('rows 1–3: parse (400) before origin (404) before signatures (403)',
     await expectStatus(h, formatAddCheckpointRequest(3, r.proof(3, 4), tamper(both, 1)), 403, /invalid signature/);
     await expectStatus(h, formatAddCheckpointRequest(3, r.proof(3, 4), both), 200);
     // stored: the log signature lines that verified (both), not the unknown one
-    const stored = await h.store.getOrigin(LOG_NAME);
+    const stored = await h.store.cosign.getOrigin(LOG_NAME);
     assert.equal(stored?.checkpoint, a.checkpoint(2));
-    const rs = await h.store.getOrigin(r.origin);
+    const rs = await h.store.cosign.getOrigin(r.origin);
     assert.equal(rs?.checkpoint, both);
   });
 });
@@ -252,7 +252,7 @@ void test('cosignature time = max(now, last issued), persisted; several cosign k
       clock.now += 7_200_000;
       const t3 = await expectStatus(h, a.request(4, 4), 200);
       assert.equal(parseCosignatureLine(t3.split('\n')[0]!).timestamp, BigInt(T0 + 3600));
-      assert.equal((await h.store.getOrigin(LOG_NAME))?.lastTime, T0 + 3600);
+      assert.equal((await h.store.cosign.getOrigin(LOG_NAME))?.lastTime, T0 + 3600);
     },
     { cosignKeys: [cosignKeyC, second] },
   );
@@ -281,7 +281,7 @@ void test('start-up: cosign keys must be distinct Ed25519 keys and not the witne
   const { dir, cleanup } = tempDir();
   const store = SqliteStore.open(join(dir, 'w.db'));
   try {
-    const base = { store, name: WITNESS_NAME, watch: false };
+    const base = { store: store.cosign, name: WITNESS_NAME, watch: false };
     const refused = async (opts: Parameters<typeof createCosignRole>[0], code: string): Promise<void> => {
       await assert.rejects(createCosignRole(opts), (e: unknown) => e instanceof CosignConfigError && e.code === code);
     };

@@ -14,9 +14,9 @@ import { sha256 } from '../../src/crypto/sha256.ts';
 import { CosignService } from '../../src/cosign/service.ts';
 import { parseLogsConfig } from '../../src/cosign/logs.ts';
 import { encodeBase64 } from '../../src/encoding/base64.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { EVIDENCE_LIMIT } from '../../src/store/types.ts';
-import type { EvidenceRecord, WitnessStore } from '../../src/store/types.ts';
+import type { CosignStateStorage, EvidenceRecord } from '../../src/store/types.ts';
 import { join } from 'node:path';
 import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
 import { signNote } from '../../src/note/signed-note.ts';
@@ -153,7 +153,7 @@ void test('both kinds of evidence are recorded once per distinct checkpoint, wha
       }
     }
     const storedRoot = encodeBase64(log.root(4));
-    assert.deepEqual(shape(await h.store.listEvidence(LOG_NAME)), [
+    assert.deepEqual(shape(await h.store.cosign.listEvidence(LOG_NAME)), [
       { hash: hashHex(forkText), note: log.checkpoint(4, new Uint8Array(32).fill(9)), reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it` },
       { hash: hashHex(otherForkText), note: otherFork, reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it` },
       { hash: hashHex(emptyText), note: log.checkpoint(0, new Uint8Array(32).fill(7)), reason: 'size 0 with a root other than the empty-tree root' },
@@ -166,7 +166,7 @@ void test('both kinds of evidence are recorded once per distinct checkpoint, wha
     assert.equal((await h.post(log.request(4, 7))).status, 200);
     // A size-0 checkpoint with a non-empty root is evidence against any stored state, with any old.
     for (const old of [0, 7]) assert.equal((await h.post(formatAddCheckpointRequest(old, [], empty))).status, old === 0 ? 409 : 400);
-    assert.equal((await h.store.listEvidence(LOG_NAME)).length, 3);
+    assert.equal((await h.store.cosign.listEvidence(LOG_NAME)).length, 3);
   });
 });
 
@@ -176,14 +176,14 @@ void test('a fork at the stored size is evidence even when the state reached tha
   try {
     const log = new SyntheticLog(LOG_NAME, logKeyC);
     const logs = new Map(parseLogsConfig(logsDoc({ origin: log.origin, keys: [log.vkey] })).map((l) => [l.origin, l]));
-    const svc = new CosignService({ store: inner, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
+    const svc = new CosignService({ store: inner.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
     assert.equal((await svc.addCheckpoint(log.request(0, 3))).kind, 'cosigned');
     // The first read sees size 3; another replica then cosigns size 4 before the request takes the lock.
     let reads = 0;
-    const racy = Object.create(inner) as WitnessStore;
+    const racy = Object.create(inner.cosign) as CosignStateStorage;
     racy.getOrigin = async (o) => {
-      const state = await inner.getOrigin(o);
-      if (++reads === 1) assert.ok(await inner.updateOrigin(3, { ...state!, size: 4, root: log.root(4), checkpoint: log.checkpoint(4) }));
+      const state = await inner.cosign.getOrigin(o);
+      if (++reads === 1) assert.ok(await inner.cosign.updateOrigin(3, { ...state!, size: 4, root: log.root(4), checkpoint: log.checkpoint(4) }));
       return state;
     };
     const kept: string[] = [];
@@ -192,7 +192,7 @@ void test('a fork at the stored size is evidence even when the state reached tha
     const r = await svc2.addCheckpoint(formatAddCheckpointRequest(4, [], fork));
     assert.equal(r.kind === 'rejected' && r.code, 'inconsistent');
     assert.deepEqual(kept, [`size 4 was cosigned with root ${encodeBase64(log.root(4))}; the log signed another root for it`]);
-    assert.deepEqual((await inner.listEvidence(LOG_NAME)).map((e) => e.note), [fork]);
+    assert.deepEqual((await inner.cosign.listEvidence(LOG_NAME)).map((e) => e.note), [fork]);
   } finally {
     await inner.close();
     cleanup();
@@ -208,7 +208,7 @@ void test('evidence is bounded per origin: the oldest rows are evicted, cosign_e
         for (const old of [4, 0]) assert.equal((await h.post(formatAddCheckpointRequest(old, [], f))).status, old === 4 ? 422 : 409);
       }
       assert.deepEqual(
-        (await h.store.listEvidence(LOG_NAME)).map((e) => e.note),
+        (await h.store.cosign.listEvidence(LOG_NAME)).map((e) => e.note),
         forks.slice(3),
       );
       const metrics = (await h.get('/metrics')).text;
@@ -227,15 +227,15 @@ void test('evidence is bounded per origin: the oldest rows are evicted, cosign_e
     const log = new SyntheticLog(LOG_NAME, logKeyC);
     const logs = new Map(parseLogsConfig(logsDoc({ origin: log.origin, keys: [log.vkey] })).map((l) => [l.origin, l]));
     const limits: (number | undefined)[] = [];
-    const spy = Object.create(inner) as WitnessStore;
+    const spy = Object.create(inner.cosign) as CosignStateStorage;
     spy.recordEvidence = (e, limit) => {
       limits.push(limit);
-      return inner.recordEvidence(e, limit);
+      return inner.cosign.recordEvidence(e, limit);
     };
     const svc = new CosignService({ store: spy, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
     await svc.addCheckpoint(formatAddCheckpointRequest(0, [], log.checkpoint(0, new Uint8Array(32).fill(1))));
     assert.deepEqual(limits, [1000]);
-    assert.throws(() => new CosignService({ store: inner, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, evidenceLimit: 0 }), /evidence limit/);
+    assert.throws(() => new CosignService({ store: inner.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, evidenceLimit: 0 }), /evidence limit/);
   } finally {
     await inner.close();
     cleanup();

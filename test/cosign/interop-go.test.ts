@@ -48,7 +48,7 @@ void test('Go x/mod client against the cosign role', async (t) => {
       assert.match(stdout, /INTEROP PASSED/);
       assert.doesNotMatch(stdout, /FAIL/);
       t.diagnostic(stdout.trim());
-      assert.equal((await h.store.getOrigin(LOG_NAME))?.size, 7);
+      assert.equal((await h.store.cosign.getOrigin(LOG_NAME))?.size, 7);
     } finally {
       await h.close();
     }

@@ -10,8 +10,8 @@ import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { verifyNote } from '../../src/note/signed-note.ts';
 import { parseVkey } from '../../src/note/vkey.ts';
 import { parseCosignatureLine } from '../../src/note/cosignature.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
-import type { OriginState, WitnessStore } from '../../src/store/types.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import type { CosignStateStorage, OriginState } from '../../src/store/types.ts';
 import { CosignService } from '../../src/cosign/service.ts';
 import { parseLogsConfig } from '../../src/cosign/logs.ts';
 import { registerCosignRoutes } from '../../src/cosign/routes.ts';
@@ -63,7 +63,7 @@ void test('concurrency: one origin serialises — identical requests: exactly on
       assert.equal(x.a, at);
       at = x.b;
     }
-    const state = await h.store.getOrigin(LOG_NAME);
+    const state = await h.store.cosign.getOrigin(LOG_NAME);
     assert.equal(state?.size, Math.max(5, ...okA.map((x) => x.b)));
     // Every 409 names a size the origin really had: ≥ 5 and ≤ the final size.
     for (const x of results.filter((y) => y.a >= 0 && y.r.status === 409)) {
@@ -78,12 +78,12 @@ void test('concurrency: one origin serialises — identical requests: exactly on
 });
 
 /** A store wrapper whose getOrigin for one origin waits until released. */
-function gatedStore(inner: WitnessStore, origin: string): { store: WitnessStore; release: () => void; entered: Promise<void> } {
+function gatedStore(inner: CosignStateStorage, origin: string): { store: CosignStateStorage; release: () => void; entered: Promise<void> } {
   let release!: () => void;
   let entered!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const enteredP = new Promise<void>((r) => (entered = r));
-  const store = Object.create(inner) as WitnessStore;
+  const store = Object.create(inner) as CosignStateStorage;
   store.getOrigin = async (o) => {
     if (o === origin) {
       entered();
@@ -99,7 +99,7 @@ void test('different origins do not wait for each other; a lost compare-and-swap
   const inner = SqliteStore.open(join(dir, 'w.db'));
   try {
     const logs = new Map(parseLogsConfig(logsDoc({ origin: logA.origin, keys: [logA.vkey] }, { origin: logB.origin, keys: [logB.vkey] })).map((l) => [l.origin, l]));
-    const gated = gatedStore(inner, logA.origin);
+    const gated = gatedStore(inner.cosign, logA.origin);
     const svc = new CosignService({ store: gated.store, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
     const pendingA = svc.addCheckpoint(logA.request(0, 3));
     await gated.entered;
@@ -110,19 +110,19 @@ void test('different origins do not wait for each other; a lost compare-and-swap
 
     // Another writer (e.g. a second replica) moves A to 7 between our read and our swap.
     let interfered = false;
-    const racy = Object.create(inner) as WitnessStore;
+    const racy = Object.create(inner.cosign) as CosignStateStorage;
     racy.updateOrigin = async (expected: number, next: OriginState) => {
       if (!interfered) {
         interfered = true;
-        const cur = await inner.getOrigin(logA.origin);
-        assert.ok(await inner.updateOrigin(3, { ...cur!, size: 7, root: logA.root(7), checkpoint: logA.checkpoint(7) }));
+        const cur = await inner.cosign.getOrigin(logA.origin);
+        assert.ok(await inner.cosign.updateOrigin(3, { ...cur!, size: 7, root: logA.root(7), checkpoint: logA.checkpoint(7) }));
       }
-      return inner.updateOrigin(expected, next);
+      return inner.cosign.updateOrigin(expected, next);
     };
     const svc2 = new CosignService({ store: racy, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
     const r = await svc2.addCheckpoint(logA.request(3, 5));
     assert.deepEqual(r, { kind: 'conflict', status: 409, origin: logA.origin, size: 7 });
-    assert.equal((await inner.getOrigin(logA.origin))?.size, 7);
+    assert.equal((await inner.cosign.getOrigin(logA.origin))?.size, 7);
   } finally {
     await inner.close();
     cleanup();
@@ -224,7 +224,7 @@ void test('the routes also work on a bare fastify instance (own byte parser, any
   const app = fastify();
   try {
     const logs = new Map(parseLogsConfig(logsDoc({ origin: logA.origin, keys: [logA.vkey] })).map((l) => [l.origin, l]));
-    const service = new CosignService({ store, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs });
+    const service = new CosignService({ store: store.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs });
     registerCosignRoutes(app, { service, originForHash: (hex) => (hex === sha256Hex(logA.origin) ? logA.origin : undefined) });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };

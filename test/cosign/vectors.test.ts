@@ -109,7 +109,7 @@ void test('litewitness add-checkpoint.hurl sequence (404 for the unknown origin)
       else assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');
       if (s.status !== 200) assert.equal(r.text.split('\n').length, 2, 'one line of text');
     }
-    const state = await h.store.getOrigin(SIGSUM_ORIGIN);
+    const state = await h.store.cosign.getOrigin(SIGSUM_ORIGIN);
     assert.equal(state?.size, 5);
     assert.equal(state.root.length, 32);
   } finally {

@@ -9,7 +9,7 @@ import { formatCheckpoint } from '../../src/note/checkpoint.ts';
 import { signNote } from '../../src/note/signed-note.ts';
 import { ed25519NoteSigner, formatVkey } from '../../src/note/vkey.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
 import { consistencyProof, memoryHashReader, treeRoot } from '../../src/tlog/merkle.ts';
 import type { HashReader } from '../../src/tlog/merkle.ts';
@@ -121,7 +121,7 @@ export async function startCosign(opts: HarnessOptions): Promise<CosignHarness> 
   const { server, routes, ...roleOpts } = opts;
   const role = await createCosignRole({
     ...roleOpts,
-    store,
+    store: store.cosign,
     name: opts.name ?? WITNESS_NAME,
     cosignKeys: opts.cosignKeys ?? [cosignKeyC],
     logsFile,

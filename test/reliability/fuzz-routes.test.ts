@@ -79,10 +79,10 @@ void test('witness routes: no 5xx, documented codes only, no state change from a
   const frozen = new Set<string>();
   const cosigned = new Map<string, number>(d.logs.map((l) => [l.origin, 0]));
   const snapshot = async (): Promise<string> => {
-    const cp = await w.store.checkpoint();
-    const counts = await w.store.counts();
+    const cp = await w.store.log.checkpoint();
+    const counts = await w.store.anchors.counts();
     const origins = await Promise.all(d.logs.map(async (l) => {
-      const o = await w.store.getOrigin(l.origin);
+      const o = await w.store.cosign.getOrigin(l.origin);
       return o === undefined ? null : [o.size, encodeHex(o.root), o.cosignatures, o.lastTime];
     }));
     return JSON.stringify({ cp: cp?.note, counts, origins });

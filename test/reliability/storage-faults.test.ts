@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { decodeAnchor } from '../../src/anchor/codec.ts';
 import type { AnchorWire } from '../../src/anchor/types.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
-import { StoreUnavailableError, type WitnessStore } from '../../src/store/types.ts';
+import { StoreUnavailableError } from '../../src/store/errors.ts';
+import type { WitnessStore } from '../../src/store/types.ts';
 import { checkAnchors, WitnessAudit, type AckedAnchor } from '../helpers/rel-audit.ts';
 import { codeOf, figures, httpRequest, REPO, type TimedAnswer } from '../helpers/rel-common.ts';
 import { Lane, makeDeployment, ORIGIN, serveArgs, startServe, startTestNode, witnessPublicKey, type Deployment } from '../helpers/rel-node.ts';
@@ -221,7 +222,7 @@ void test('store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the 
   let fault: string | null = null;
   let injected = 0;
   const tx = store.transaction.bind(store);
-  const updateOrigin = store.updateOrigin.bind(store);
+  const updateOrigin = store.cosign.updateOrigin.bind(store.cosign);
   store.transaction = (fn) =>
     fault === null
       ? tx(fn)
@@ -230,7 +231,7 @@ void test('store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the 
           injected++;
           throw new StoreUnavailableError(`store: ${fault ?? ''}: injected at commit`);
         });
-  store.updateOrigin = (expected, next) => {
+  store.cosign.updateOrigin = (expected, next) => {
     if (fault === null) return updateOrigin(expected, next);
     injected++;
     return Promise.reject(new StoreUnavailableError(`store: ${fault}: injected`));
@@ -245,7 +246,7 @@ void test('store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the 
     for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
     for (const kind of ['SQLITE_FULL', 'SQLITE_READONLY']) {
       const before = await observe(c, d, lanes);
-      const counts = await store.counts();
+      const counts = await store.anchors.counts();
       fault = kind;
       let refused = 0;
       // concurrent submissions share one failing batch; sequential ones fail one by one
@@ -260,7 +261,7 @@ void test('store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the 
       refused++;
       assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
       assert.equal(await observe(c, d, lanes), before, `${kind}: a refused write changed the stored state`);
-      assert.deepEqual(await store.counts(), counts);
+      assert.deepEqual(await store.anchors.counts(), counts);
       fault = null;
       for (const l of lanes) assert.equal(acceptAnchor(await postAnchor(c, l), l, acked).replay, false);
       const cp = await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 4), agent: c.agent });

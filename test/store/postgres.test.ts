@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { MIGRATIONS, PG_SCHEMA_VERSION, PostgresStore, mapPgError } from '../../src/store/postgres.ts';
+import { MIGRATIONS, PG_SCHEMA_VERSION, PostgresStore, mapPgError } from '../../src/store/postgres/store.ts';
 import { ProtocolError } from '../../src/errors.ts';
 import type { OriginState, WitnessStore } from '../../src/store/types.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
@@ -14,6 +14,7 @@ import { rootFromLeafHashes } from '../../src/tlog/merkle.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { pgSkip, startPgServer, type PgServer } from '../helpers/pg-server.ts';
 import { storeConformance, type StoreFactory } from './conformance.ts';
+import { logOf, storedSize } from './conformance/helpers.ts';
 
 const skip = pgSkip();
 let server: PgServer | undefined;
@@ -55,7 +56,7 @@ void describe('PostgreSQL store', { skip }, () => {
   });
 
   void describe('store conformance: PostgreSQL', () => {
-    storeConformance(() => factory);
+    storeConformance(() => factory, { multiWriter: true });
   });
 
   void test('three handles on one database (three replicas): concurrent transactions form one linear log', async () => {
@@ -66,22 +67,23 @@ void describe('PostgreSQL store', { skip }, () => {
       await Promise.all(
         stores.flatMap((s, r) =>
           Array.from({ length: 15 }, (_, k) =>
-            s.transaction(async (tx) => {
+            logOf(s).transaction((_tx, batch) => {
               const es = Array.from({ length: 1 + (k % 4) }, (_, j) => entry(`r${r} t${k} e${j}`));
-              const first = await tx.appendEntries(es);
-              await tx.setCheckpoint({ ...(await tx.treeHead()), note: `cp r${r} t${k}\n` });
-              written[first] = es;
+              written[batch.baseSize] = es;
+              for (const e of es) batch.append(e);
+              return Promise.resolve();
             }),
           ),
         ),
       );
       const log = written.flat();
-      const head = await stores[0]!.transaction((tx) => tx.treeHead());
+      const { batch } = await logOf(stores[0]!).transaction(() => Promise.resolve());
+      const head = batch.head();
       assert.equal(head.size, log.length);
       assert.deepEqual(Buffer.from(head.root), Buffer.from(rootFromLeafHashes(log.map(hashLeaf))));
-      const bundle = await stores[2]!.entries(0, Math.min(256, log.length));
+      const bundle = await logOf(stores[2]!).entries(0, Math.min(256, log.length));
       assert.deepEqual(bundle.map((b) => Buffer.from(b).toString()), log.slice(0, 256).map((b) => Buffer.from(b).toString()));
-      assert.equal((await stores[1]!.checkpoint())?.size, log.length);
+      assert.equal((await stores[1]!.log.checkpoint())?.size, log.length);
     } finally {
       for (const s of stores) await s.close();
     }
@@ -93,15 +95,15 @@ void describe('PostgreSQL store', { skip }, () => {
     try {
       let expected = 0;
       for (let round = 0; round < 10; round++) {
-        const results = await Promise.all(stores.flatMap((s, r) => [0, 1].map((k) => s.updateOrigin(expected, origin(expected + 1 + r * 2 + k, 100 + round)))));
+        const results = await Promise.all(stores.flatMap((s, r) => [0, 1].map((k) => s.cosign.updateOrigin(expected, origin(expected + 1 + r * 2 + k, 100 + round)))));
         assert.equal(results.filter(Boolean).length, 1, `round ${round}`);
-        const now = await stores[round % 3]!.getOrigin('example.com/log');
+        const now = await stores[round % 3]!.cosign.getOrigin('example.com/log');
         assert.ok(now!.size > expected);
         expected = now!.size;
       }
       // same size, earlier time: refused (a replica with a slow clock cannot roll the time back)
-      assert.equal(await stores[0]!.updateOrigin(expected, { ...origin(expected, 50) }), false);
-      assert.equal(await stores[0]!.updateOrigin(expected, { ...origin(expected, 200) }), true);
+      assert.equal(await stores[0]!.cosign.updateOrigin(expected, { ...origin(expected, 50) }), false);
+      assert.equal(await stores[0]!.cosign.updateOrigin(expected, { ...origin(expected, 200) }), true);
     } finally {
       for (const s of stores) await s.close();
     }
@@ -124,16 +126,16 @@ void describe('PostgreSQL store', { skip }, () => {
     const store = await PostgresStore.open(url);
     try {
       assert.deepEqual(
-        (await store.listEvidence('example.com/log')).map((r) => [r.hash, r.note, r.at]),
+        (await store.cosign.listEvidence('example.com/log')).map((r) => [r.hash, r.note, r.at]),
         [0, 1, 2].map((i) => [undefined, `legacy ${i}\n`, 1700000000 + i]),
       );
       const hash = fill(1);
-      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
+      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
       assert.deepEqual(
-        (await store.listEvidence('example.com/log')).map((r) => r.note),
+        (await store.cosign.listEvidence('example.com/log')).map((r) => r.note),
         ['legacy 2\n', 'new\n'],
       );
-      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
+      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
     } finally {
       await store.close();
     }
@@ -146,10 +148,10 @@ void describe('PostgreSQL store', { skip }, () => {
       // Every handle sends the same 12 checkpoints (hashes 0..11) concurrently, bound 5.
       const results = await Promise.all(
         stores.flatMap((s, r) =>
-          Array.from({ length: 12 }, (_, n) => s.recordEvidence({ origin: 'example.com/log', hash: fill(n), note: `n ${n} r ${r}\n`, reason: 'r', at: n }, 5)),
+          Array.from({ length: 12 }, (_, n) => s.cosign.recordEvidence({ origin: 'example.com/log', hash: fill(n), note: `n ${n} r ${r}\n`, reason: 'r', at: n }, 5)),
         ),
       );
-      const rows = await stores[0]!.listEvidence('example.com/log');
+      const rows = await stores[0]!.cosign.listEvidence('example.com/log');
       assert.equal(rows.length, 5);
       assert.equal(new Set(rows.map((r) => Buffer.from(r.hash!).toString('hex'))).size, 5);
       const added = results.filter((x) => x.added).length;
@@ -189,60 +191,24 @@ void describe('PostgreSQL store', { skip }, () => {
       cosignature: { signature: fill(2, 64), timestamp: 1, leafIndex: 0 },
     });
     try {
-      await a.transaction(async (tx) => {
-        await tx.appendEntries([entry('x')]);
-        await tx.putSeed(rec(5), true, 'EAlice');
+      await logOf(a).transaction(async (tx, batch) => {
+        batch.append(entry('x'));
+        await tx.anchors.putSeed(rec(5), true, 'EAlice');
       });
       for (const index of [5, 4]) {
         await assert.rejects(
-          b.transaction(async (tx) => {
-            await tx.appendEntries([entry('y')]);
-            await tx.putSeed(rec(index), false, 'EAlice');
+          logOf(b).transaction(async (tx, batch) => {
+            batch.append(entry('y'));
+            await tx.anchors.putSeed(rec(index), false, 'EAlice');
           }),
           (e) => code(e) === 'store_invariant',
         );
       }
-      assert.equal((await b.getSeed(fill(1)))?.latest.index, 5);
-      assert.equal((await b.transaction((tx) => tx.treeHead())).size, 1, 'the refused batch was rolled back whole');
+      assert.equal((await b.anchors.getSeed(fill(1)))?.latest.index, 5);
+      assert.equal(await storedSize(b), 1, 'the refused batch was rolled back whole');
     } finally {
       await a.close();
       await b.close();
-    }
-  });
-
-  void test('prefetch (two queries for a batch): getSeed and partyUsage answer from it, with the transaction’s own writes on top', async () => {
-    const url = await server!.createDatabase('pre');
-    const s = await PostgresStore.open(url);
-    const alice = edParty(9);
-    const rec = (seed: number, index: number) => ({
-      seedId: fill(seed),
-      owner: 'did:keri:EAlice',
-      createdAt: 1,
-      latest: signAnchor(alice, { seedId: fill(seed), index, head: fill(index), cumulative: BigInt(index), timestamp: 1700000000 + index }),
-      cosignature: { signature: fill(2, 64), timestamp: 1, leafIndex: 0 },
-    });
-    try {
-      await s.transaction(async (tx) => {
-        await tx.appendEntries([entry('x')]);
-        await tx.putSeed(rec(1, 1), true, 'EAlice');
-        await tx.putSeed(rec(2, 1), true, 'EAlice');
-      });
-      await s.transaction(async (tx) => {
-        const pre = tx as typeof tx & { prefetch(ids: Uint8Array[], parties: string[], anchorsSince: number, newSeedsSince: number): Promise<void> };
-        await pre.prefetch([fill(1), fill(2), fill(3), fill(1)], ['EAlice', 'EBob'], 0, 0);
-        await tx.putSeed(rec(2, 2), false, 'EAlice');
-        assert.equal((await tx.getSeed(fill(1)))?.latest.index, 1);
-        assert.equal((await tx.getSeed(fill(2)))?.latest.index, 2);
-        assert.equal(await tx.getSeed(fill(3)), undefined);
-        // windows: prefetched since 0, asked since 1 (a later window) → filtered; the pending event on top
-        assert.deepEqual(await tx.partyUsage('EAlice', 1, 1), { anchorTimes: [1, 1, 1], newSeedTimes: [1, 1] });
-        assert.deepEqual(await tx.partyUsage('EAlice', 2, 2), { anchorTimes: [], newSeedTimes: [] });
-        assert.deepEqual(await tx.partyUsage('EBob', 0, 0), { anchorTimes: [], newSeedTimes: [] });
-        await tx.appendEntries([entry('y')]);
-      });
-      assert.equal((await s.getSeed(fill(2)))?.latest.index, 2);
-    } finally {
-      await s.close();
     }
   });
 
@@ -256,12 +222,12 @@ void describe('PostgreSQL store', { skip }, () => {
       await holder.query('SELECT pg_advisory_xact_lock(1096241989)');
       const t = performance.now();
       await assert.rejects(
-        s.transaction((tx) => tx.appendEntries([entry('a')])),
+        logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('a')))),
         (e) => code(e) === 'store_unavailable',
       );
       assert.ok(performance.now() - t < 3000);
       await holder.query('ROLLBACK');
-      assert.equal(await s.transaction((tx) => tx.appendEntries([entry('a')])), 0);
+      assert.equal((await logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('a'))))).value, 0);
     } finally {
       await holder.end();
       await s.close();
@@ -287,31 +253,34 @@ void describe('PostgreSQL store', { skip }, () => {
     const url = await server!.createDatabase('outage');
     const s = await PostgresStore.open({ url, connectTimeoutMs: 1000 });
     try {
-      await s.transaction(async (tx) => {
-        await tx.appendEntries([entry('before')]);
-        await tx.setCheckpoint({ ...(await tx.treeHead()), note: 'cp 1\n' });
-      });
+      const { checkpoint: cp1 } = await logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('before'))));
       // CHECKPOINT first: the immediate stop below then needs no long crash recovery at restart.
       const c = new pg.Client(url);
       await c.connect();
       await c.query('CHECKPOINT');
       await c.end();
       server!.halt();
-      for (const op of [() => s.checkpoint(), () => s.transaction((tx) => tx.appendEntries([entry('during')])), () => s.tile(0, 0, 1), () => s.getSeed(fill(1)), () => s.updateOrigin(0, origin(1, 1))]) {
+      for (const op of [
+        () => s.log.checkpoint(),
+        () => logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('during')))),
+        () => s.log.readNodeRange(0, 0, 1),
+        () => s.anchors.getSeed(fill(1)),
+        () => s.cosign.updateOrigin(0, origin(1, 1)),
+      ]) {
         await assert.rejects(op(), (e) => code(e) === 'store_unavailable');
       }
       server!.resume();
       let cp;
       for (let i = 0; i < 50 && cp === undefined; i++) {
         try {
-          cp = await s.checkpoint();
+          cp = await s.log.checkpoint();
         } catch (e) {
           assert.equal(code(e), 'store_unavailable');
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      assert.equal(cp?.note, 'cp 1\n');
-      assert.equal(await s.transaction((tx) => tx.appendEntries([entry('after')])), 1, 'the failed append left nothing behind');
+      assert.equal(cp?.note, cp1?.note);
+      assert.equal((await logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('after'))))).value, 1, 'the failed append left nothing behind');
     } finally {
       await s.close();
     }

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.ts';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { WitnessStore } from '../../src/store/types.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { storeConformance, type StoreFactory } from './conformance.ts';
@@ -41,7 +41,7 @@ const factory: StoreFactory = {
 };
 
 void describe('store conformance: SQLite', () => {
-  storeConformance(() => factory);
+  storeConformance(() => factory, { multiWriter: false });
 });
 
 void test('a schema-2 store file with evidence rows opens: the rows stay (no hash), count against the bound and go first', async () => {
@@ -61,19 +61,19 @@ void test('a schema-2 store file with evidence rows opens: the rows stay (no has
 
     const store = SqliteStore.open(path);
     try {
-      const legacy = await store.listEvidence('example.com/log');
+      const legacy = await store.cosign.listEvidence('example.com/log');
       assert.deepEqual(
         legacy.map((r) => [r.hash, r.note, r.at]),
         [0, 1, 2].map((i) => [undefined, `legacy ${i}\n`, 1700000000 + i]),
       );
       const hash = new Uint8Array(32).fill(1);
-      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
+      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
       assert.deepEqual(
-        (await store.listEvidence('example.com/log')).map((r) => r.note),
+        (await store.cosign.listEvidence('example.com/log')).map((r) => r.note),
         ['legacy 2\n', 'new\n'],
       );
-      assert.deepEqual(await store.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
-      assert.equal((await store.listEvidence('example.com/other')).length, 1);
+      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
+      assert.equal((await store.cosign.listEvidence('example.com/other')).length, 1);
     } finally {
       await store.close();
     }

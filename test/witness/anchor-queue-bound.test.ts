@@ -23,10 +23,11 @@ import { Ed25519VerifyPool } from '../../src/crypto/verify-pool.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { createServer } from '../../src/server/server.ts';
 import { listen } from '../../src/server/lifecycle.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { StoreTransaction, WitnessStore } from '../../src/store/types.ts';
 import { AnchorService } from '../../src/witness/anchor-service.ts';
-import { ensureCheckpoint, LogSigner } from '../../src/witness/log.ts';
+import { TransparencyLog } from '../../src/log/log.ts';
+import { LogSigner } from '../../src/log/signer.ts';
 import { registerWitnessRoutes } from '../../src/witness/routes.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { httpRequest, sleep, toJson } from '../helpers/rel-common.ts';
@@ -87,11 +88,12 @@ async function scenario(withPool: boolean): Promise<void> {
   const pool = withPool ? new Ed25519VerifyPool(1, witnessKey) : undefined;
   const gated = gatedStore(sqlite);
   const logSigner = new LogSigner(ORIGIN, witnessKey);
+  const witnessLog = new TransparencyLog(gated.store, logSigner);
   const service = new ObservedAnchorService({
     store: gated.store,
+    log: witnessLog,
     witnessKey,
     name: NAME,
-    logSigner,
     registry: () => registry,
     allowUnderivedSeeds: false,
     quota: { anchorsPerMinute: 1_000_000, newSeedsPerDay: 1_000_000 },
@@ -104,9 +106,10 @@ async function scenario(withPool: boolean): Promise<void> {
   const sampler = setInterval(sample, 1);
   try {
     await sqlite.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
-    await ensureCheckpoint(sqlite, logSigner); // before the gate: the size-0 checkpoint commits
+    await new TransparencyLog(sqlite, logSigner).init(); // before the gate: the size-0 checkpoint commits
     registerWitnessRoutes(app, {
       store: gated.store,
+      log: witnessLog,
       anchors: service,
       health: { name: NAME, roles: ['anchor'], version: 'test', origin: ORIGIN, witnessKeyHex: encodeHex(pinned.publicKey), logVkey: '', cosignVkey: null },
       statusPage: () => '',
@@ -189,9 +192,9 @@ async function scenario(withPool: boolean): Promise<void> {
     assert.ok(hungUp > 0, 'some clients hung up before their deadline');
 
     // Every acknowledged anchor is in the log, at the leaf its receipt names, and verifies offline.
-    const size = (await sqlite.checkpoint())!.size;
+    const size = (await witnessLog.checkpoint())!.size;
     const log: Uint8Array[] = [];
-    for (let bundle = 0; bundle * 256 < size; bundle++) log.push(...(await sqlite.entries(bundle, Math.min(256, size - bundle * 256))));
+    for (let bundle = 0; bundle * 256 < size; bundle++) log.push(...(await witnessLog.entries(bundle, Math.min(256, size - bundle * 256))));
     const logged = new Map<string, number>();
     log.forEach((e, i) => {
       const k = encodeHex(e);

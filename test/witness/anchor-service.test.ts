@@ -2,9 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { AnchorService, type AnchorResponse, type SubmitOutcome } from '../../src/witness/anchor-service.ts';
-import { LogSigner } from '../../src/witness/log.ts';
+import { TransparencyLog } from '../../src/log/log.ts';
+import { LogSigner } from '../../src/log/signer.ts';
 import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
@@ -32,17 +33,18 @@ const claimFor = (scope: string) => ({ agent: 'did:keri:EAgent', root: 'did:keri
 
 function setup(dir: string, now = 1800000000) {
   const store = SqliteStore.open(join(dir, 'witness.db'));
+  const log = new TransparencyLog(store, new LogSigner(ORIGIN, witnessKey));
   const service = new AnchorService({
     store,
+    log,
     witnessKey,
     name: NAME,
-    logSigner: new LogSigner(ORIGIN, witnessKey),
     registry: () => registry,
     allowUnderivedSeeds: false,
     quota: { ...DEFAULT_QUOTA, anchorsPerMinute: 10_000, newSeedsPerDay: 10_000 },
     now: () => now,
   });
-  return { store, service };
+  return { store, log, service };
 }
 
 function cosignedBody(o: SubmitOutcome): AnchorResponse {
@@ -56,7 +58,7 @@ const anchorFor = (scope: string, index: number, head = 1, cumulative = BigInt(i
 void test('co-sign, replay, fork: outputs verify offline; concurrent submissions share commits', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const { store, service } = setup(dir);
+    const { store, log, service } = setup(dir);
     await store.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
     const cp0 = await service.initLog();
     assert.equal(cp0.size, 0);
@@ -68,7 +70,7 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
     const outcomes = await Promise.all(submissions);
     const bodies = outcomes.map(cosignedBody);
     for (const b of bodies) verifyAnchorResponse(b, pinned, alicePin);
-    const cp = await store.checkpoint();
+    const cp = await log.checkpoint();
     assert.equal(cp?.size, 150);
     const leaves = new Set(bodies.map((b) => b.inclusion.leaf_index));
     assert.equal(leaves.size, 150);
@@ -85,7 +87,7 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
 void test('replay of the latest, non-monotone older index, duplicity freezes the seed', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const { store, service } = setup(dir);
+    const { store, log, service } = setup(dir);
     await service.initLog();
     const a3 = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
     const again = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
@@ -93,7 +95,7 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     assert.equal(again.cosignature.signature, a3.cosignature.signature);
     assert.equal(again.cosignature.timestamp, a3.cosignature.timestamp);
     assert.equal(again.inclusion.leaf_index, a3.inclusion.leaf_index);
-    assert.equal((await store.checkpoint())?.size, 1);
+    assert.equal((await log.checkpoint())?.size, 1);
     verifyAnchorResponse(again, pinned, alicePin);
 
     const older = await service.submit(anchorFor('S', 2), claimFor('S'));
@@ -103,13 +105,13 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     if (fork.kind !== 'duplicity') return assert.fail(`expected duplicity, got ${fork.kind}`);
     assert.equal(fork.isNew, true);
     assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(fork.proof)), { valid: true });
-    assert.equal((await store.checkpoint())?.size, 2); // the proof is logged
+    assert.equal((await log.checkpoint())?.size, 2); // the proof is logged
     const frozen = await service.submit(anchorFor('S', 4), claimFor('S'));
     assert.equal(frozen.kind === 'duplicity' && !frozen.isNew, true);
-    assert.equal((await store.checkpoint())?.size, 2);
+    assert.equal((await log.checkpoint())?.size, 2);
     const latest = await service.latest(anchorFor('S', 3).seedId);
     assert.equal(latest?.duplicity, true);
-    assert.equal((await store.listDuplicities(undefined, 100)).length, 1);
+    assert.equal((await store.anchors.listDuplicities(undefined, 100)).length, 1);
     await store.close();
   } finally {
     cleanup();
@@ -119,14 +121,14 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
 void test('tiles and entry bundles re-derive every checkpoint; checkpoints are consistent', async () => {
   const { dir, cleanup } = tempDir();
   try {
-    const { store, service } = setup(dir);
+    const { store, log, service } = setup(dir);
     await service.initLog();
     const roots: { size: number; root: Uint8Array }[] = [];
     for (let batch = 0; batch < 6; batch++) {
       const subs = [];
       for (let s = 0; s < 110; s++) subs.push(service.submit(anchorFor(`B${batch}-${s}`, 1), claimFor(`B${batch}-${s}`)));
       await Promise.all(subs);
-      const cp = (await store.checkpoint())!;
+      const cp = (await log.checkpoint())!;
       const parsed = parseCheckpoint(parseNote(cp.note).text);
       roots.push({ size: parsed.size, root: parsed.rootHash });
     }
@@ -136,15 +138,15 @@ void test('tiles and entry bundles re-derive every checkpoint; checkpoints are c
     const leafHashes: Uint8Array[] = [];
     for (let n = 0; n * 256 < size; n++) {
       const width = Math.min(256, size - n * 256);
-      const tile = decodeTile(await store.tile(0, n, width), width);
-      const entries = await store.entries(n, width);
+      const tile = decodeTile(await log.tile(0, n, width), width);
+      const entries = await log.entries(n, width);
       entries.forEach((e, i) => {
         assert.deepEqual(hashLeaf(e), tile[i]);
       });
       leafHashes.push(...tile);
     }
     // Level-1 tile holds the roots of the two full level-0 tiles.
-    const level1 = decodeTile(await store.tile(1, 0, 2), 2);
+    const level1 = decodeTile(await log.tile(1, 0, 2), 2);
     assert.deepEqual(level1[0], rootFromLeafHashes(leafHashes.slice(0, 256)));
     assert.deepEqual(level1[1], rootFromLeafHashes(leafHashes.slice(256, 512)));
     for (const { size: s, root } of roots) {
@@ -153,7 +155,7 @@ void test('tiles and entry bundles re-derive every checkpoint; checkpoints are c
     for (let i = 1; i < roots.length; i++) {
       const a = roots[i - 1]!;
       const b = roots[i]!;
-      assert.equal(verifyConsistency(a.size, b.size, a.root, b.root, await store.consistencyProof(a.size, b.size)), true);
+      assert.equal(verifyConsistency(a.size, b.size, a.root, b.root, await log.consistencyProof(a.size, b.size)), true);
     }
     await store.close();
   } finally {
@@ -201,9 +203,9 @@ void test('a failed commit leaves no co-sign counted in the cached quota windows
     });
     const service = new AnchorService({
       store: failing,
+      log: new TransparencyLog(failing, new LogSigner(ORIGIN, witnessKey)),
       witnessKey,
       name: NAME,
-      logSigner: new LogSigner(ORIGIN, witnessKey),
       registry: () => registry,
       allowUnderivedSeeds: false,
       quota: { anchorsPerMinute: 2, newSeedsPerDay: 100 },
@@ -247,9 +249,9 @@ void test('an abandoned request whose anchor still waits for a batch is dropped 
     });
     const service = new AnchorService({
       store: stalled,
+      log: new TransparencyLog(stalled, new LogSigner(ORIGIN, witnessKey)),
       witnessKey,
       name: NAME,
-      logSigner: new LogSigner(ORIGIN, witnessKey),
       registry: () => registry,
       allowUnderivedSeeds: false,
       quota: { ...DEFAULT_QUOTA, anchorsPerMinute: 10_000, newSeedsPerDay: 10_000 },
@@ -277,8 +279,8 @@ void test('an abandoned request whose anchor still waits for a batch is dropped 
     open();
     const body = cosignedBody(await a);
     assert.equal(body.inclusion.leaf_index, 0);
-    assert.equal((await store.checkpoint())?.size, 1, 'only the anchor whose batch had started is logged');
-    assert.equal(await store.getSeed(anchorFor('ab-2', 1).seedId), undefined);
+    assert.equal((await store.log.checkpoint())?.size, 1, 'only the anchor whose batch had started is logged');
+    assert.equal(await store.anchors.getSeed(anchorFor('ab-2', 1).seedId), undefined);
     await store.close();
   } finally {
     cleanup();

@@ -1,17 +1,13 @@
 /**
- * Committed complete-subtree hashes in memory, shared by the store drivers. A complete subtree
- * never changes once committed, so the cache stays valid with any number of writers; drivers fill
- * it only with nodes read from the database or written by a transaction that committed.
+ * Committed complete-subtree hashes in memory, kept by the log above every driver. A complete
+ * subtree never changes once committed, so the cache stays valid with any number of writers; the
+ * log fills it only with nodes read from the store or written by a transaction that committed.
  *
  * Bounded, evicting the oldest inserted (a Map in insertion order). A hit does not reorder: the
  * LRU bookkeeping (delete + re-insert per hit) cost more than it saved on the anchor path, and a
  * hot node that ages out is read once from the database and inserted again.
  */
-
-/** A node's number: index · 64 + level (levels < 64; indices < 2^47 keep it a safe integer). */
-export function nodeKey(level: number, index: number): number {
-  return index * 64 + level;
-}
+import { nodeKey } from '../tlog/frontier.ts';
 
 export class NodeCache {
   private readonly map = new Map<number, Uint8Array>();

@@ -1,0 +1,99 @@
+/**
+ * The cosign role's state in PostgreSQL (SPEC §5). `updateOrigin` is one conditional statement per
+ * call (row-level CAS on the stored size, and the stored cosignature time may not go backwards),
+ * so concurrent add-checkpoint requests on different replicas never roll an origin back. Evidence
+ * is deduplicated by hash and bounded per origin, replicas taking turns per origin.
+ */
+import type { PoolClient } from 'pg';
+import { toBytes } from '../rows.ts';
+import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type OriginState } from '../types.ts';
+import { mapPgError, query, type PgReader } from './db.ts';
+import { EVIDENCE_LOCK } from './schema.ts';
+
+const SQL = {
+  getOrigin: 'SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = $1',
+  // CAS from "never cosigned" (no row, or a row of size 0): insert, or update a size-0 row.
+  createOrigin: `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
+                   cosignatures = excluded.cosignatures, last_time = excluded.last_time
+                 WHERE origins.size = 0 AND origins.last_time <= excluded.last_time`,
+  updateOrigin: `UPDATE origins SET size = $2, root = $3, checkpoint = $4, cosignatures = $5, last_time = $6
+                 WHERE origin = $1 AND size = $7 AND last_time <= $6`,
+  hasEvidence: 'SELECT 1 FROM evidence WHERE origin = $1 AND hash = $2',
+  // Insert unless the hash is known; then delete what is older than the newest limit − 1 rows the
+  // statement's snapshot holds (it does not see its own insert), leaving `limit` rows.
+  evidence: `WITH ins AS (INSERT INTO evidence (origin, hash, note, reason, at) VALUES ($1, $2, $3, $4, $5)
+                          ON CONFLICT (origin, hash) DO NOTHING RETURNING 1),
+                  del AS (DELETE FROM evidence WHERE origin = $1 AND EXISTS (SELECT 1 FROM ins)
+                            AND id <= (SELECT id FROM evidence WHERE origin = $1 ORDER BY id DESC LIMIT 1 OFFSET $6::bigint - 1)
+                          RETURNING 1)
+             SELECT (SELECT count(*) FROM ins)::integer AS added, (SELECT count(*) FROM del)::integer AS evicted`,
+  listEvidence: 'SELECT hash, note, reason, at FROM evidence WHERE origin = $1 ORDER BY id',
+};
+
+export class PgCosignState implements CosignStateStorage {
+  private readonly db: PgReader;
+
+  constructor(db: PgReader) {
+    this.db = db;
+  }
+
+  async getOrigin(origin: string): Promise<OriginState | undefined> {
+    type Row = { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number };
+    const row = (await this.db.read<Row>('getOrigin', SQL.getOrigin, [origin])).rows[0];
+    if (row === undefined) return undefined;
+    return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+  }
+
+  /**
+   * Compare-and-swap in one statement: PostgreSQL re-checks the WHERE clause against the latest
+   * committed row after any concurrent update, so of several replicas racing from one stored size
+   * exactly one wins. Also refuses a cosignature time below the stored one (times never go
+   * backwards across replicas with skewed clocks; the cosign service retries with the new state).
+   */
+  async updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
+    const values = [next.origin, next.size, Buffer.from(next.root), next.checkpoint, next.cosignatures, next.lastTime];
+    const res =
+      expectedSize === 0 ? await this.db.read('createOrigin', SQL.createOrigin, values) : await this.db.read('updateOrigin', SQL.updateOrigin, [...values, expectedSize]);
+    return res.rowCount === 1;
+  }
+
+  /**
+   * A known hash costs one read. A new one: a transaction holding the origin's evidence lock
+   * (replicas recording evidence for one origin take turns, so none overshoots the bound), then
+   * insert and evict in one statement, then COMMIT.
+   */
+  async recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`evidence limit ${limit}: a positive integer is required`);
+    const hash = Buffer.from(e.hash);
+    if (((await this.db.read('hasEvidence', SQL.hasEvidence, [e.origin, hash])).rowCount ?? 0) > 0) return { added: false, evicted: 0 };
+    let client: PoolClient;
+    try {
+      client = await this.db.pool.connect();
+    } catch (err) {
+      throw mapPgError(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1::integer, hashtext($2::text))', [EVIDENCE_LOCK, e.origin]);
+      const row = (await query<{ added: number; evicted: number }>(client, 'evidence', SQL.evidence, [e.origin, hash, e.note, e.reason, e.at, limit])).rows[0];
+      await client.query('COMMIT');
+      return { added: row?.added === 1, evicted: row?.evicted ?? 0 };
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection is gone: drop it from the pool
+      }
+      throw mapPgError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async listEvidence(origin: string): Promise<EvidenceRecord[]> {
+    const res = await this.db.read<{ hash: Uint8Array | null; note: string; reason: string; at: number }>('listEvidence', SQL.listEvidence, [origin]);
+    return res.rows.map((r) => ({ origin, hash: r.hash === null ? undefined : toBytes(r.hash), note: r.note, reason: r.reason, at: r.at }));
+  }
+}

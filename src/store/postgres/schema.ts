@@ -1,0 +1,67 @@
+/**
+ * The PostgreSQL store's schema: versioned migrations (`aw_schema.version`), applied at open under
+ * an advisory transaction lock so that replicas starting together apply each exactly once. The
+ * on-disk format is the contract with existing databases: never edit a migration, append one.
+ */
+import type { PoolClient } from 'pg';
+import { StoreOpenError } from '../errors.ts';
+
+export const PG_SCHEMA_VERSION = 2;
+
+/** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
+export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
+export const MIGRATION_LOCK = 0x4157_4d49; // "AWMI"
+/** With hashtext(origin): one evidence writer per origin across replicas, so the bound holds. */
+export const EVIDENCE_LOCK = 0x4157_4556; // "AWEV"
+
+/** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
+export const MIGRATIONS: string[] = [
+  `CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+   CREATE TABLE log_head (id boolean PRIMARY KEY DEFAULT true CHECK (id), size bigint NOT NULL CHECK (size >= 0),
+                          checkpoint text, checkpoint_size bigint, checkpoint_root bytea);
+   INSERT INTO log_head (id, size) VALUES (true, 0);
+   CREATE TABLE tree_nodes (level smallint NOT NULL, idx bigint NOT NULL, hash bytea NOT NULL, PRIMARY KEY (level, idx));
+   CREATE TABLE log_entries (idx bigint PRIMARY KEY, entry bytea NOT NULL);
+   CREATE TABLE seeds (seed_id bytea PRIMARY KEY, owner text NOT NULL, created_at bigint NOT NULL, anchor text NOT NULL,
+                       anchor_index bigint NOT NULL, cosig_signature bytea NOT NULL, cosig_time bigint NOT NULL, leaf_index bigint NOT NULL);
+   CREATE TABLE duplicities (seed_id bytea PRIMARY KEY, proof text NOT NULL, leaf_index bigint NOT NULL, at bigint NOT NULL);
+   CREATE TABLE party_events (id bigserial PRIMARY KEY, party text NOT NULL, at bigint NOT NULL, new_seed boolean NOT NULL);
+   CREATE INDEX party_events_by_party ON party_events (party, at);
+   CREATE INDEX party_new_seeds_by_party ON party_events (party, at) WHERE new_seed;
+   CREATE TABLE origins (origin text PRIMARY KEY, size bigint NOT NULL, root bytea NOT NULL, checkpoint text NOT NULL,
+                         cosignatures text NOT NULL, last_time bigint NOT NULL);
+   CREATE TABLE evidence (id bigserial PRIMARY KEY, origin text NOT NULL, note text NOT NULL, reason text NOT NULL, at bigint NOT NULL);`,
+  // Evidence deduplicated by checkpoint hash and bounded per origin (SPEC §5). Rows from version 1
+  // keep a NULL hash: never deduplicated, the oldest, so evicted first.
+  `ALTER TABLE evidence ADD COLUMN hash bytea;
+   CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
+   CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+];
+
+/**
+ * Check the server's durability settings, then apply pending migrations in one transaction under
+ * the migration lock (PostgreSQL DDL is transactional). `where` names the store in messages.
+ */
+export async function checkAndMigrate(client: PoolClient, where: string): Promise<void> {
+  const settings = await client.query<{ sync: string; fsync: string; recovery: boolean }>(
+    "SELECT current_setting('synchronous_commit') AS sync, current_setting('fsync') AS fsync, pg_is_in_recovery() AS recovery",
+  );
+  const s = settings.rows[0]!;
+  if (s.recovery) throw new StoreOpenError('store_read_only', `the store ${where} is a read-only standby; point --store at the primary`);
+  if (s.sync === 'off' || s.fsync === 'off') {
+    throw new StoreOpenError('store_unsafe', `the store ${where} runs with synchronous_commit=${s.sync}, fsync=${s.fsync}: acknowledged anchors could be lost (docs/scale-out.md)`);
+  }
+  await client.query('BEGIN');
+  await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+  await client.query('CREATE TABLE IF NOT EXISTS aw_schema (id boolean PRIMARY KEY DEFAULT true CHECK (id), version integer NOT NULL)');
+  const row = (await client.query<{ version: number }>('SELECT version FROM aw_schema')).rows[0];
+  const version = row?.version ?? 0;
+  if (version > PG_SCHEMA_VERSION) {
+    throw new StoreOpenError('store_schema', `the store ${where} has schema version ${version}; this build knows ${PG_SCHEMA_VERSION}`);
+  }
+  for (let v = version; v < PG_SCHEMA_VERSION; v++) {
+    await client.query(MIGRATIONS[v]!);
+    await client.query('INSERT INTO aw_schema (id, version) VALUES (true, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version', [v + 1]);
+  }
+  await client.query('COMMIT');
+}

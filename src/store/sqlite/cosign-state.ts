@@ -1,0 +1,121 @@
+/**
+ * The cosign role's state in SQLite (SPEC §5): per-origin state (`origins`, compare-and-swap on
+ * the stored size, group-committed) and evidence (`evidence`, deduplicated by hash, bounded per
+ * origin). Each call is its own durable transaction on the shared write lane.
+ */
+import type { Database as Db, Statement } from 'better-sqlite3';
+import { StoreUnavailableError } from '../errors.ts';
+import { toBytes } from '../rows.ts';
+import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type OriginState } from '../types.ts';
+import { guard, type SqliteConnections } from './db.ts';
+
+class CosignQueries {
+  readonly getOriginSize: Statement<[string], { size: number }>;
+  readonly getOrigin: Statement<[string], { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number }>;
+  readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number]>;
+  readonly hasEvidence: Statement<[string, Uint8Array], { id: number }>;
+  readonly putEvidence: Statement<[string, Uint8Array, string, string, number]>;
+  readonly evictEvidence: Statement<[string, string, number]>;
+  readonly listEvidence: Statement<[string], { hash: Uint8Array | null; note: string; reason: string; at: number }>;
+
+  constructor(db: Db) {
+    this.getOriginSize = db.prepare('SELECT size FROM origins WHERE origin = ?');
+    this.getOrigin = db.prepare('SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = ?');
+    this.putOrigin = db.prepare(
+      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
+         cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
+    );
+    this.hasEvidence = db.prepare('SELECT id FROM evidence WHERE origin = ? AND hash = ?');
+    this.putEvidence = db.prepare('INSERT INTO evidence (origin, hash, note, reason, at) VALUES (?, ?, ?, ?, ?)');
+    // Everything older than the newest `limit` rows of the origin (OFFSET limit: the first row to go).
+    this.evictEvidence = db.prepare('DELETE FROM evidence WHERE origin = ? AND id <= (SELECT id FROM evidence WHERE origin = ? ORDER BY id DESC LIMIT 1 OFFSET ?)');
+    this.listEvidence = db.prepare('SELECT hash, note, reason, at FROM evidence WHERE origin = ? ORDER BY id');
+  }
+}
+
+interface QueuedUpdate {
+  expectedSize: number;
+  next: OriginState;
+  resolve: (ok: boolean) => void;
+  reject: (e: unknown) => void;
+}
+
+export class SqliteCosignState implements CosignStateStorage {
+  private readonly c: SqliteConnections;
+  private readonly r: CosignQueries;
+  private readonly w: CosignQueries;
+  private readonly queue: QueuedUpdate[] = [];
+
+  constructor(c: SqliteConnections) {
+    this.c = c;
+    this.r = new CosignQueries(c.reader);
+    this.w = new CosignQueries(c.writer);
+  }
+
+  getOrigin(origin: string): Promise<OriginState | undefined> {
+    return this.c.read(() => {
+      const row = this.r.getOrigin.get(origin);
+      if (row === undefined) return undefined;
+      return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+    });
+  }
+
+  /**
+   * Compare-and-swap of an origin's state, group-committed: calls that arrive while a commit is
+   * running share the next transaction (one fsync), each checked in call order against the state
+   * the earlier ones left, each with its own result.
+   */
+  updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ expectedSize, next, resolve, reject });
+      // setImmediate: let the I/O callbacks of this turn queue their updates into the same commit.
+      if (this.queue.length === 1) setImmediate(() => void this.c.mutex.run(() => this.flush()));
+    });
+  }
+
+  private flush(): Promise<void> {
+    const batch = this.queue.splice(0);
+    try {
+      if (this.c.closed) throw new StoreUnavailableError('store: closed');
+      const results = guard(() =>
+        this.c.writer
+          .transaction(() =>
+            batch.map(({ expectedSize, next }) => {
+              const row = this.w.getOriginSize.get(next.origin);
+              if ((row?.size ?? 0) !== expectedSize) return false;
+              this.w.putOrigin.run(next.origin, next.size, next.root, next.checkpoint, next.cosignatures, next.lastTime);
+              return true;
+            }),
+          )
+          .immediate(),
+      );
+      batch.forEach((b, i) => {
+        b.resolve(results[i]!);
+      });
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
+    return Promise.resolve();
+  }
+
+  /** A known hash costs one read and no write; a new row, its eviction and the commit are one transaction. */
+  recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
+    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`evidence limit ${limit}: a positive integer is required`));
+    return this.c.write(() => {
+      if (this.w.hasEvidence.get(e.origin, e.hash) !== undefined) return { added: false, evicted: 0 };
+      return this.c.writer
+        .transaction(() => {
+          this.w.putEvidence.run(e.origin, e.hash, e.note, e.reason, e.at);
+          return { added: true, evicted: this.w.evictEvidence.run(e.origin, e.origin, limit).changes };
+        })
+        .immediate();
+    });
+  }
+
+  listEvidence(origin: string): Promise<EvidenceRecord[]> {
+    return this.c.read(() =>
+      this.r.listEvidence.all(origin).map((row) => ({ origin, hash: row.hash === null ? undefined : toBytes(row.hash), note: row.note, reason: row.reason, at: row.at })),
+    );
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The SQLite store's schema: versioned migrations (PRAGMA user_version), applied at open. The
+ * on-disk format is the contract with existing stores: never edit a migration, append one.
+ *
+ * The Merkle tree is stored as every complete-subtree hash, `tree_nodes(level, idx)`: about 2n
+ * rows for n leaves, so roots, proofs and tiles are O(log n) point reads or one range read.
+ */
+import type { Database as Db } from 'better-sqlite3';
+import { StoreOpenError } from '../errors.ts';
+
+export const SCHEMA_VERSION = 3;
+
+/** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
+export const MIGRATIONS: string[] = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+   CREATE TABLE tree_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID;
+   CREATE TABLE log_entries (idx INTEGER PRIMARY KEY, entry BLOB NOT NULL);
+   CREATE TABLE seeds (seed_id BLOB PRIMARY KEY, owner TEXT NOT NULL, created_at INTEGER NOT NULL, anchor TEXT NOT NULL,
+                       cosig_signature BLOB NOT NULL, cosig_time INTEGER NOT NULL, leaf_index INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE duplicities (seed_id BLOB PRIMARY KEY, proof TEXT NOT NULL, leaf_index INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE party_events (id INTEGER PRIMARY KEY, party TEXT NOT NULL, at INTEGER NOT NULL, new_seed INTEGER NOT NULL);
+   CREATE INDEX party_events_by_party ON party_events (party, at);`,
+  `CREATE TABLE origins (origin TEXT PRIMARY KEY, size INTEGER NOT NULL, root BLOB NOT NULL, checkpoint TEXT NOT NULL,
+                         cosignatures TEXT NOT NULL, last_time INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE evidence (id INTEGER PRIMARY KEY, origin TEXT NOT NULL, note TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);`,
+  // Evidence deduplicated by checkpoint hash and bounded per origin (SPEC §5). Rows from earlier
+  // versions keep a NULL hash: never deduplicated, the oldest, so evicted first.
+  `ALTER TABLE evidence ADD COLUMN hash BLOB;
+   CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
+   CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+];
+
+/** Apply the missing migrations, one transaction each; refuses a newer schema. */
+export function migrate(db: Db, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new StoreOpenError('store_schema', `the store ${path} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+  }
+  for (let v = version; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+  // On a read-only file system SQLite silently falls back to a read-only connection, which could
+  // never write again, not even once the file system is writable: refuse it with a no-op write.
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}

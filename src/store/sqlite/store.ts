@@ -1,0 +1,141 @@
+/**
+ * The SQLite driver of the witness store (the default): one file, one writer process. A separate
+ * lock file held with an exclusive SQLite lock keeps a second process off the store (fcntl locks
+ * vanish with the process, so a crash never leaves a stale lock).
+ *
+ * A write transaction is BEGIN IMMEDIATE … COMMIT on the writer connection, serialized with the
+ * cosign role's writes by one mutex; the log and anchor-state halves (log.ts, anchor-state.ts)
+ * write through it, so a batch's seeds and log entries commit together.
+ */
+import Database from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
+import type { StoreCapabilities, StoreIdentity, StoreTransaction, WitnessStore } from '../types.ts';
+import { SqliteAnchorState } from './anchor-state.ts';
+import { SqliteCosignState } from './cosign-state.ts';
+import { guard, openDb, SqliteConnections, startCheckpointer } from './db.ts';
+import { SqliteLog } from './log.ts';
+import { migrate } from './schema.ts';
+
+export { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
+
+const DAY = 86_400;
+
+export class SqliteStore implements WitnessStore {
+  readonly capabilities: StoreCapabilities = { multiWriter: false };
+  readonly log: SqliteLog;
+  readonly anchors: SqliteAnchorState;
+  readonly cosign: SqliteCosignState;
+  private readonly c: SqliteConnections;
+  private readonly lock: Db;
+  private readonly checkpointer: { stop: () => Promise<void> };
+  private readonly begin;
+  private readonly commit;
+  private readonly rollback;
+
+  private constructor(lock: Db, writer: Db, reader: Db, checkpointer: { stop: () => Promise<void> }) {
+    this.lock = lock;
+    this.checkpointer = checkpointer;
+    this.c = new SqliteConnections(writer, reader);
+    this.log = new SqliteLog(this.c);
+    this.anchors = new SqliteAnchorState(this.c);
+    this.cosign = new SqliteCosignState(this.c);
+    this.begin = writer.prepare('BEGIN IMMEDIATE');
+    this.commit = writer.prepare('COMMIT');
+    this.rollback = writer.prepare('ROLLBACK');
+  }
+
+  /** Open (creating parents and schema); refuses a store locked by another process. */
+  static open(path: string): SqliteStore {
+    mkdirSync(dirname(path), { recursive: true });
+    let lock: Db;
+    try {
+      lock = new Database(`${path}.lock`, { timeout: 0 });
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); COMMIT;');
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+        throw new StoreOpenError('store_locked', `the store ${path} is in use by another process`);
+      }
+      throw new StoreOpenError('store_unopenable', `cannot open the store ${path}: ${(e as Error).message}`);
+    }
+    try {
+      const writer = openDb(path);
+      migrate(writer, path);
+      const reader = openDb(path);
+      return new SqliteStore(lock, writer, reader, startCheckpointer(path));
+    } catch (e) {
+      lock.close();
+      if (e instanceof StoreOpenError) throw e;
+      throw new StoreOpenError('store_unopenable', `cannot open the store ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  async bindIdentity(id: StoreIdentity): Promise<void> {
+    await this.transaction(() => {
+      const fields: [keyof StoreIdentity, string][] = [
+        ['witnessKey', 'witness_key'],
+        ['name', 'name'],
+        ['logOrigin', 'log_origin'],
+      ];
+      for (const [field, key] of fields) {
+        const stored = this.log.w.getMeta.get(key)?.value;
+        if (stored === undefined) this.log.w.setMeta.run(key, id[field]);
+        else if (stored !== id[field]) {
+          throw new StoreOpenError('store_identity_mismatch', `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`);
+        }
+      }
+      return Promise.resolve();
+    });
+  }
+
+  async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.c.mutex.run(async () => {
+      if (this.c.closed) throw new StoreUnavailableError('store: closed');
+      guard(() => this.begin.run());
+      let done = false;
+      try {
+        const log = this.log.transaction();
+        const result = await fn({ log, anchors: this.anchors.transaction() });
+        // Quota windows look back one day at most: prune older events each time the log crosses a multiple of 1024.
+        const base = log.baseSize;
+        if (base !== undefined && Math.floor((await log.size()) / 1024) > Math.floor(base / 1024)) {
+          guard(() => {
+            this.anchors.pruneEvents(Math.floor(Date.now() / 1000) - 2 * DAY);
+          });
+        }
+        guard(() => this.commit.run());
+        done = true;
+        return result;
+      } finally {
+        if (!done && this.c.writer.inTransaction) {
+          try {
+            this.rollback.run();
+          } catch {
+            // A failed rollback leaves SQLite to roll back the journal on next open.
+          }
+        }
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.c.closed) return;
+    await this.checkpointer.stop();
+    await this.c.mutex.run(() => {
+      this.c.closed = true;
+      try {
+        this.c.writer.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // The WAL is replayed at the next open anyway.
+      }
+      this.c.reader.close();
+      this.c.writer.close();
+      this.lock.close();
+      return Promise.resolve();
+    });
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * AnchorStateStorage conformance: seed records, quota windows from party events, duplicity proofs;
+ * read-your-writes inside a transaction, committed state only outside.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeDuplicityProof } from '../../../src/anchor/duplicity.ts';
+import { encodeDuplicityProof } from '../../../src/anchor/codec.ts';
+import { stringifyJson } from '../../../src/encoding/json.ts';
+import { fill } from '../../helpers/anchors.ts';
+import { anchor, entry, hex, logOf, record, shape, withStore, type StoreFactory } from './helpers.ts';
+
+export function anchorStateConformance(factory: () => StoreFactory): void {
+  void test('empty: no seeds, no duplicity proofs', () =>
+    withStore(factory, async (s) => {
+      assert.deepEqual(await s.anchors.counts(), { seeds: 0, duplicities: 0 });
+      assert.equal(await s.anchors.getSeed(fill(1)), undefined);
+      assert.equal(await s.anchors.getDuplicity(fill(1)), undefined);
+      assert.deepEqual(await s.anchors.listDuplicities(undefined, 10), []);
+    }));
+
+  void test('reads outside a transaction see committed state only; reads inside see the transaction’s own writes', () =>
+    withStore(factory, async (s) => {
+      await logOf(s).transaction(async (tx, batch) => {
+        batch.append(entry(0));
+        await tx.anchors.putSeed(record(1, 1, 0, 1800000000), true, 'EAlice');
+        assert.deepEqual(shape(await tx.anchors.getSeed(fill(1))), shape(record(1, 1, 0, 1800000000)));
+        assert.equal(await s.anchors.getSeed(fill(1)), undefined, 'uncommitted seed visible outside the transaction');
+        assert.deepEqual(await tx.anchors.partyUsage('EAlice', 1800000000 - 60, 1800000000 - 86400), { anchorTimes: [1800000000], newSeedTimes: [1800000000] });
+      });
+      assert.deepEqual(shape(await s.anchors.getSeed(fill(1))), shape(record(1, 1, 0, 1800000000)));
+    }));
+
+  void test('seeds: replace with a later anchor, owner and creation kept by the caller; quota windows from party events', () =>
+    withStore(factory, async (s) => {
+      const t = 1800000000;
+      const log = logOf(s);
+      await log.transaction(async (tx, batch) => {
+        batch.append(entry(0));
+        batch.append(entry(1));
+        await tx.anchors.putSeed(record(1, 1, 0, t - 100_000), true, 'EAlice'); // older than a day
+        await tx.anchors.putSeed(record(2, 1, 1, t - 3000), true, 'EAlice');
+      });
+      await log.transaction(async (tx, batch) => {
+        batch.append(entry(2));
+        batch.append(entry(3));
+        await tx.anchors.putSeed(record(2, 2, 2, t - 30), false, 'EAlice');
+        await tx.anchors.putSeed(record(3, 1, 3, t - 10), true, 'EBob');
+      });
+      assert.deepEqual(shape(await s.anchors.getSeed(fill(2))), shape(record(2, 2, 2, t - 30)));
+      assert.deepEqual(await s.anchors.counts(), { seeds: 3, duplicities: 0 });
+      await s.transaction(async ({ anchors: a }) => {
+        assert.deepEqual(await a.partyUsage('EAlice', t - 60, t - 86400), { anchorTimes: [t - 30], newSeedTimes: [t - 3000] });
+        assert.deepEqual(await a.partyUsage('EAlice', t - 200_000, t - 200_000), { anchorTimes: [t - 100_000, t - 3000, t - 30], newSeedTimes: [t - 100_000, t - 3000] });
+        assert.deepEqual(await a.partyUsage('EBob', t - 60, t - 86400), { anchorTimes: [t - 10], newSeedTimes: [t - 10] });
+        assert.deepEqual(await a.partyUsage('ECarol', t - 60, t - 86400), { anchorTimes: [], newSeedTimes: [] });
+      });
+    }));
+
+  void test('duplicity proofs: stored once, freeze the seed record, listed in seed order with paging', () =>
+    withStore(factory, async (s) => {
+      const seeds = [0x30, 0x10, 0x20, 0xf0];
+      await logOf(s).transaction(async (tx, batch) => {
+        for (const b of seeds) {
+          const leaf = batch.append(entry(b));
+          await tx.anchors.putSeed(record(b, 1, leaf, 1800000000), true, 'EAlice');
+        }
+        for (const b of seeds.slice(0, 3)) {
+          const proof = makeDuplicityProof(anchor(b, 2, 1), anchor(b, 2, 2));
+          const leaf = batch.append(entry(0x100 + b));
+          await tx.anchors.putDuplicity(proof, leaf, 1800000000);
+          const seen = await tx.anchors.getSeed(fill(b));
+          assert.ok(seen?.duplicity !== undefined, 'the transaction sees its own duplicity proof');
+        }
+      });
+      assert.deepEqual(await s.anchors.counts(), { seeds: 4, duplicities: 3 });
+      const rec = await s.anchors.getSeed(fill(0x10));
+      assert.equal(stringifyJson(encodeDuplicityProof(rec!.duplicity!)), stringifyJson(encodeDuplicityProof(makeDuplicityProof(anchor(0x10, 2, 1), anchor(0x10, 2, 2)))));
+      assert.equal((await s.anchors.getSeed(fill(0xf0)))?.duplicity, undefined);
+      const got = await s.anchors.getDuplicity(fill(0x20));
+      assert.equal(got?.index, 2);
+      const page1 = await s.anchors.listDuplicities(undefined, 2);
+      assert.deepEqual(page1.map((p) => hex(p.seedId)), [hex(fill(0x10)), hex(fill(0x20))]);
+      const page2 = await s.anchors.listDuplicities(page1[1]!.seedId, 2);
+      assert.deepEqual(page2.map((p) => hex(p.seedId)), [hex(fill(0x30))]);
+      assert.deepEqual(await s.anchors.listDuplicities(fill(0x30), 2), []);
+    }));
+}

@@ -1,0 +1,72 @@
+/** CosignStateStorage conformance: per-origin compare-and-swap and evidence (SPEC §5). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sha256 } from '../../../src/crypto/sha256.ts';
+import { EVIDENCE_LIMIT, type EvidenceRecord } from '../../../src/store/types.ts';
+import { fill } from '../../helpers/anchors.ts';
+import { hex, origin, withStore, type StoreFactory } from './helpers.ts';
+
+export function cosignStateConformance(factory: () => StoreFactory): void {
+  void test('cosign origins: compare-and-swap on the stored size; exactly one of concurrent swaps wins', () =>
+    withStore(factory, async ({ cosign: s }) => {
+      assert.equal(await s.getOrigin('example.com/log'), undefined);
+      assert.equal(await s.updateOrigin(5, origin(6, 100)), false, 'expected size 5 of a never-cosigned origin');
+      assert.equal(await s.updateOrigin(0, origin(3, 100)), true);
+      assert.equal(await s.updateOrigin(0, origin(4, 100)), false, 'stale expected size 0');
+      assert.equal(await s.updateOrigin(3, origin(5, 101)), true);
+      const st = await s.getOrigin('example.com/log');
+      assert.equal(st?.size, 5);
+      assert.equal(st.lastTime, 101);
+      assert.equal(hex(st.root), hex(fill(5)));
+      assert.equal(st.checkpoint, 'example.com/log\n5\n');
+      assert.equal(st.cosignatures, '— w 5\n');
+      const results = await Promise.all(Array.from({ length: 12 }, (_, k) => s.updateOrigin(5, origin(6 + k, 102))));
+      assert.equal(results.filter(Boolean).length, 1);
+      const winner = results.indexOf(true);
+      assert.equal((await s.getOrigin('example.com/log'))?.size, 6 + winner);
+      // other origins are independent
+      assert.equal(await s.updateOrigin(0, origin(1, 100, 'example.com/other')), true);
+    }));
+
+  void test('cosign evidence: one row per (origin, hash), listed oldest first, bounded per origin with the oldest evicted; survives reopening', () =>
+    withStore(factory, async (s0, f, use) => {
+      const log = 'example.com/log';
+      const other = 'example.com/other';
+      const ev = (o: string, n: number, note = `${o}\n${n}\n`) => ({ origin: o, hash: fill(n), note, reason: `reason ${n}`, at: 1800000000 + n });
+      const shapeOf = (rows: EvidenceRecord[]) => rows.map((r) => [r.origin, r.hash === undefined ? null : hex(r.hash), r.note, r.reason, r.at]);
+      const want = (o: string, ns: number[]) => ns.map((n) => [o, hex(fill(n)), `${o}\n${n}\n`, `reason ${n}`, 1800000000 + n]);
+      const c0 = s0.cosign;
+      assert.deepEqual(await c0.listEvidence(log), []);
+      assert.deepEqual(await c0.recordEvidence(ev(log, 1)), { added: true, evicted: 0 });
+      // The same hash again, whatever the note and reason: nothing written.
+      assert.deepEqual(await c0.recordEvidence({ ...ev(log, 1, 'another note\n'), reason: 'again', at: 1 }), { added: false, evicted: 0 });
+      // The same hash under another origin is another row.
+      assert.deepEqual(await c0.recordEvidence(ev(other, 1)), { added: true, evicted: 0 });
+      assert.deepEqual(shapeOf(await c0.listEvidence(log)), want(log, [1]));
+      // Bound 3: the fourth row evicts the oldest; a bound of 1 keeps only the newest.
+      assert.deepEqual(await c0.recordEvidence(ev(log, 2), 3), { added: true, evicted: 0 });
+      assert.deepEqual(await c0.recordEvidence(ev(log, 3), 3), { added: true, evicted: 0 });
+      assert.deepEqual(await c0.recordEvidence(ev(log, 4), 3), { added: true, evicted: 1 });
+      assert.deepEqual(shapeOf(await c0.listEvidence(log)), want(log, [2, 3, 4]));
+      assert.deepEqual(await c0.recordEvidence(ev(log, 3), 3), { added: false, evicted: 0 });
+      assert.deepEqual(await c0.recordEvidence(ev(log, 5), 1), { added: true, evicted: 3 });
+      assert.deepEqual(shapeOf(await c0.listEvidence(log)), want(log, [5]));
+      await assert.rejects(c0.recordEvidence(ev(log, 6), 0), RangeError);
+      const c = use(await f.reopen(s0)).cosign;
+      assert.deepEqual(shapeOf(await c.listEvidence(log)), want(log, [5]));
+      assert.deepEqual(shapeOf(await c.listEvidence(other)), want(other, [1]), 'another origin is bounded on its own');
+      assert.deepEqual(await c.recordEvidence(ev(log, 5)), { added: false, evicted: 0 }, 'deduplication survives reopening');
+    }));
+
+  void test('cosign evidence: the default bound is EVIDENCE_LIMIT = 1 000 rows per origin', () =>
+    withStore(factory, async ({ cosign: s }) => {
+      assert.equal(EVIDENCE_LIMIT, 1000);
+      const ev = (n: number) => ({ origin: 'example.com/log', hash: sha256(new TextEncoder().encode(String(n))), note: `n ${n}\n`, reason: 'r', at: n });
+      for (let n = 0; n < EVIDENCE_LIMIT; n++) assert.deepEqual(await s.recordEvidence(ev(n)), { added: true, evicted: 0 });
+      assert.deepEqual(await s.recordEvidence(ev(EVIDENCE_LIMIT)), { added: true, evicted: 1 });
+      const rows = await s.listEvidence('example.com/log');
+      assert.equal(rows.length, EVIDENCE_LIMIT);
+      assert.equal(rows[0]!.note, 'n 1\n');
+      assert.equal(rows.at(-1)!.note, `n ${EVIDENCE_LIMIT}\n`);
+    }));
+}
