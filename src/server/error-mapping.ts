@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { JsonError } from '../encoding/json.ts';
 import { EncodingError } from '../encoding/errors.ts';
-import { StoreUnavailableError } from '../store/types.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
 import { HttpProblem } from './errors.ts';
 import type { RouteConfig } from './options.ts';
 import { sendProblem, truncate } from './problem.ts';
@@ -62,7 +62,7 @@ function builtinProblem(error: unknown, request: FastifyRequest, server: ServerS
     return { status: 400, code: bodyCode, detail: error.pointer === '' ? `invalid JSON: ${error.message}` : `invalid JSON at ${error.message}` };
   }
   if (error instanceof EncodingError) return { status: 400, code: bodyCode, detail: error.message };
-  if (error instanceof StoreUnavailableError) {
+  if (isStoreUnavailable(error)) {
     return { status: 503, code: 'store_unavailable', detail: 'the store is unavailable; retry later', headers: { 'retry-after': server.retryAfter } };
   }
   if (typeof error !== 'object' || error === null) return null;

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import { HttpProblem } from '../../src/server/errors.ts';
 import { ProtocolError } from '../../src/errors.ts';
-import { StoreUnavailableError } from '../../src/store/types.ts';
+import { StoreUnavailableError } from '../../src/store/errors.ts';
 import { sendProblem } from '../../src/server/problem.ts';
 import { registerMetricsRoute } from '../../src/server/server.ts';
 import type { App } from '../../src/server/options.ts';
