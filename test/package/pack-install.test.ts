@@ -2,7 +2,8 @@
 // tarball into a fresh temporary project, and there run the installed `anchor-witness` and
 // `token-bridge` commands (Node 24 and 22), start a witness with the installed CLI, submit a real
 // anchor through `anchor-witness party …`, verify that witness's response with the SDK imported
-// from an .mjs consumer (`anchor-witness` and `anchor-witness/client`, Node 24 and 22), and
+// from an .mjs consumer (`anchor-witness`, `anchor-witness/client` and the pure `anchor-witness/verify`,
+// Node 24 and 22), and
 // type-check a .ts consumer against the shipped declarations (`tsc --noEmit`).
 //
 // The checkout is never written to: the project is copied (without node_modules, .git and build
@@ -123,7 +124,7 @@ void test('the tarball holds the compiled package and nothing from the test, ben
   const paths = packed.files.map((f) => f.path);
   const stray = paths.filter((p) => !PUBLISHED.test(p));
   assert.deepEqual(stray, [], 'only lib/, src/, package.json, README.md and LICENSE are published');
-  for (const p of ['package.json', 'README.md', 'lib/bin/anchor-witness.js', 'lib/bin/token-bridge.js', 'lib/src/index.js', 'lib/src/index.d.ts', 'lib/src/index.d.ts.map', 'lib/src/client/index.js', 'lib/src/client/index.d.ts']) {
+  for (const p of ['package.json', 'README.md', 'lib/bin/anchor-witness.js', 'lib/bin/token-bridge.js', 'lib/src/index.js', 'lib/src/index.d.ts', 'lib/src/index.d.ts.map', 'lib/src/client/index.js', 'lib/src/client/index.d.ts', 'lib/src/verify/index.js', 'lib/src/verify/index.d.ts']) {
     assert.ok(paths.includes(p), `${p} is published`);
   }
   assert.deepEqual(
@@ -202,6 +203,7 @@ void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 2
     `import { readFileSync } from 'node:fs';
 import { verifyAnchorResponse, VerificationError } from 'anchor-witness';
 import { parseFinalizedBundle, verifyFinalizedBundle } from 'anchor-witness/client';
+import * as pure from 'anchor-witness/verify';
 
 const [responseFile, bundleFile, witnessHex, partyHex] = process.argv.slice(2);
 const hex = (h) => Uint8Array.from(Buffer.from(h, 'hex'));
@@ -217,15 +219,20 @@ try {
   refused = e instanceof VerificationError ? e.code : 'other: ' + String(e);
 }
 const final = verifyFinalizedBundle(parseFinalizedBundle(JSON.parse(readFileSync(bundleFile, 'utf8'))), { party });
-console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index, leaf: v.leafIndex, size: v.treeSize, tampered: refused, final: final.final }));
+// The pure verifier (WebCrypto, async) on the same response and its tampered copy.
+const p = await pure.verifyAnchorResponse(body, witness, party);
+const pureRefused = await pure.verifyAnchorResponse(tampered, witness, party).then(() => 'accepted', (e) => (e instanceof pure.VerificationError ? e.code : 'other: ' + String(e)));
+console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index, leaf: v.leafIndex, size: v.treeSize, tampered: refused, final: final.final, pure: [p.anchor.index, p.leafIndex, p.treeSize], pureTampered: pureRefused }));
 `,
   );
   const expectRun = async (nodeBin: string, label: string) => {
     const r = ok(await run(nodeBin, [consumer, f('response.json'), f('final.json'), witnessHex, partyHex], { cwd: app, env: childEnv(dirname(nodeBin)) }), `consumer.mjs (${label})`);
-    const out = JSON.parse(r.stdout) as { node: string; index: number; leaf: number; size: number; tampered: string; final: boolean };
+    const out = JSON.parse(r.stdout) as { node: string; index: number; leaf: number; size: number; tampered: string; final: boolean; pure: number[]; pureTampered: string };
     assert.equal(out.node.split('.')[0], label === 'Node 22' ? '22' : '24');
     assert.deepEqual([out.index, out.leaf, out.size, out.final], [0, 0, 1, true], 'the response verifies: anchor 0, leaf 0 of a 1-entry log; the bundle is final');
     assert.match(out.tampered, /^[a-z_]+$/, `a tampered response is refused with a VerificationError code (${out.tampered})`);
+    assert.deepEqual(out.pure, [0, 0, 1], 'anchor-witness/verify verifies the response too');
+    assert.equal(out.pureTampered, out.tampered, 'and refuses the tampered copy with the same code');
   };
 
   // A TypeScript consumer against the shipped declarations (the checkout's tsc and @types/node).
@@ -233,13 +240,19 @@ console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index,
     join(app, 'consumer.ts'),
     `import { verifyAnchorResponse, parseAnchorResponse, VerificationError, type PinnedWitness, type VerifiedReceipt } from 'anchor-witness';
 import { parseFinalizedBundle, verifyFinalizedBundle, type FinalityResult } from 'anchor-witness/client';
+import { freshness, verifyAnchorResponse as verifyPure, type Freshness, type VerificationCode } from 'anchor-witness/verify';
 
 export function check(body: unknown, bundle: unknown, witness: PinnedWitness, partyKey: Uint8Array): { receipt: VerifiedReceipt; final: FinalityResult } {
   const party = { curve: 'ed25519', publicKey: partyKey } as const;
   const receipt = verifyAnchorResponse(parseAnchorResponse(body), witness, party);
   const index: number = receipt.anchor.index;
-  if (index < 0) throw new VerificationError('negative_index', 'unreachable');
+  if (index < 0) throw new VerificationError('usage', 'unreachable');
   return { receipt, final: verifyFinalizedBundle(parseFinalizedBundle(bundle), { party }) };
+}
+
+export async function checkPure(body: unknown, witness: PinnedWitness, partyKey: Uint8Array): Promise<[VerifiedReceipt, Freshness, VerificationCode]> {
+  const receipt = await verifyPure(body, witness, { curve: 'ed25519', publicKey: partyKey });
+  return [receipt, freshness(9, 7), 'cosignature_invalid'];
 }
 `,
   );
