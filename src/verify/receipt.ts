@@ -14,7 +14,10 @@ import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
 import { decodeBase64 } from '../encoding/base64.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { equalBytes } from '../encoding/portable.ts';
+import { parseStrictJson } from '../encoding/json.ts';
 import { parseRfc3339 } from '../encoding/time.ts';
+import { parseCheckpoint } from '../note/checkpoint.ts';
+import { parseNote } from '../note/signed-note.ts';
 import { parseTlogProof } from '../note/tlog-proof.ts';
 import { verifyEd25519, verifyP256 } from './crypto.ts';
 import { fail, wrap } from './errors.ts';
@@ -80,6 +83,15 @@ export interface VerifiedReceipt {
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isString = (x: unknown): x is string => typeof x === 'string';
 const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+
+/**
+ * Parse a witness's JSON text (a 200 body, a 409 duplicity proof, a bundle) strictly and without
+ * loss: `cumulative` is a u128, beyond what `JSON.parse` / `Response.json()` keep exactly, so one
+ * above 2^53 − 1 comes back as its decimal string (which the anchor codec accepts). Duplicate keys and other non-JSON are `malformed_response`.
+ */
+export function parseJson(text: string): unknown {
+  return wrap('malformed_response', 'JSON', () => parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']), maxDepth: 64 }));
+}
 
 /** Check the JSON shape of a cosignature object; throws malformed_response. */
 export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWire {
@@ -183,6 +195,8 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, wit
 
   const inc = receipt.inclusion;
   if (inc.log_origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
+  const unverified = wrap('checkpoint_invalid', 'checkpoint', () => parseCheckpoint(parseNote(inc.checkpoint).text));
+  if (unverified.origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
   const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() => fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'));
   const { checkpoint: tree } = await verifyCheckpoint(inc.checkpoint, [key], witness.logOrigin);
   if (tree.size !== inc.tree_size) fail('inclusion_invalid', 'tree_size differs from the checkpoint size');

@@ -56,6 +56,12 @@ export async function runScenario(v: typeof Verify, input: ScenarioInput): Promi
     const r = await v.verifyAnchorResponse(body(), witness, alice);
     if (r.treeSize < 1) throw new Error('tree size');
   });
+  await check('the response parsed losslessly (parseJson) verifies; a u128 cumulative stays exact', 'ok', async () => {
+    await v.verifyAnchorResponse(v.parseJson(input.edParty.response), witness, alice);
+    const big = v.parseJson('{"cumulative":340282366920938463463374607431768211455}') as { cumulative: unknown };
+    if (big.cumulative !== '340282366920938463463374607431768211455') throw new Error('cumulative rounded');
+  });
+  await check('duplicate keys in the JSON text', 'malformed_response', () => Promise.resolve(v.parseJson('{"a":1,"a":2}')));
   await check('P-256 party anchor response verifies', 'ok', () => v.verifyAnchorResponse(JSON.parse(input.p256Party.response), witness, [alice, bob]));
   await check('a registry entry with several keys: any current key may sign', 'ok', () => v.verifyAnchorResponse(body(), witness, [bob, alice]));
 
