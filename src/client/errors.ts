@@ -7,7 +7,7 @@
  * or sent does not verify: VerificationCode. The verifier SDK (`anchor-witness/verify`) throws the
  * same class. docs/client.md lists which function throws which code.
  */
-import { ProtocolError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 
 export { VerificationError, type VerificationCode } from '../verify/errors.ts';
 
@@ -27,10 +27,4 @@ export type ClientErrorCode =
   | 'duplicity_proof_invalid'
   | 'duplicity_proof_foreign';
 
-export class ClientError extends ProtocolError {
-  declare readonly code: ClientErrorCode;
-  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code` to the union
-  constructor(code: ClientErrorCode, message: string) {
-    super(code, message);
-  }
-}
+export class ClientError extends CodedError<ClientErrorCode> {}

@@ -9,6 +9,8 @@ import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { NoteError } from '../note/errors.ts';
+import { ProofError } from '../tlog/errors.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
@@ -123,7 +125,7 @@ export function verifyTlogProofFile(text: string, leaf: { data: Uint8Array } | {
   try {
     return verifyTlogProof(text, leaf, verifiers, origin === undefined ? {} : { origin });
   } catch (e) {
-    const code = e instanceof ProtocolError && e.code === 'inclusion_proof_invalid' ? 'inclusion_invalid' : e instanceof ProtocolError && e.code === 'origin_mismatch' ? 'checkpoint_wrong_origin' : 'tlog_proof_invalid';
+    const code = e instanceof ProofError && e.code === 'inclusion_proof_invalid' ? 'inclusion_invalid' : e instanceof NoteError && e.code === 'origin_mismatch' ? 'checkpoint_wrong_origin' : 'tlog_proof_invalid';
     return rethrow(code, 'tlog-proof', e);
   }
 }

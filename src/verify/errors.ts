@@ -5,7 +5,7 @@
  * closed union (as in jose): branch on it, never on the message. docs/client.md lists what each
  * function throws.
  */
-import { ProtocolError } from '../errors.ts';
+import { CodedError, ProtocolError } from '../errors.ts';
 
 export type VerificationCode =
   // shapes and inputs
@@ -39,13 +39,7 @@ export type VerificationCode =
   | 'said_mismatch'
   | 'receipt_invalid';
 
-export class VerificationError extends ProtocolError {
-  declare readonly code: VerificationCode;
-  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows `code` to the union
-  constructor(code: VerificationCode, message: string) {
-    super(code, message);
-  }
-}
+export class VerificationError extends CodedError<VerificationCode> {}
 
 export function fail(code: VerificationCode, message: string): never {
   throw new VerificationError(code, message);

@@ -10,8 +10,8 @@
 import { checkEd25519PublicKey } from '../crypto/ed25519-strict.ts';
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
+import { NoteError } from '../note/errors.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, isValidKeyName, verifyNoteWith, type NoteKeyType, type NoteVerifier, type VerifiedNote } from '../note/signed-note.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { sha256, verifyEd25519 } from './crypto.ts';
@@ -113,7 +113,7 @@ export async function verifyNote(note: string | Uint8Array, keys: readonly NoteK
     return await verifyNoteWith(note, keys, verifyEd25519);
   } catch (e) {
     if (e instanceof VerificationError) throw e;
-    return rethrow(e instanceof ProtocolError && e.code === 'unverified_note' ? 'note_unverified' : 'note_invalid', 'signed note', e);
+    return rethrow(e instanceof NoteError && e.code === 'unverified_note' ? 'note_unverified' : 'note_invalid', 'signed note', e);
   }
 }
 

@@ -143,9 +143,6 @@ void test('every error class is typed to a code union', () => {
  * that no longer matches can simply be deleted).
  */
 const PENDING_STRING_MATCHES: readonly { file: string; code: string; owner: string }[] = [
-  { file: 'src/client/offline.ts', code: 'inclusion_proof_invalid', owner: 'issue 18 (client SDK)' },
-  { file: 'src/client/offline.ts', code: 'origin_mismatch', owner: 'issue 18 (client SDK)' },
-  { file: 'src/verify/note.ts', code: 'unverified_note', owner: 'issue 18 (verifier SDK)' },
 ];
 
 void test('no string matching on ProtocolError codes', () => {
