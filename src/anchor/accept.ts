@@ -1,21 +1,31 @@
 /**
- * The acceptance rules of SPEC §3.3 as pure functions of (request, registry snapshot, seed state,
- * now). Checks 2–6 need no seed state (`checkSubmission`, run before taking the per-seed lock);
- * checks 7–15 (`decideAgainstSeed`) run under the lock against the committed latest anchor.
- * The first failing check answers. Check 1 (schema and canonical forms) is the decoder's job.
+ * The acceptance rules of SPEC §3.3, checks 2–15 in order, as one pure function of the request,
+ * the registry view, the seed's committed state, the party's quota usage and the clock; the first
+ * failing check answers. The anchor role (src/anchoring) calls it once per request, in its
+ * sequencer against committed state, and executes the decision. Check 1 (schema and canonical
+ * forms) is the decoder's; check 5's signature arithmetic is done before and comes in as a verdict,
+ * since it may run on worker threads.
  */
 import { Buffer } from 'node:buffer';
 import { deriveSeedId } from './seed.ts';
 import { makeDuplicityProof, samePartyKey } from './duplicity.ts';
-import { verifyPartySignature } from './party-signature.ts';
-import { keyFingerprint } from './registry.ts';
 import type { Registry, RegistryParty } from './registry.ts';
-import type { Anchor, DuplicityProof, PartyClaim } from './types.ts';
+import type { Anchor, DuplicityProof, PartyClaim, PartySignature } from './types.ts';
 import type { AnchorRejectionCode } from './errors.ts';
 import { partyMessage } from './messages.ts';
+import { quotaRetryAfter, type PartyUsage, type QuotaDefaults } from './quota-window.ts';
 
 export const MAX_FUTURE_SKEW_SECS = 300;
 
+/** What the rules judge: the decoded request and check 5's verdict on its party signature. */
+export interface AnchorSubmission {
+  anchor: Anchor;
+  claim: PartyClaim;
+  /** Whether `anchor.sigParty.signature` verifies over the party message (check 5). */
+  signatureValid: boolean;
+}
+
+/** The seed's committed state (undefined for a seed this witness never co-signed). */
 export interface SeedState {
   /** The latest anchor this witness co-signed for the seed. */
   latest: Anchor;
@@ -23,6 +33,14 @@ export interface SeedState {
   owner: string;
   /** Set once the seed is frozen by a stored duplicity proof. */
   duplicity?: DuplicityProof;
+}
+
+/** The node's settings the rules read. */
+export interface AcceptancePolicy {
+  /** `--allow-underived-seeds`: a new seed goes to whoever anchors it first (check 7). */
+  allowUnderivedSeeds: boolean;
+  /** Quotas of parties without registry `limits` (check 8). */
+  quota: QuotaDefaults;
 }
 
 export interface Rejection {
@@ -41,63 +59,57 @@ export type Decision =
   | { outcome: 'duplicity'; proof: DuplicityProof }
   /** 200 replay of the stored latest anchor (check 12). */
   | { outcome: 'replay' }
-  /** Co-sign and log (check 15). */
+  /** Co-sign and log (check 15): a new seed, or the next anchor of a known one. */
   | { outcome: 'cosign'; newSeed: boolean };
 
 const reject = (status: Rejection['status'], code: AnchorRejectionCode, detail: string, retryAfter?: number): Rejection =>
   retryAfter === undefined ? { outcome: 'reject', status, code, detail } : { outcome: 'reject', status, code, detail, retryAfter };
 
-/** Checks 2–4: the party, its delegation claim, and that the key is one of its current keys. */
-export function checkParty(anchor: Anchor, claim: PartyClaim, registry: Registry): { party: RegistryParty } | Rejection {
-  const party = registry.parties.get(claim.agent);
+const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
+
+/** The registry party the claim names (check 2), whose quota usage the caller reads. */
+export function claimedParty(registry: Registry, claim: PartyClaim): RegistryParty | undefined {
+  return registry.parties.get(claim.agent);
+}
+
+/** Whether `sig` is one of the party's current keys (check 4). */
+export function isCurrentKey(party: RegistryParty, sig: Pick<PartySignature, 'curve' | 'publicKey'>): boolean {
+  return party.keys.some((k) => k.curve === sig.curve && eq(k.publicKey, sig.publicKey));
+}
+
+/**
+ * Checks 2–15 in order. `usage` is the claimed party's (ignored when check 2 refuses); `now` is the
+ * witness clock when the request arrived.
+ */
+export function accept(
+  submission: AnchorSubmission,
+  registry: Registry,
+  seed: SeedState | undefined,
+  usage: PartyUsage,
+  now: number,
+  policy: AcceptancePolicy,
+): Decision {
+  const { anchor, claim } = submission;
+  // 2. a registered party
+  const party = claimedParty(registry, claim);
   if (party === undefined) return reject(403, 'unknown_party', `${claim.agent} is not in this witness's party registry`);
+  // 3. the claimed delegator
   if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
     return reject(403, 'delegation_mismatch', `${claim.root} is not the delegator of ${claim.agent}`);
   }
-  const fp = keyFingerprint(anchor.sigParty.curve, anchor.sigParty.publicKey);
-  if (!party.keys.some((k) => keyFingerprint(k.curve, k.publicKey) === fp)) {
-    return reject(403, 'key_not_current', `sig_party is not a current key of ${claim.agent}`);
-  }
-  return { party };
-}
-
-/** Check 5's outcome when the signature was verified (true) or not (false). */
-export function signatureRejection(valid: boolean): Rejection | null {
-  return valid ? null : reject(422, 'bad_signature', 'the party signature does not verify over the party message');
-}
-
-/** Check 6: at most MAX_FUTURE_SKEW_SECS ahead of the witness clock. */
-export function checkTimestamp(anchor: Anchor, now: number): Rejection | null {
+  // 4. a current key of the party
+  if (!isCurrentKey(party, anchor.sigParty)) return reject(403, 'key_not_current', `sig_party is not a current key of ${claim.agent}`);
+  // 5. the party signature
+  if (!submission.signatureValid) return reject(422, 'bad_signature', 'the party signature does not verify over the party message');
+  // 6. not from the future
   const ahead = anchor.timestamp - now;
   if (ahead > MAX_FUTURE_SKEW_SECS) {
     return reject(422, 'timestamp_in_future', `anchor timestamp is ${ahead} s ahead of the witness clock (max ${MAX_FUTURE_SKEW_SECS} s)`);
   }
-  return null;
-}
-
-/** Checks 2–6 in order, verifying the party signature on this thread. Returns the registry party on success. */
-export function checkSubmission(anchor: Anchor, claim: PartyClaim, registry: Registry, now: number): { party: RegistryParty } | Rejection {
-  const party = checkParty(anchor, claim, registry);
-  if ('outcome' in party) return party;
-  return signatureRejection(verifyPartySignature(anchor)) ?? checkTimestamp(anchor, now) ?? party;
-}
-
-export interface SeedContext {
-  seed: SeedState | undefined;
-  allowUnderivedSeeds: boolean;
-  /** Seconds until the party may co-sign again (new seed or not), or null when within quota. */
-  quotaRetryAfter: (party: RegistryParty, newSeed: boolean) => number | null;
-}
-
-const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
-
-/** Checks 7–15, against the committed seed state. */
-export function decideAgainstSeed(anchor: Anchor, claim: PartyClaim, party: RegistryParty, ctx: SeedContext): Decision {
-  const { seed } = ctx;
   // 7. seed ownership
   if (seed !== undefined) {
     if (seed.owner !== party.id) return reject(403, 'seed_owned_by_other_party', 'this seed belongs to another party');
-  } else if (!ctx.allowUnderivedSeeds) {
+  } else if (!policy.allowUnderivedSeeds) {
     if (claim.root === undefined || claim.scope === undefined) {
       return reject(403, 'seed_not_derived', 'a new seed needs party.root and party.scope to show it derives from the party');
     }
@@ -106,7 +118,7 @@ export function decideAgainstSeed(anchor: Anchor, claim: PartyClaim, party: Regi
     }
   }
   // 8. party quota
-  const retry = ctx.quotaRetryAfter(party, seed === undefined);
+  const retry = quotaRetryAfter(party.limits, usage, seed === undefined, now, policy.quota);
   if (retry !== null) return reject(429, 'party_quota_exceeded', 'this party is over its anchoring quota', retry);
   if (seed === undefined) return { outcome: 'cosign', newSeed: true };
   // 9. frozen

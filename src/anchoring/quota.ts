@@ -1,56 +1,83 @@
 /**
- * Per-party quotas (SPEC §3.3 check 8): sliding windows over co-signed anchors (per minute) and
- * created seeds (per day). Registry `limits` override the node defaults. Only co-signed new
- * anchors count, so the windows are read from the store's record of co-signatures.
+ * The anchor role's quota state: each party's recent co-sign times (SPEC §3.3 check 8), read from
+ * the store or from an in-process cache, appended to by the batch that co-signs, and handed to the
+ * cache only once that batch commits. Every edit of this state is in this file; the arithmetic
+ * over the windows is pure (src/anchor/quota-window.ts).
+ *
+ * The cache is correct only while this process is the store's single writer (the SQLite driver
+ * guarantees it with its lock); a store with several writers reads the windows every batch.
  */
-import type { RegistryParty } from '../anchor/registry.ts';
-import type { PartyUsage } from '../store/types.ts';
+import { DAY, dropBefore, insertSorted, MINUTE, type PartyUsage } from '../anchor/quota-window.ts';
+import type { AnchorStateTx } from '../store/types.ts';
 
-export interface QuotaDefaults {
-  anchorsPerMinute: number;
-  newSeedsPerDay: number;
-}
+/** Quota windows kept across batches (bounded LRU of parties), or none. */
+export class QuotaWindows {
+  private readonly cache: Map<string, PartyUsage> | undefined;
+  private readonly max: number;
 
-export const DEFAULT_QUOTA: QuotaDefaults = { anchorsPerMinute: 60, newSeedsPerDay: 100 };
-
-export const MINUTE = 60;
-export const DAY = 86400;
-
-/** Index of the first element of ascending `sorted` greater than `cutoff`. */
-function firstAfter(sorted: readonly number[], cutoff: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! > cutoff) hi = mid;
-    else lo = mid + 1;
+  constructor(cached: boolean, max = 100_000) {
+    this.cache = cached ? new Map() : undefined;
+    this.max = max;
   }
-  return lo;
-}
 
-/** Insert `t` into ascending `sorted`, keeping it sorted (appends in the usual case). */
-export function insertSorted(sorted: number[], t: number): void {
-  let i = sorted.length;
-  while (i > 0 && sorted[i - 1]! > t) i--;
-  if (i === sorted.length) sorted.push(t);
-  else sorted.splice(i, 0, t);
+  /** The windows of one batch; it ends with exactly one of `committed()` or `failed()`. */
+  batch(): BatchQuota {
+    return new BatchQuota(this.cache, this.max);
+  }
 }
 
 /**
- * Seconds until the party may co-sign again, or null when within quota. `usage` times are in
- * ascending order; the windows are found by binary search, so the cost does not grow with a
- * party's quota (no per-anchor copy of its window).
+ * One batch's view of the windows. It hands out the cached arrays themselves, not copies (a copy
+ * per batch and party cost O(window) and most of the sequencer's garbage at high quotas), and
+ * appends the batch's co-signs to them; so if the batch fails, every party it touched is dropped
+ * from the cache and read again from the store, and no uncommitted co-sign is ever counted.
  */
-export function quotaRetryAfter(party: RegistryParty, usage: PartyUsage, newSeed: boolean, now: number, defaults: QuotaDefaults): number | null {
-  const perMinute = party.limits.anchorsPerMinute ?? defaults.anchorsPerMinute;
-  const perDay = party.limits.newSeedsPerDay ?? defaults.newSeedsPerDay;
-  const anchors = usage.anchorTimes;
-  if (anchors.length - firstAfter(anchors, now - MINUTE) >= perMinute) {
-    return perMinute === 0 ? MINUTE : Math.max(1, anchors[anchors.length - perMinute]! + MINUTE - now);
+export class BatchQuota {
+  private readonly cache: Map<string, PartyUsage> | undefined;
+  private readonly max: number;
+  private readonly parties = new Map<string, PartyUsage>();
+
+  constructor(cache: Map<string, PartyUsage> | undefined, max: number) {
+    this.cache = cache;
+    this.max = max;
   }
-  if (newSeed) {
-    const seeds = usage.newSeedTimes;
-    if (seeds.length - firstAfter(seeds, now - DAY) >= perDay) return perDay === 0 ? DAY : Math.max(1, seeds[seeds.length - perDay]! + DAY - now);
+
+  /** The party's windows at `now`: this batch's, else the cache's (trimmed), else the store's. */
+  async usage(tx: Pick<AnchorStateTx, 'partyUsage'>, party: string, now: number): Promise<PartyUsage> {
+    let use = this.parties.get(party);
+    if (use !== undefined) return use;
+    use = this.cache?.get(party);
+    if (use !== undefined) {
+      dropBefore(use.anchorTimes, now - MINUTE);
+      dropBefore(use.newSeedTimes, now - DAY);
+    } else {
+      use = await tx.partyUsage(party, now - MINUTE, now - DAY);
+    }
+    this.parties.set(party, use);
+    return use;
   }
-  return null;
+
+  /** Count a co-sign of `party` at `now` (its windows were read by `usage`). */
+  recordCosign(party: string, now: number, newSeed: boolean): void {
+    const use = this.parties.get(party)!;
+    insertSorted(use.anchorTimes, now);
+    if (newSeed) insertSorted(use.newSeedTimes, now);
+  }
+
+  /** The batch committed: its windows are committed state now. */
+  committed(): void {
+    const cache = this.cache;
+    if (cache === undefined) return;
+    for (const [party, use] of this.parties) {
+      if (cache.get(party) === use) continue;
+      cache.delete(party);
+      cache.set(party, use);
+      if (cache.size > this.max) cache.delete(cache.keys().next().value!);
+    }
+  }
+
+  /** The batch failed: forget every party it touched (it may have appended to cached windows). */
+  failed(): void {
+    for (const party of this.parties.keys()) this.cache?.delete(party);
+  }
 }

@@ -1,22 +1,23 @@
 /**
- * Ed25519 verification on worker threads. The strict byte rules (ed25519StrictPrecheck) run on the
- * calling thread; only the curve arithmetic (OpenSSL's verify, the expensive part) runs in the
- * workers, so the rules are the same as verifyEd25519's. Requests that arrive in one event-loop
- * turn travel to a worker in one message (one transferred buffer), and the pool spreads batches
- * over its workers. On a machine with one core, or with size 0, it verifies on the calling thread.
+ * Ed25519 verification on worker threads, for the anchor role's party signatures (and the cosign
+ * role's note signatures). The strict byte rules (ed25519StrictPrecheck) run on the calling thread;
+ * only the curve arithmetic (OpenSSL's verify, the expensive part) runs in the workers, so the rules
+ * are those of verifyEd25519. Requests that arrive in one event-loop turn travel to a worker in one
+ * message (one transferred buffer), spread over the workers. With size 0 it verifies on the calling
+ * thread.
  *
  * A pool made with a signing key can also sign on the same trip: `verifyAndSign` verifies a party
- * signature and, only when it is valid, signs a second message with that key (the anchor role's
- * cosign message, whose signing then leaves the event loop and the sequencer's critical section).
- * Such a signature is speculative: the caller keeps it in memory and drops it unless the anchor is
- * co-signed and committed, so it never leaves the process for an anchor that was not logged.
+ * signature and, only when it is valid, signs a second message with that key (the anchor's cosign
+ * message, whose signing so leaves the event loop and the sequencer). Such a signature is
+ * speculative: the caller keeps it in memory and drops it unless the anchor is co-signed and
+ * committed, so it never leaves the process for an anchor that was not logged.
  *
  * The worker source is inline (node:crypto only), so it also works from a single bundled file.
  */
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { encodeHex } from '../encoding/hex.ts';
-import { ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from './ed25519.ts';
+import { ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 
 // Request layout per item: u32 message length, u32 to-sign length + 1 (0 = nothing to sign), public key (32),
 // signature (64), message, to-sign. Reply per item: 1 byte valid, 64 bytes signature (zero if none).

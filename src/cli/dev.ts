@@ -19,7 +19,7 @@ import { formatCheckpoint } from '../note/checkpoint.ts';
 import { signNote, SIG_TYPE_ED25519 } from '../note/signed-note.ts';
 import { ed25519NoteSigner, formatVkey } from '../note/vkey.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
-import { DEFAULT_QUOTA } from '../witness/quota.ts';
+import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 
 const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
 mkdirSync(dataDir, { recursive: true });

@@ -5,7 +5,7 @@ import { parseRateLimit } from '../server/rate-limit.ts';
 import { readDocument } from '../config/config-file.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
-import { DEFAULT_QUOTA } from '../witness/quota.ts';
+import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { collectList, intArg } from './options.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';

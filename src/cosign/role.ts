@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { CosignStateStorage } from '../store/types.ts';
-import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
+import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';

@@ -33,7 +33,7 @@
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import type { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
+import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
 import { validateName } from '../note/checkpoint.ts';

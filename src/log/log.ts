@@ -27,15 +27,19 @@ export interface LogTransactionResult<T> {
   batch: LogBatch;
 }
 
-export class TransparencyLog {
+/** What the log needs of a store: its log storage and the transaction over log and anchor state. */
+export type LogStore = Pick<WitnessStore, 'log' | 'transaction'>;
+
+/** `S`: the store the log was made on, which callers writing in its transactions read too. */
+export class TransparencyLog<S extends LogStore = LogStore> {
   readonly signer: LogSigner;
-  private readonly store: Pick<WitnessStore, 'log' | 'transaction'>;
+  readonly store: S;
   /** 65 536 nodes ≈ 6 MiB: the right edge of the tree and recent proofs stay in memory. */
   private readonly cache: NodeCache;
   /** The right edge after the last batch this process committed (any writer: same size, same tree). */
   private edge: { size: number; nodes: readonly StoredNode[] } | undefined;
 
-  constructor(store: Pick<WitnessStore, 'log' | 'transaction'>, signer: LogSigner, cache = new NodeCache(65_536)) {
+  constructor(store: S, signer: LogSigner, cache = new NodeCache(65_536)) {
     this.store = store;
     this.signer = signer;
     this.cache = cache;

@@ -12,6 +12,7 @@
  * transaction see committed state only; reads inside see the transaction's own writes.
  * A driver that cannot write or read rejects with StoreUnavailableError (src/store/errors.ts).
  */
+import type { PartyUsage } from '../anchor/quota-window.ts';
 import type { Anchor, DuplicityProof } from '../anchor/types.ts';
 import type { NodeRef, StoredNode } from '../tlog/frontier.ts';
 
@@ -92,12 +93,8 @@ export interface SeedRecord {
   duplicity?: DuplicityProof;
 }
 
-export interface PartyUsage {
-  /** Co-sign times (unix s) of this party's anchors since `since`, oldest first. */
-  anchorTimes: number[];
-  /** Creation times of this party's seeds since `newSeedsSince`, oldest first. */
-  newSeedTimes: number[];
-}
+/** A party's co-sign times inside the quota windows (defined with the quota arithmetic). */
+export type { PartyUsage };
 
 /** Committed anchor-chain state. */
 export interface AnchorStateStorage {

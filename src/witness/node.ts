@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Ed25519VerifyPool } from '../crypto/verify-pool.ts';
+import { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -22,12 +22,12 @@ import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
 import { PostgresStore } from '../store/postgres/store.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
-import { AnchorService } from './anchor-service.ts';
+import { AnchorService } from '../anchoring/service.ts';
 import { ConfigError } from './errors.ts';
 import { readDocument } from '../config/config-file.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
-import type { QuotaDefaults } from './quota.ts';
+import type { QuotaDefaults } from '../anchor/quota-window.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
 import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
@@ -202,10 +202,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         parties = () => empty;
       }
       anchors = new AnchorService({
-        store,
+        log: witnessLog,
         witnessKey,
         name: config.name,
-        log: witnessLog,
         registry: parties,
         allowUnderivedSeeds: config.allowUnderivedSeeds,
         quota: config.quota,
@@ -255,7 +254,6 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     closers.unshift(() => closeGracefully(app));
     registerMetricsRoute(app);
     registerWitnessRoutes(app, {
-      store,
       log: witnessLog,
       anchors,
       health: {

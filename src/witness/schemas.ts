@@ -1,42 +1,6 @@
-/** Response schemas of the witness routes (documentation in /openapi.json; replies use the lossless serializer). */
+/** Response schemas of the node-wide routes (documentation in /openapi.json). */
 import { Type } from 'typebox';
-import { AnchorSchema, DuplicityProofSchema, Hex32 } from '../anchor/schema.ts';
-
-export const Problem = Type.Object(
-  {
-    type: Type.String(),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    code: Type.String({ description: 'stable snake_case error code; clients branch on it' }),
-  },
-  { description: 'RFC 9457 problem details (application/problem+json)' },
-);
-
-export const Cosignature = Type.Object({
-  witness_name: Type.String(),
-  witness_public_key: Hex32,
-  signature: Type.String({ description: 'Ed25519 over the cosign message, hex (64 bytes)' }),
-  timestamp: Type.String({ description: 'RFC 3339, whole seconds; informational, NOT signed' }),
-});
-
-export const Inclusion = Type.Object({
-  log_origin: Type.String(),
-  leaf_index: Type.Integer({ minimum: 0 }),
-  tree_size: Type.Integer({ minimum: 1 }),
-  hashes: Type.Array(Type.String(), { description: 'RFC 6962 audit path, leaf to root, base64' }),
-  checkpoint: Type.String({ description: 'signed note (C2SP tlog-checkpoint) of tree_size' }),
-  tlog_proof: Type.String({ description: 'c2sp.org/tlog-proof@v1 text; its checkpoint is byte-identical to `checkpoint`' }),
-});
-
-export const AnchorResponse = Type.Object({ anchor: AnchorSchema, cosignature: Cosignature, inclusion: Inclusion, replay: Type.Boolean() });
-
-export const LatestAnchor = Type.Object({ anchor: AnchorSchema, cosignature: Cosignature, inclusion: Inclusion, duplicity: Type.Boolean() });
-
-export const DuplicityPage = Type.Object({
-  items: Type.Array(DuplicityProofSchema),
-  next: Type.Union([Hex32, Type.Null()], { description: 'the last seed of a full page; null when there are no more' }),
-});
+import { Hex32 } from '../anchor/schema.ts';
 
 export const Health = Type.Object({
   status: Type.Literal('ok'),
@@ -46,5 +10,3 @@ export const Health = Type.Object({
   log: Type.Object({ origin: Type.String(), size: Type.Integer() }),
   keys: Type.Object({ witness: Hex32, log_vkey: Type.String(), cosign_vkey: Type.Union([Type.String(), Type.Null()]) }),
 });
-
-export { DuplicityProofSchema };

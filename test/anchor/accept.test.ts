@@ -1,8 +1,11 @@
-// The acceptance rules of SPEC §3.3 as pure functions: every row, in order.
+// The acceptance rules of SPEC §3.3 as one pure function (src/anchor/accept.ts): every row, and
+// that the first failing check answers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkSubmission, decideAgainstSeed } from '../../src/anchor/accept.ts';
+import { accept } from '../../src/anchor/accept.ts';
 import type { Decision, SeedState } from '../../src/anchor/accept.ts';
+import { verifyPartySignature } from '../../src/anchor/party-signature.ts';
+import type { PartyUsage, QuotaDefaults } from '../../src/anchor/quota-window.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyDuplicityProof, makeDuplicityProof, duplicityEntry } from '../../src/anchor/duplicity.ts';
@@ -34,12 +37,20 @@ const mk = (over: Partial<{ index: number; head: number; cumulative: bigint; tim
     witnessSet: { said: over.said ?? 'EWitSet', threshold: 2 },
   });
 
-const noQuota = () => null;
+const ROOMY: QuotaDefaults = { anchorsPerMinute: 1000, newSeedsPerDay: 1000 };
+const noUsage = (): PartyUsage => ({ anchorTimes: [], newSeedTimes: [] });
 
-function decide(a: Anchor, seed: SeedState | undefined, c: PartyClaim = claim, opts: { allowUnderived?: boolean; quota?: () => number | null } = {}): Decision {
-  const pre = checkSubmission(a, c, registry, NOW);
-  if ('outcome' in pre) return pre;
-  return decideAgainstSeed(a, c, pre.party, { seed, allowUnderivedSeeds: opts.allowUnderived ?? false, quotaRetryAfter: opts.quota ?? noQuota });
+interface Options {
+  allowUnderived?: boolean;
+  usage?: PartyUsage;
+  quota?: QuotaDefaults;
+  /** Check 5's verdict; by default the signature is verified here. */
+  signatureValid?: boolean;
+}
+
+function decide(a: Anchor, seed: SeedState | undefined, c: PartyClaim = claim, opts: Options = {}): Decision {
+  const submission = { anchor: a, claim: c, signatureValid: opts.signatureValid ?? verifyPartySignature(a) };
+  return accept(submission, registry, seed, opts.usage ?? noUsage(), NOW, { allowUnderivedSeeds: opts.allowUnderived ?? false, quota: opts.quota ?? ROOMY });
 }
 
 const code = (d: Decision): string => (d.outcome === 'reject' ? `${d.status} ${d.code}` : d.outcome);
@@ -83,9 +94,44 @@ void test('row 7: seed ownership and derivation', () => {
 });
 
 void test('row 8: party quota, with Retry-After', () => {
-  const d = decide(mk({ index: 6 }), state(mk()), claim, { quota: () => 17 });
+  const perMinute = { anchorsPerMinute: 1, newSeedsPerDay: 1000 };
+  const d = decide(mk({ index: 6 }), state(mk()), claim, { quota: perMinute, usage: { anchorTimes: [NOW - 43], newSeedTimes: [] } });
   assert.equal(code(d), '429 party_quota_exceeded');
   assert.equal(d.outcome === 'reject' && d.retryAfter, 17);
+  // outside the minute it no longer counts
+  assert.equal(code(decide(mk({ index: 6 }), state(mk()), claim, { quota: perMinute, usage: { anchorTimes: [NOW - 60], newSeedTimes: [] } })), 'cosign');
+  // the day's new seeds count only for a new seed
+  const perDay = { anchorsPerMinute: 1000, newSeedsPerDay: 1 };
+  const seeds = { anchorTimes: [], newSeedTimes: [NOW - 3600] };
+  assert.equal(code(decide(mk(), undefined, claim, { quota: perDay, usage: seeds })), '429 party_quota_exceeded');
+  assert.equal(code(decide(mk({ index: 6 }), state(mk()), claim, { quota: perDay, usage: seeds })), 'cosign');
+});
+
+void test('the first failing check answers, whatever fails after it', () => {
+  const bad = { ...mk({ timestamp: NOW + 400 }), cumulative: 101n }; // fails 5, 6
+  assert.equal(code(decide(bad, undefined, { agent: 'did:keri:ENobody' })), '403 unknown_party'); // 2 before 5
+  assert.equal(code(decide(mk({ key: bob, timestamp: NOW + 400 }), undefined)), '403 key_not_current'); // 4 before 6
+  assert.equal(code(decide(bad, state(mk()), claim)), '422 bad_signature'); // 5 before 6 and 14
+  const future = mk({ index: 4, timestamp: NOW + 400 });
+  assert.equal(code(decide(future, state(mk()), claim, { signatureValid: true })), '422 timestamp_in_future'); // 6 before 14
+  // a verdict of false refuses even a signature that verifies: the rules read the verdict, not the bytes
+  assert.equal(code(decide(mk(), undefined, claim, { signatureValid: false })), '422 bad_signature');
+  // over quota (8) answers before frozen (9) and before the monotone checks (14)
+  const full = { quota: { anchorsPerMinute: 0, newSeedsPerDay: 0 } };
+  const proof = makeDuplicityProof(mk(), mk({ head: 2 }));
+  assert.equal(code(decide(mk({ index: 4 }), state(mk(), { duplicity: proof }), claim, full)), '429 party_quota_exceeded');
+  // ownership (7) answers before quota (8)
+  assert.equal(code(decide(mk(), undefined, { agent: claim.agent }, full)), '403 seed_not_derived');
+});
+
+void test('the rules are pure: the same inputs give the same decision and nothing is modified', () => {
+  const usage = { anchorTimes: [NOW - 5], newSeedTimes: [NOW - 5] };
+  const prior = state(mk());
+  const before = JSON.stringify({ usage, prior }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+  const a = decide(mk({ index: 6 }), prior, claim, { usage });
+  const b = decide(mk({ index: 6 }), prior, claim, { usage });
+  assert.deepEqual(a, b);
+  assert.equal(JSON.stringify({ usage, prior }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)), before);
 });
 
 void test('row 9: frozen seed answers with its stored proof', () => {

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Ed25519VerifyPool } from '../../src/crypto/verify-pool.ts';
+import { Ed25519VerifyPool } from '../../src/anchoring/verify-pool.ts';
 import { ED25519_SMALL_ORDER_ENCODINGS, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../../src/crypto/ed25519.ts';
 
 interface Case {

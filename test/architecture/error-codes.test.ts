@@ -79,7 +79,7 @@ function docSections(): Map<string, string[]> {
 void test('the code unions are found (every module with errors declares one)', () => {
   const files = new Set(unions.map((u) => u.file));
   for (const f of ['src/encoding/errors.ts', 'src/crypto/errors.ts', 'src/note/errors.ts', 'src/tlog/errors.ts', 'src/anchor/errors.ts',
-    'src/keys/errors.ts', 'src/server/errors.ts', 'src/witness/errors.ts', 'src/cosign/errors.ts', 'src/bridge/errors.ts',
+    'src/keys/errors.ts', 'src/server/errors.ts', 'src/witness/errors.ts', 'src/anchoring/errors.ts', 'src/cosign/errors.ts', 'src/bridge/errors.ts',
     'src/federation/errors.ts', 'src/release/errors.ts', 'src/cli/errors.ts']) {
     assert.ok(files.has(f), `${f} declares no exported …Code union`);
   }

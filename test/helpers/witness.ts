@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem } from '../../src/crypto/ed25519.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
-import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
+import { DEFAULT_QUOTA } from '../../src/anchor/quota-window.ts';
 import { fill } from './anchors.ts';
 
 export const WITNESS_NAME = 'witness.test/w1';

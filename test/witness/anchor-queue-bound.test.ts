@@ -19,13 +19,13 @@ import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
 import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/verify-anchor.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
-import { Ed25519VerifyPool } from '../../src/crypto/verify-pool.ts';
+import { Ed25519VerifyPool } from '../../src/anchoring/verify-pool.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { createServer } from '../../src/server/server.ts';
 import { listen } from '../../src/server/lifecycle.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { StoreTransaction, WitnessStore } from '../../src/store/types.ts';
-import { AnchorService } from '../../src/witness/anchor-service.ts';
+import { AnchorService } from '../../src/anchoring/service.ts';
 import { TransparencyLog } from '../../src/log/log.ts';
 import { LogSigner } from '../../src/log/signer.ts';
 import { registerWitnessRoutes } from '../../src/witness/routes.ts';
@@ -90,7 +90,6 @@ async function scenario(withPool: boolean): Promise<void> {
   const logSigner = new LogSigner(ORIGIN, witnessKey);
   const witnessLog = new TransparencyLog(gated.store, logSigner);
   const service = new ObservedAnchorService({
-    store: gated.store,
     log: witnessLog,
     witnessKey,
     name: NAME,
@@ -108,7 +107,6 @@ async function scenario(withPool: boolean): Promise<void> {
     await sqlite.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
     await new TransparencyLog(sqlite, logSigner).init(); // before the gate: the size-0 checkpoint commits
     registerWitnessRoutes(app, {
-      store: gated.store,
       log: witnessLog,
       anchors: service,
       health: { name: NAME, roles: ['anchor'], version: 'test', origin: ORIGIN, witnessKeyHex: encodeHex(pinned.publicKey), logVkey: '', cosignVkey: null },
@@ -216,7 +214,7 @@ async function scenario(withPool: boolean): Promise<void> {
       assert.ok((lastIndex.get(seed) ?? 0) < a.index, 'a seed never moves backwards in the log');
       lastIndex.set(seed, a.index);
       const latest = await service.latest(a.seedId);
-      assert.ok(latest !== undefined && latest.anchor.index >= a.index);
+      assert.ok(latest !== undefined && latest.record.latest.index >= a.index);
     }
     // Anchors abandoned while still queued were dropped before the store: 408, never logged.
     const dropped = timedOut.filter((a) => !logged.has(encodeHex(cosignMessage(a))));

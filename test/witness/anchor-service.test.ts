@@ -3,17 +3,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { AnchorService, type AnchorResponse, type SubmitOutcome } from '../../src/witness/anchor-service.ts';
+import { AnchorService, type SubmitOutcome } from '../../src/anchoring/service.ts';
+import { cosignedBody as encodeCosigned, type AnchorResponse } from '../../src/anchoring/reply.ts';
 import { TransparencyLog } from '../../src/log/log.ts';
 import { LogSigner } from '../../src/log/signer.ts';
-import { DEFAULT_QUOTA } from '../../src/witness/quota.ts';
+import { DEFAULT_QUOTA } from '../../src/anchor/quota-window.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { verifyAnchorResponse } from '../../src/client/verify-anchor.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
-import { decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { decodeTile } from '../../src/tlog/tiles.ts';
 import { rootFromLeafHashes, verifyConsistency } from '../../src/tlog/merkle.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
@@ -35,7 +35,6 @@ function setup(dir: string, now = 1800000000) {
   const store = SqliteStore.open(join(dir, 'witness.db'));
   const log = new TransparencyLog(store, new LogSigner(ORIGIN, witnessKey));
   const service = new AnchorService({
-    store,
     log,
     witnessKey,
     name: NAME,
@@ -47,9 +46,10 @@ function setup(dir: string, now = 1800000000) {
   return { store, log, service };
 }
 
+/** The 200 body the routes send for `o` (src/anchoring/reply.ts). */
 function cosignedBody(o: SubmitOutcome): AnchorResponse {
   if (o.kind !== 'cosigned') return assert.fail(`expected a co-signature, got ${o.kind}`);
-  return o.body;
+  return encodeCosigned({ name: NAME, publicKeyHex: encodeHex(pinned.publicKey) }, o.record, o.inclusion, o.replay);
 }
 
 const anchorFor = (scope: string, index: number, head = 1, cumulative = BigInt(index)) =>
@@ -60,7 +60,8 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
   try {
     const { store, log, service } = setup(dir);
     await store.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
-    const cp0 = await service.initLog();
+    assert.deepEqual(service.witness, { name: NAME, publicKeyHex: encodeHex(pinned.publicKey) });
+    const cp0 = await log.init();
     assert.equal(cp0.size, 0);
     assert.match(cp0.note, /^witness\.example\/w1\/anchors\n0\n47DEQpj8HBSa\+\/TImW\+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— witness\.example\/w1\/anchors /);
 
@@ -88,7 +89,7 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
   const { dir, cleanup } = tempDir();
   try {
     const { store, log, service } = setup(dir);
-    await service.initLog();
+    await log.init();
     const a3 = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
     const again = cosignedBody(await service.submit(anchorFor('S', 3), claimFor('S')));
     assert.equal(again.replay, true);
@@ -104,13 +105,13 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     const fork = await service.submit(anchorFor('S', 3, 7), claimFor('S'));
     if (fork.kind !== 'duplicity') return assert.fail(`expected duplicity, got ${fork.kind}`);
     assert.equal(fork.isNew, true);
-    assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(fork.proof)), { valid: true });
+    assert.deepEqual(verifyDuplicityProof(fork.proof), { valid: true });
     assert.equal((await log.checkpoint())?.size, 2); // the proof is logged
     const frozen = await service.submit(anchorFor('S', 4), claimFor('S'));
     assert.equal(frozen.kind === 'duplicity' && !frozen.isNew, true);
     assert.equal((await log.checkpoint())?.size, 2);
     const latest = await service.latest(anchorFor('S', 3).seedId);
-    assert.equal(latest?.duplicity, true);
+    assert.equal(latest?.record.duplicity !== undefined, true);
     assert.equal((await store.anchors.listDuplicities(undefined, 100)).length, 1);
     await store.close();
   } finally {
@@ -122,7 +123,7 @@ void test('tiles and entry bundles re-derive every checkpoint; checkpoints are c
   const { dir, cleanup } = tempDir();
   try {
     const { store, log, service } = setup(dir);
-    await service.initLog();
+    await log.init();
     const roots: { size: number; root: Uint8Array }[] = [];
     for (let batch = 0; batch < 6; batch++) {
       const subs = [];
@@ -201,9 +202,9 @@ void test('a failed commit leaves no co-sign counted in the cached quota windows
           });
       },
     });
+    const log = new TransparencyLog(failing, new LogSigner(ORIGIN, witnessKey));
     const service = new AnchorService({
-      store: failing,
-      log: new TransparencyLog(failing, new LogSigner(ORIGIN, witnessKey)),
+      log,
       witnessKey,
       name: NAME,
       registry: () => registry,
@@ -211,7 +212,7 @@ void test('a failed commit leaves no co-sign counted in the cached quota windows
       quota: { anchorsPerMinute: 2, newSeedsPerDay: 100 },
       now: () => 1800000000,
     });
-    await service.initLog();
+    await log.init();
     // Warm the cache with one committed co-sign (1 of 2 in the minute).
     assert.equal((await service.submit(anchorFor('q1', 1), claimFor('q1'))).kind, 'cosigned');
     failNext = true;
@@ -247,9 +248,9 @@ void test('an abandoned request whose anchor still waits for a batch is dropped 
           });
       },
     });
+    const log = new TransparencyLog(stalled, new LogSigner(ORIGIN, witnessKey));
     const service = new AnchorService({
-      store: stalled,
-      log: new TransparencyLog(stalled, new LogSigner(ORIGIN, witnessKey)),
+      log,
       witnessKey,
       name: NAME,
       registry: () => registry,
@@ -257,7 +258,7 @@ void test('an abandoned request whose anchor still waits for a batch is dropped 
       quota: { ...DEFAULT_QUOTA, anchorsPerMinute: 10_000, newSeedsPerDay: 10_000 },
       now: () => 1800000000,
     });
-    await service.initLog();
+    await log.init();
     gated = true;
     const first = new AbortController();
     const a = service.submit(anchorFor('ab-1', 1), claimFor('ab-1'), first.signal);

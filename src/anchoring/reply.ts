@@ -1,0 +1,89 @@
+/**
+ * The anchor role's replies on the wire, in one place (SPEC §3.3, §3.4): the 200 body (the stored
+ * anchor, its cosignature and an inclusion proof), the 409 duplicity body, the latest-anchor and
+ * duplicity-listing bodies, and the problems for a refusal or an abandoned request.
+ */
+import type { FastifyReply } from 'fastify';
+import { encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { formatTimestamp } from '../encoding/time.ts';
+import type { InclusionBody } from '../log/log.ts';
+import type { HttpProblem } from '../server/errors.ts';
+import type { SeedRecord } from '../store/types.ts';
+import { anchorProblem, type AnchorAbandonedError } from './errors.ts';
+import type { SubmitOutcome, WitnessIdentity } from './service.ts';
+
+export interface CosignatureBody {
+  witness_name: string;
+  witness_public_key: string;
+  signature: string;
+  timestamp: string;
+}
+
+/** The 200 body of POST /v1/anchor. */
+export interface AnchorResponse {
+  anchor: AnchorWire;
+  cosignature: CosignatureBody;
+  inclusion: InclusionBody;
+  replay: boolean;
+}
+
+/** The 200 body of GET /v1/anchor/{seed}. */
+export interface LatestAnchorBody extends Omit<AnchorResponse, 'replay'> {
+  duplicity: boolean;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function cosignature(witness: WitnessIdentity, record: SeedRecord): CosignatureBody {
+  return {
+    witness_name: witness.name,
+    witness_public_key: witness.publicKeyHex,
+    signature: encodeHex(record.cosignature.signature),
+    timestamp: formatTimestamp(record.cosignature.timestamp),
+  };
+}
+
+/** The stored anchor, its cosignature and `inclusion`; `replay` when nothing new was logged. */
+export function cosignedBody(witness: WitnessIdentity, record: SeedRecord, inclusion: InclusionBody, replay: boolean): AnchorResponse {
+  return { anchor: encodeAnchor(record.latest), cosignature: cosignature(witness, record), inclusion, replay };
+}
+
+export function latestBody(witness: WitnessIdentity, record: SeedRecord, inclusion: InclusionBody): LatestAnchorBody {
+  return { anchor: encodeAnchor(record.latest), cosignature: cosignature(witness, record), inclusion, duplicity: record.duplicity !== undefined };
+}
+
+export function duplicityBody(proof: DuplicityProof): DuplicityProofWire {
+  return encodeDuplicityProof(proof);
+}
+
+/** A page of the duplicity listing: `next` is the last seed of a full page. */
+export function duplicityPage(proofs: readonly DuplicityProof[], limit: number): { items: DuplicityProofWire[]; next: string | null } {
+  const items = proofs.map(encodeDuplicityProof);
+  return { items, next: items.length === limit ? items[items.length - 1]!.seed_id : null };
+}
+
+/** Send a submission's outcome: 200 co-signed, 409 duplicity; a refusal is thrown as its problem. */
+export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outcome: SubmitOutcome): FastifyReply {
+  switch (outcome.kind) {
+    case 'cosigned':
+      return reply.code(200).type(JSON_TYPE).send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay));
+    case 'duplicity':
+      return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
+    case 'rejected': {
+      const r = outcome.rejection;
+      throw anchorProblem(r.status, r.code, r.detail, r.retryAfter === undefined ? {} : { 'retry-after': String(r.retryAfter) });
+    }
+  }
+}
+
+/** Only reached after a 408 was sent or the client left: nobody reads this answer. */
+export function abandonedProblem(e: AnchorAbandonedError): HttpProblem {
+  return anchorProblem(408, 'request_timeout', e.message, { connection: 'close' });
+}
+
+/** Send a JSON body with status 200. */
+export function sendJson(reply: FastifyReply, body: unknown): FastifyReply {
+  return reply.type(JSON_TYPE).send(body);
+}
