@@ -1,19 +1,9 @@
 /**
  * The `/token` decision (SPEC §7) as a pure function of (request, policy, trusted roots, now, jti):
- * either the JWT claims to sign or the first failure, in the SPEC's check order:
- *
- *   1. parse and schema (400 malformed_body)
- *   2. audience allowed (403 audience_not_allowed), TTL ≤ max (400 ttl_too_large)
- *   3. proof present (401 pop_required) and `iat` fresh: within ±60 s, and — only with the
- *      in-memory nonce store — not ≤ start second + 60 during the first 121 s after the start,
- *      since such a proof may have been used before the restart (401 pop_stale)
- *   4. chain signatures, links, revocation, expiry, future timestamps (401)
- *   5. root binding (403 untrusted_root); the bound `sub` must be 6–255 characters, what STS takes
- *      (403 subject_unsupported)
- *   6. capabilities: narrowing (403 capability_escalation), requested ⊆ leaf (403 insufficient_capabilities)
- *   7. proof signature by the leaf device key (401 pop_invalid; a nonce outside the pattern too)
- *   8. nonce unused (401 pop_replayed) — stateful, so it is the caller's step: the decision returns
- *      the (leaf key, nonce) key to consume; only a valid proof ever reaches it.
+ * the JWT claims to sign or the first failure, in the SPEC's check order (parse, audience and TTL,
+ * proof freshness, chain, root binding and subject, capabilities, proof signature; docs/bridge.md).
+ * The nonce check is stateful, so it is the caller's last step: the decision returns the
+ * (leaf key, nonce) to consume, and only a valid proof reaches it.
  */
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';

@@ -1,30 +1,7 @@
 /**
- * The nonce store in PostgreSQL (`token-bridge serve --store postgres://…`, SPEC §7 "Replicas"):
- * several bridge replicas behind one issuer share it, so a proof is accepted once across all of
- * them. It holds nonces only; private keys never go into the database.
- *
- * Insert-if-absent with expiry, one round trip per batch: the requests that arrive while the
- * previous statement is in flight are sent together as
- *
- *   INSERT … SELECT unnest(keys, expiries) ON CONFLICT (key) DO UPDATE SET expires_at = …
- *     WHERE <the stored row has expired> RETURNING key
- *
- * (autocommit, so it is durable when it returns). A key returned was inserted (or replaced an
- * expired row): 'ok'; a key not returned is held by a live row: 'replayed'. Two replicas inserting
- * one key at once: the second waits on the first's row lock and then sees its committed row, so
- * exactly one wins. Keys are sent sorted (one lock order, no deadlocks between replicas) and
- * de-duplicated within a batch.
- *
- * Binding: at first use the store records the issuer (`tb_meta`); a bridge with another issuer is
- * refused at start (`store_issuer_mismatch`), as the witness store binds its identity. The schema
- * is created under an advisory transaction lock, so replicas starting together race safely.
- *
- * Capacity: counted, not locked. Each replica keeps an estimate — the table's row count at its last
- * purge plus what it inserted since — and refuses new nonces ('full') when the estimate reaches
- * the capacity after a fresh purge. Purges (`DELETE … WHERE expires_at <= now`, one statement that
- * also counts what is left) run every `purgeIntervalMs` (default 10 s) and whenever a batch would
- * not fit. With N replicas the table can exceed the capacity by what the other replicas inserted
- * since this one last counted. Nothing is ever deleted before it expires.
+ * The nonce store in PostgreSQL (`--store postgres://…`, SPEC §7 "Replicas"), shared by several
+ * bridge replicas behind one issuer so a proof is accepted once across all of them. Nonces only,
+ * never keys. Batched insert-if-absent, issuer binding and the counted capacity: docs/bridge.md.
  */
 import pg from 'pg';
 import { mapPgError } from '../store/postgres/db.ts';

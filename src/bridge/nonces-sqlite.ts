@@ -1,19 +1,8 @@
 /**
- * The default nonce store (SPEC §7): an embedded SQLite file, `nonces.sqlite` (mode 0600) in
- * `--data-dir`, WAL with synchronous=FULL, so a used nonce survives a crash or restart and fresh
- * proofs are accepted at once after one.
- *
- * Group commit: `consume` queues its insert-if-absent; the queue is flushed on the next turn of the
- * event loop as ONE transaction (one fsync) for every request that arrived meanwhile, and each
- * promise settles only after COMMIT. A request that arrives during a commit (better-sqlite3 commits
- * synchronously) lands in the next batch.
- *
- * One process per file: the connection uses `locking_mode=EXCLUSIVE` and takes the write lock at
- * open, so a second bridge on the same data directory is refused at start (replicas share a
- * PostgreSQL store instead). That also keeps the in-memory entry count exact.
- *
- * Expired rows are deleted in a batch transaction at most every `purgeIntervalMs` (default 10 s; a
- * timer makes sure it happens when idle) and whenever the store is at capacity.
+ * The default nonce store (SPEC §7): `nonces.sqlite` (mode 0600, WAL, synchronous=FULL) in
+ * `--data-dir`, so a used nonce survives a crash and fresh proofs are accepted at once after one.
+ * Group commit (one transaction per event-loop turn) and an exclusive lock at open (one bridge per
+ * data directory, which keeps the entry count exact): docs/bridge.md.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';

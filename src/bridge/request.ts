@@ -1,19 +1,8 @@
 /**
- * `POST /token` request body (SPEC §7), decoded strictly:
- *
- * ```
- * {"attestation_chain": [Attestation, …],   // root → leaf, 1..8 links
- *  "root_public_key": hex,                   // Ed25519, 32 bytes
- *  "audience": string,                       // required when proof of possession is on
- *  "ttl_secs": int,                          // optional, ≥ 1
- *  "requested_capabilities": [string],       // optional, non-empty
- *  "proof": {"iat": int, "nonce": string, "signature": hex}}
- * ```
- *
- * Unknown members, wrong types, an empty or over-long chain, an empty `requested_capabilities` and a
- * malformed capability are `malformed_body` with the JSON pointer of the first offending field.
- * The proof's *contents* (nonce pattern, signature encoding) are judged later, as `pop_invalid`,
- * in the SPEC's check order; only its shape is a schema matter here.
+ * `POST /token` request body (SPEC §7), decoded strictly: unknown members, wrong types, a chain
+ * outside 1..8 links, an empty `requested_capabilities` or a malformed capability are
+ * `malformed_body` with the JSON pointer of the first offending field. The proof's contents are
+ * judged later (`pop_invalid`, in the SPEC's check order); only its shape is checked here.
  */
 import { decodeHex } from '../encoding/hex.ts';
 import { decodeAttestation, decodeCapabilities, isObject } from './attestation.ts';

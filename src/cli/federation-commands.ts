@@ -1,19 +1,7 @@
 /**
- * The federation tooling of `token-bridge` (SPEC §8, §9), registered by `addFederationCommands`:
- *
- *   token-bridge aws-setup --issuer URL --subject DID… [--audience A] [--account-id N]
- *                          [--role-name R] [--partition aws] [--tls-cert F | --connect [--connect-to HOST:PORT]]
- *                          [--extra-thumbprint H]… [--allow-wildcard-subject]
- *                          [--format json|cli|terraform|cloudformation]
- *   token-bridge lint-policy FILE|- [--issuer URL] [--json]            exit 0 clean, 1 errors, 2 unparsable/unreadable
- *   token-bridge check-token JWT|- [--issuer URL] [--audience A]… [--json]   exit 0 ok, 1 errors, 2 not a JWT
- *   token-bridge credentials --bridge URL --chain FILE --root-key HEX --device-key FILE --role-arn ARN
- *                          [--session-name S] [--format env|github] [--audience A] [--issuer URL]
- *                          [--ttl S] [--capability C]… [--region R] [--sts-endpoint URL]
- *                          [--duration-seconds N] [--github-env FILE]
- *
- * Every flag also reads TB_<FLAG> (src/cli/options.ts). Results go to stdout; warnings and
- * diagnostics to stderr.
+ * The federation commands of `token-bridge` (SPEC §8, §9): aws-setup, lint-policy, check-token and
+ * credentials, registered by `addFederationCommands` (usage: docs/federation-aws.md, `--help`).
+ * Every flag also reads TB_<FLAG> (src/cli/options.ts); results go to stdout, diagnostics to stderr.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { Option } from 'commander';

@@ -1,21 +1,9 @@
 #!/usr/bin/env node
 /**
- * `token-bridge` command line (SPEC §9):
- *
- *   token-bridge serve   --listen HOST:PORT --key-dir DIR --issuer URL [--audience A]…
- *                        [--trusted-roots FILE] [--tls-cert F --tls-key F] [--default-ttl S]
- *                        [--max-ttl S] [--rate-limit RPS[:BURST]] [--no-proof-of-possession]
- *                        [--aws-session-tags] [--dev] [--alg RS256|ES256] [--trust-proxy CIDR]…
- *                        [--max-body-bytes N] [--max-in-flight N] [--max-queue N]
- *                        [--request-timeout-ms N] [--nonce-capacity N] [--data-dir DIR]
- *                        [--store postgres://…] [--nonce-store durable|memory]
- *   token-bridge keys rotate [--prepublish S] [--alg RS256|ES256] | list | prune   --key-dir DIR
- *   token-bridge token   --bridge URL --chain FILE --root-key HEX [--device-key FILE]
- *                        [--audience A] [--issuer URL] [--ttl S] [--capability C]… [--print-request]
- *
- * Every flag also reads TB_<FLAG> (src/cli/options.ts). `serve` prints exactly one line
- * `listening on http(s)://HOST:PORT` on stdout once it accepts connections and logs JSON lines on
- * stderr.
+ * `token-bridge` command line (SPEC §9): serve, keys rotate|list|prune, token, plus the federation
+ * commands (federation-commands.ts). Every flag also reads TB_<FLAG> (src/cli/options.ts). `serve`
+ * prints exactly one `listening on http(s)://HOST:PORT` line on stdout once it accepts connections
+ * and logs JSON lines on stderr.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

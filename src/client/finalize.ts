@@ -1,22 +1,9 @@
 /**
- * Finalization: an anchor is final under a witness set when at least `threshold` distinct members
- * each returned a receipt that verifies under the key the SET pins (never the key the receipt
- * carries): a valid cosignature over the anchor's cosign message, a checkpoint signed by the member
- * under its log origin, and an inclusion proof of the anchor's log entry under that checkpoint
- * (plus a consistent tlog-proof). The anchor must commit to the set (`witness_set.said` = the set's
- * SAID, same threshold) and carry a valid party signature — under the party key the caller pins
- * (`party`), else under the key the anchor carries, which the pinned witnesses' registries vouch
- * for. The set is re-validated (makeWitnessSet rules: unique names, keys and origins; threshold in
- * range), so a set built in code cannot count one receipt or one key twice.
- *
- * Results are typed per member (valid / missing / invalid with the VerificationError code), so a
- * caller sees which witness failed and why. By default an invalid receipt only fails its member;
- * `strict` makes any invalid receipt fail the whole verification (the upstream rule).
- *
- * The bundle (docs/client.md) is what `anchor-witness party submit` writes and
- * `anchor-witness verify finalized` checks:
- *   {"v": "anchor-witness/finalized/v1", "anchor": Anchor, "witness_set": WitnessSet,
- *    "receipts": [{"cosignature": …, "inclusion": …}, …]}
+ * Finalization (docs/client.md): an anchor is final under a witness set when at least `threshold`
+ * distinct members returned a receipt that verifies under the key the SET pins (never the one the
+ * receipt carries). Results are typed per member (valid / missing / invalid with its code);
+ * `strict` makes any invalid receipt fail the whole verification. Also the finalized bundle
+ * (`anchor-witness/finalized/v1`) that `party submit` writes and `verify finalized` checks.
  */
 import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';

@@ -1,19 +1,8 @@
 /**
- * The party's local chain state (a JSON file the CLI keeps; format in docs/client.md). Pure: the
- * caller reads and writes the file (files.ts writes it atomically).
- *
- *   {"v": "anchor-witness/party-state/v1",
- *    "key_file", "curve", "public_key",            the signing key (file path) and its public key
- *    "party": {"agent", "root"?, "scope"?},         the `party` of every POST /v1/anchor
- *    "seed_id", "witness_set": WitnessSet,
- *    "latest":  {"anchor", "receipts", "final"} | null,   the newest anchor submitted and final
- *    "pending": {"anchor", "receipts"} | null,            signed by `anchor next`, not yet final
- *    "history": [{"index", "head", "timestamp", "final"}],  every anchor signed, oldest first
- *    "frozen":  DuplicityProof | null}              a witness proved duplicity: the seed is dead
- *
- * The next anchor always builds on the highest signed one (pending, else latest), so a pending
- * anchor that some witnesses co-signed is superseded by a higher index, never replaced by a second
- * head at its index (which would be duplicity).
+ * The party's local chain state, the JSON file the CLI keeps (format: docs/client.md). Pure: the
+ * caller reads and writes the file (files.ts, atomically). The next anchor always builds on the
+ * highest signed one (pending, else latest), so a pending anchor is superseded by a higher index,
+ * never replaced by a second head at its index (which would be duplicity).
  */
 import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
 import { verifyDuplicityProof } from '../anchor/duplicity.ts';

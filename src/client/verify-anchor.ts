@@ -1,19 +1,9 @@
 /**
- * Offline verification of what an anchor witness returns (SPEC §3.3, §4), against a witness key
- * the client pins — never the key the response carries:
- *  - the cosignature is the pinned key's Ed25519 signature over the cosign message of the anchor;
- *  - the checkpoint is a signed note by the pinned key under the log origin (type 0x01);
- *  - the audit path proves the cosign message's leaf at `leaf_index` under that checkpoint;
- *  - the tlog-proof text carries the same index, path and byte-identical checkpoint;
- *  - (verifyReceipt / verifyAnchorResponse) the anchor is signed by the party key the caller pins
- *    (one key, or a registry entry's current keys), and that signature verifies: a witness can
- *    co-sign and log anything, including an anchor it minted under a key of its own.
- *
- * Synchronous (node:crypto), for the CLI and the client; the verifier SDK (src/verify) has the same
- * checks async over WebCrypto, and shares this module's error class, wire types and shape checks.
- * Failures throw VerificationError with a stable code: malformed_response, wrong_witness,
- * cosignature_invalid, checkpoint_wrong_origin, checkpoint_invalid, inclusion_invalid,
- * tlog_proof_invalid, party_unpinned, party_key_mismatch, party_signature_invalid.
+ * Offline verification of what an anchor witness returns (SPEC §3.3, §4) against a witness key the
+ * client pins, never the key the response carries: cosignature, checkpoint, inclusion proof,
+ * tlog-proof and the party's signature on the anchor. Synchronous (node:crypto) for the CLI; the
+ * verifier SDK (src/verify) runs the same checks over WebCrypto and shares this module's error
+ * class, wire types and shape checks. Failures throw VerificationError (codes: docs/errors.md).
  */
 import { cosignMessage } from '../anchor/messages.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';

@@ -1,19 +1,8 @@
 /**
- * HTTP routes of the cosign role (SPEC §5), in their own plugin scope:
- *
- *   POST /add-checkpoint            C2SP tlog-witness. The request Content-Type is ignored: the route
- *                                   is `rawBody` for the shared layer (no JSON parsing, no 415) and its
- *                                   scope has its own catch-all byte parser, so it also works on a bare
- *                                   fastify instance. Errors are one line of text/plain; 409 is
- *                                   `<size>\n` as text/x.tlog.size; 429 and 503 carry Retry-After.
- *   GET  /:originHash/checkpoint    the latest cosigned checkpoint of the origin whose SHA-256 is
- *                                   originHash (64 hex), with the log signatures that verified and the
- *                                   cosignature lines; 404 one line of text when none. A parameter that
- *                                   is not 64 hex digits is handed to the server's not-found handler,
- *                                   so the route shadows nothing (static routes such as /log/checkpoint
- *                                   win over it anyway).
- *
- * Body size, deadlines, the in-flight queue, CORS and HTTP metrics come from the shared layer.
+ * HTTP routes of the cosign role (SPEC §5; docs/cosign.md), in their own plugin scope:
+ * `POST /add-checkpoint` (C2SP tlog-witness; a raw body, Content-Type ignored, errors as one line
+ * of text) and `GET /<64 hex sha256(origin)>/checkpoint`. Limits, deadlines, CORS and metrics
+ * come from the shared layer.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type {} from '@fastify/swagger';

@@ -1,29 +1,8 @@
 /**
- * `token-bridge lint-policy` (SPEC §8), pure: a role trust policy in, findings out. Each finding has
- * the number of the trust rule it breaks (docs/federation-aws.md), a stable snake_case `id`, a
- * severity and the statement index.
- *
- *  Rule 1 — pin the audience: an exact `StringEquals` on `P:aud`.
- *           ids: aud_not_pinned, aud_wildcard
- *  Rule 2 — pin the subject: an exact `StringEquals` on `P:sub`.
- *           ids: sub_not_pinned; warning sub_not_did
- *  Rule 3 — no wildcard subject: no `*` or `?` in a `sub` value (`did:keri:*`, `did:keri:E*`).
- *           ids: sub_wildcard
- *  Rule 4 — the conditions name this provider: keys without a scheme, and their prefix is the
- *           Federated ARN's P (and the issuer's, with `--issuer`).
- *           ids: condition_key_scheme, condition_key_prefix, provider_mismatch, provider_arn_scheme;
- *           warning other_provider (with --issuer, a statement for another provider is not judged)
- *  Rule 5 — nothing widens or sidesteps the match: Version 2012-10-17; Principal exactly the
- *           provider ARN; Action exactly sts:AssumeRoleWithWebIdentity; no NotPrincipal/NotAction;
- *           plain operators on sub and aud (no ForAllValues:/ForAnyValue:, …IfExists, StringNot…,
- *           …IgnoreCase, nor another operator family).
- *           ids: version, no_provider_statement, principal_not_provider, action_not_web_identity,
- *           not_principal, not_action, set_operator, if_exists, negated_operator, ignore_case,
- *           unexpected_operator; warnings tag_session, resource_in_trust_policy, aud_multiple
- *
- * Input that is not a policy at all (not JSON, duplicate member names, no `Statement`, a statement
- * that is not an object, an Effect other than Allow/Deny) throws FederationError
- * `policy_unparsable` — the CLI's exit 2.
+ * `token-bridge lint-policy` (SPEC §8), pure: a role trust policy in, findings out, each with the
+ * number of the trust rule it breaks and a stable id (the five rules and their ids:
+ * docs/federation-aws.md). Input that is not a policy at all throws FederationError
+ * `policy_unparsable` (the CLI's exit 2).
  */
 import { parseStrictJson } from '../encoding/json.ts';
 import { POLICY_VERSION, PROVIDER_ARN_RE, TAG_SESSION_ACTION, WEB_IDENTITY_ACTION, hasWildcard, isBridgeSubject, providerPath } from './aws.ts';

@@ -1,23 +1,9 @@
 /**
- * C2SP signed-note (c2sp.org/signed-note): parse, format, verify and sign.
- *
- *   <text, ending in \n>
- *   <blank line>
- *   — <key name> <base64(uint32 key ID ‖ signature)>\n      (one or more)
- *
- * Parsing is strict: valid UTF-8, no ASCII control characters other than \n (no \r), the text is
- * separated from the signatures by the LAST blank line, signature lines start with U+2014 and a
- * space, key names are non-empty without Unicode spaces or `+`, base64 is canonical and padded,
- * and a signature carries at least one byte after its 4-byte key ID (as golang.org/x/mod/sumdb/note,
- * which refuses shorter ones as malformed). At most MAX_NOTE_SIGNATURES signature lines.
- *
- * Verification follows the spec: a signature counts as "known" only when both its key name and
- * key ID match a verifier; unknown signatures are ignored; a known signature that fails rejects
- * the whole note (`invalid_signature`); a note with no verified known signature is rejected
- * (`unverified_note`). Every known signature is checked, repeated ones included.
- *
- * No node: import (the browser verifier, src/verify, parses notes with it); key IDs, which need
- * SHA-256, are key-id.ts.
+ * C2SP signed-note (c2sp.org/signed-note): parse, format, verify and sign. Parsing is strict
+ * (UTF-8, no control characters but \n, canonical padded base64, the LAST blank line separates the
+ * signatures, at most MAX_NOTE_SIGNATURES); a known key's failing signature rejects the note
+ * (`invalid_signature`), and so does no verified known signature (`unverified_note`).
+ * No node: import: the browser verifier (src/verify) uses it; key IDs are key-id.ts.
  */
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { NoteError } from './errors.ts';

@@ -1,25 +1,8 @@
 /**
- * Requests Node's http server answers, drops or mishandles itself, before any 'request' listener
- * (so before fastify and the shared layer). `createServer` takes each of them over and answers
- * with problem+json and `Connection: close` (docs/http.md):
- *
- * - An HTTP/1.1 `Expect` other than `100-continue`: Node emits 'checkExpectation' instead of
- *   'request' and, with no listener, answers a bare 417 on a kept-alive connection with the body
- *   unread. Here: 417 `expectation_failed` (RFC 9110 §10.1.1); an empty list is no expectation.
- *   HTTP/1.0 `Expect` is ignored (RFC 9110 §10.1.1), as Node does. For `100-continue` Node emits
- *   'checkContinue'; 100 Continue is sent once the checks here pass (Node sends it before any
- *   check, inviting the body of a request that is then refused).
- * - CONNECT: Node emits 'connect' and, with no listener, destroys the socket without an answer.
- *   Here: 400 `malformed_request` (this is no proxy).
- * - A request asking for a protocol upgrade (`Connection: upgrade` and `Upgrade`): with no
- *   'upgrade' listener Node serves it as a plain request, but its parser stops at the end of that
- *   request and the bytes after it in the same read are lost (a pipelined request vanishes, or its
- *   tail is parsed as a new request). Here it is served and the connection closed after its
- *   answer; a request parsed behind it on that connection never reaches a route.
- * - HTTP versions the parser accepts besides 1.0 and 1.1 (0.9, 2.0 written as text): 400.
- *
- * The Host rule (RFC 9112 §3.2) is in host-header.ts; parse errors, oversized headers and chunk
- * extensions, and timeouts arrive as 'clientError' (connections.ts).
+ * Requests Node's http server would answer, drop or mishandle itself before any 'request' listener:
+ * an `Expect` other than `100-continue` (417, RFC 9110 §10.1.1), CONNECT (400), protocol upgrades
+ * (served, then the connection closed) and HTTP versions other than 1.0 / 1.1 (400). Each is
+ * answered with problem+json and `Connection: close`; the why of each case is in docs/http.md.
  */
 import { hostHeaderProblem } from './host-header.ts';
 

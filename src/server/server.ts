@@ -1,24 +1,8 @@
 /**
- * The one HTTP layer both programs build on (SPEC §2, §6; docs/http.md): `createServer` returns a
- * fastify instance whose every route — including the ones the servers add afterwards, in any
- * plugin scope — gets the same limits, error format and metrics. This file assembles the parts:
- *
- *   connections.ts   the Node server: timeouts, connection caps, raw answers, early checks
- *   body.ts          strict JSON / raw bodies in, lossless JSON out
- *   state.ts         per-server, per-request and per-connection state; settling on 'close'
- *   admission.ts     rate limit (onRequest) and in-flight slot (preHandler)
- *   routing.ts       404 / 405 + Allow, answered before any body is read
- *   deadline.ts      the request deadline around async handlers (408) and its abort signal
- *   error-mapping.ts every error → problem+json
- *   lifecycle.ts     listen, graceful close
- *
- * Hooks are added on the root instance, so every plugin scope inherits them:
- *   onRoute    records each route's methods (405 + Allow), wraps handlers with the deadline.
- *   onRequest  request state; rate limit → 429; unknown route → 404 / 405; JSON route without a
- *              JSON content type → 415.
- *   preHandler in-flight slot.
- *   onSend     X-Request-Id, CORS for GET/HEAD, nosniff, `Connection: close` when the body was not
- *              read or the server is closing.
+ * The one HTTP layer both programs build on (SPEC §2, §6): `createServer` returns a fastify
+ * instance whose every route, in any plugin scope, gets the same limits, error format and metrics.
+ * This file assembles the parts and adds the hooks on the root instance; the parts and the hooks
+ * are listed in docs/http.md.
  */
 import { randomUUID } from 'node:crypto';
 import { fastify, LogController } from 'fastify';
