@@ -1,18 +1,8 @@
 /**
- * Times are unix seconds (integers) throughout.
- *
- * The signing-key directory (`--key-dir`, SPEC §7): one PKCS#8 PEM per key, `<kid>.pem`, mode 0600
- * (refused when group- or world-readable), plus `keys.json` `{"keys":[{kid, state, not_before,
- * retire_after}]}`. Keys are created on first start and never silently replaced; a listed key that
- * cannot be read, or whose thumbprint is not its kid, stops start-up.
- *
- * Writers (`serve` promoting a key, `keys rotate|prune`) take `keys.json.lock` (O_EXCL; a lock older
- * than 60 s is considered abandoned) around read-modify-write, and replace keys.json by rename.
- *
- * `SigningKeyring` is the serving view: the active signing key and the published JWKS (active,
- * next, retired), refreshed from disk (keys.json and new key files) at start, on SIGHUP and every
- * 60 s, so replicas sharing one key directory publish the same JWKS; a refresh that fails keeps the
- * previous keyring.
+ * The signing-key directory (`--key-dir`, SPEC §7): one PKCS#8 PEM per key, `<kid>.pem`, mode 0600,
+ * plus `keys.json`. Writers take `keys.json.lock` (O_EXCL; older than 60 s is abandoned) and replace
+ * keys.json by rename. `SigningKeyring` is the serving view (active key, published JWKS), refreshed
+ * at start, on SIGHUP and every 60 s; a failed refresh keeps the previous one. Times: unix seconds.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';

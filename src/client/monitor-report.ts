@@ -1,18 +1,9 @@
 /**
- * The monitor's HTML report (`anchor-witness monitor … --html FILE`): a self-contained file — no
- * script, no external asset, a strict Content-Security-Policy in a `<meta>` — that shows, per
- * watched seed, the latest index each witness co-signed over time as an inline SVG chart, each
- * witness's log size over time, and the findings highlighted with their evidence to download
- * (`data:` URLs: the duplicity proof, both signed checkpoints, both co-signed anchors, …) and to
- * read inline.
- *
- * A pure function of what the monitor recorded: its state (observations per seed survive restarts)
- * and the poll reports of this run (oldest first; the last one is "now"). The input types are
- * structural subsets of `MonitorState` and `PollReport` (src/client/monitor.ts), so either can be
- * passed as is. Everything a witness sent is escaped; witness names, messages and evidence are
- * treated as hostile text.
- *
- *   writeFileAtomic(file, renderMonitorReport({ state, polls, generatedAt: now }));
+ * The monitor's HTML report (`anchor-witness monitor … --html FILE`, docs/client.md): one
+ * self-contained file (no script, no external asset, a strict CSP in a `<meta>`) with per-seed
+ * charts and the findings with their evidence. A pure function of the monitor's state and this
+ * run's poll reports (structural subsets of `MonitorState` / `PollReport`); everything a witness
+ * sent is escaped as hostile text.
  */
 import { stringifyJson } from '../encoding/json.ts';
 import { stepChart, type ChartMarker, type ChartPoint, type ChartSeries } from '../pages/chart.ts';

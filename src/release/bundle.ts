@@ -1,15 +1,8 @@
 /**
- * `npm run build:bundle`: bundle the anchor-witness application into ONE file, `dist/anchor-witness.mjs`
- * (SPEC §6: the file whose SHA-256 is `running_digest`). Development-time only (esbuild is a
- * devDependency); nothing the bundle runs imports this module.
- *
- * Reproducible: the output depends only on the source tree, the locked node_modules and the pinned
- * esbuild version — no timestamps, no absolute paths (paths in comments are relative to the
- * repository root, `absWorkingDir`), no source maps, and the output file's own path plays no part.
- * The bundle holds every module of src/ reachable from src/cli/bundle-entry.ts and every pure-JS
- * dependency (fastify, pino, jose, commander, yaml, prom-client, typebox, …). Left outside (loaded
- * from node_modules at run time, so NOT covered by the digest): `better-sqlite3` (a native addon)
- * and Node's built-in modules. docs/build.md lists what is and is not covered.
+ * `npm run build:bundle`: the anchor-witness application as ONE reproducible file,
+ * `dist/anchor-witness.mjs` (SPEC §6: the file whose SHA-256 is `running_digest`). Development-time
+ * only (esbuild is a devDependency). What the bundle holds and what it leaves outside the digest
+ * (`better-sqlite3`, Node built-ins): docs/build.md.
  *
  * Usage: node src/release/bundle.ts [--out FILE]   → prints "<sha256>  <file>" (sha256sum format).
  */

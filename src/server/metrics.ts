@@ -1,17 +1,7 @@
 /**
- * HTTP metrics (SPEC §6), registered on the caller's prom-client Registry. Creating a second server
- * on the same registry reuses the metrics already there (their values then add up across servers).
- *
- *   http_requests_total{route,method,status}             counter
- *   http_request_duration_seconds{route,method,status}   histogram, first request byte → response closed
- *   http_in_flight                                       gauge, requests holding an in-flight slot
- *   http_queue_depth                                     gauge, requests waiting for a slot
- *   http_open_connections                                gauge, accepted TCP connections
- *   http_rejected_total{reason}                          counter; reason ∈ REJECT_REASONS
- *
- * `route` is the route template (`/v1/anchor/:seed`) or `other` (unknown paths, 405s, requests that
- * never reached routing); `status` is the numeric status, or `aborted` when the client went away
- * before a response was sent.
+ * HTTP metrics (SPEC §6; the list is in docs/http.md), registered on the caller's prom-client
+ * Registry; a second server on the same registry reuses them (values add up). `route` is the route
+ * template or `other`; `status` is the numeric status, or `aborted` when the client left first.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';

@@ -1,17 +1,8 @@
 /**
- * Witness sets (the verifier SDK's; src/client/witness-set.ts adds the synchronous SAID): the witnesses a party relies on and how many of them must co-sign an anchor before
- * it is final. The anchor carries `witness_set: {said, threshold}`; `said` is the set's
- * self-addressing digest, computed here. Format (docs/client.md):
- *
- *   {"v": "anchor-witness/witness-set/v1",
- *    "d": "<SAID>",                        optional on input; checked when present
- *    "threshold": t,                       1 ≤ t ≤ number of members
- *    "members": [{"name", "curve": "ed25519", "public_key": hex, "log_origin", "url"?}]}
- *
- * SAID = "I" + base64url(0x00 ‖ SHA-256(JCS(set with "d" = 44 × "#", members sorted by name,
- * without "url")))[1:] — the KERI self-addressing shape with the CESR code of SHA2-256 ("I"),
- * over JCS rather than insertion-ordered JSON (see docs/client.md for why not Blake3).
- * `url` is where to reach a member; it is operational, may change, and is not part of the digest.
+ * Witness sets (the verifier SDK's; src/client/witness-set.ts adds the synchronous SAID): the
+ * witnesses a party relies on and how many must co-sign an anchor before it is final. Parses the
+ * `anchor-witness/witness-set/v1` document and computes its SAID, the KERI self-addressing digest
+ * over JCS with `url` left out (format and the choice of hash: docs/client.md).
  */
 import { checkEd25519PublicKey } from '../crypto/ed25519-strict.ts';
 import { encodeBase64url } from '../encoding/base64.ts';

@@ -1,18 +1,8 @@
 /**
- * The PostgreSQL write transaction (the sequencer), shared by every replica of one witness.
- *
- * Serialization. It starts with `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT
- * pg_advisory_xact_lock(SEQUENCER)`: one sequencer at a time across all replicas, held until
- * COMMIT/ROLLBACK (a dead replica's connection drops and the server releases the lock). READ
- * COMMITTED takes a new snapshot per statement, so every read after the lock sees everything the
- * previous holder committed (REPEATABLE READ would not: its snapshot could predate the lock wait).
- * The same round trip reads the log size and its right edge, so the log above needs no other read
- * to append.
- *
- * One durable commit. Writes are buffered (log.ts, anchor-state.ts) and flushed at the end as ONE
- * statement of data-modifying CTEs (entries, tree nodes, seeds, party events, duplicity proofs,
- * log head + checkpoint), then COMMIT. The statement also refuses what must never happen: the log
- * head moving under the lock, the checkpoint going backwards, a seed's anchor index not growing.
+ * The PostgreSQL write transaction (the sequencer), shared by every replica of one witness:
+ * READ COMMITTED + `pg_advisory_xact_lock(SEQUENCER)`, the log size and right edge read in the same
+ * round trip, buffered writes flushed as ONE statement of data-modifying CTEs that also refuses a
+ * moved log head, a checkpoint going backwards or a seed index not growing. Why: docs/scale-out.md.
  */
 import type { PoolClient, QueryResult } from 'pg';
 import { StoreInvariantError, StoreUnavailableError } from '../errors.ts';
