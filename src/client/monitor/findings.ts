@@ -1,0 +1,43 @@
+/**
+ * What a monitor poll reports: findings (one kind per misbehaviour, docs/client.md's table), each
+ * with a stable id for de-duplication, a one-line message and JSON-able evidence.
+ */
+import { ProtocolError } from '../../errors.ts';
+
+export type FindingKind =
+  | 'withholding'
+  | 'disagreement'
+  | 'equivocation'
+  | 'duplicity'
+  | 'forged_anchor'
+  | 'forged_duplicity'
+  | 'log_rollback'
+  | 'log_equivocation'
+  | 'log_inconsistent'
+  | 'anchor_rollback'
+  | 'tiles_mismatch'
+  | 'invalid_response'
+  | 'key_changed'
+  | 'unknown_witness'
+  | 'unreachable';
+
+export interface Finding {
+  /** Stable identity (same condition, same id), for de-duplication. */
+  id: string;
+  kind: FindingKind;
+  severity: 'alert' | 'warning';
+  /** One line for humans. */
+  message: string;
+  witness?: string;
+  seed?: string;
+  /** JSON-able evidence (signed notes, co-signed anchors, proofs). */
+  evidence?: Record<string, unknown>;
+}
+
+/** Where the checks report (the poll keeps the first finding of each id). */
+export type AddFinding = (f: Finding) => void;
+
+/** A seed or hash, shortened for a message. */
+export const short = (hex: string): string => hex.slice(0, 16);
+export const errorText = (e: unknown): string =>
+  e instanceof ProtocolError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);

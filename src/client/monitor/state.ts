@@ -1,0 +1,89 @@
+/**
+ * The monitor's state: what it has seen (high-water checkpoints and anchors per witness,
+ * observations per seed), a plain JSON document the caller persists between polls so that a
+ * restarted monitor still catches a witness restored from an old copy (docs/client.md,
+ * "Restarts"). Stored heads and roots are compared as decoded bytes, never as text.
+ */
+import type { AnchorWire } from '../../anchor/types.ts';
+import { decodeHex } from '../../encoding/hex.ts';
+import { ClientError } from '../errors.ts';
+import type { CosignatureWire } from '../verify-anchor.ts';
+
+export const MONITOR_STATE_V = 'anchor-witness/monitor-state/v1';
+/** Observations kept per seed (oldest dropped first). */
+export const MAX_OBSERVATIONS = 256;
+
+export interface ObservedAnchor {
+  anchor: AnchorWire;
+  cosignature: CosignatureWire;
+  /** Unix seconds when first seen. */
+  seen: number;
+}
+
+export interface WitnessRecord {
+  public_key: string;
+  log_origin: string;
+  /** The largest checkpoint seen that extends every earlier one (signed note). */
+  checkpoint?: string;
+  /** Signed checkpoints seen (one per size, two when they conflict; from /log/checkpoint and anchor responses), to catch a split view. */
+  checkpoints?: string[];
+  /** Per seed: the highest anchor seen at this witness. */
+  anchors: Record<string, ObservedAnchor>;
+  /** Per seed: since when (unix seconds) this witness has been behind. */
+  behind: Record<string, number>;
+}
+
+export interface Observation extends ObservedAnchor {
+  witness: string;
+}
+
+export interface MonitorState {
+  v: typeof MONITOR_STATE_V;
+  /** By witness name. */
+  witnesses: Record<string, WitnessRecord>;
+  /** By seed (hex): distinct (witness, index, head) observations. */
+  seeds: Record<string, { observations: Observation[] }>;
+}
+
+export function emptyMonitorState(): MonitorState {
+  return { v: MONITOR_STATE_V, witnesses: {}, seeds: {} };
+}
+
+/** Check the shape of a loaded state document. */
+export function parseMonitorState(doc: unknown): MonitorState {
+  const bad = (m: string): never => {
+    throw new ClientError('state_invalid', `monitor state: ${m}`);
+  };
+  if (typeof doc !== 'object' || doc === null) return bad('not an object');
+  const d = doc as Partial<MonitorState>;
+  if (d.v !== MONITOR_STATE_V) bad(`v must be ${MONITOR_STATE_V}`);
+  if (typeof d.witnesses !== 'object' || typeof d.seeds !== 'object') bad('witnesses and seeds must be objects');
+  for (const [name, w] of Object.entries(d.witnesses as Record<string, Partial<WitnessRecord>>)) {
+    if (
+      typeof w.public_key !== 'string' ||
+      typeof w.log_origin !== 'string' ||
+      typeof w.anchors !== 'object' ||
+      typeof w.behind !== 'object'
+    )
+      bad(`witness ${name} is malformed`);
+    if (w.checkpoints !== undefined && !(Array.isArray(w.checkpoints) && w.checkpoints.every((c) => typeof c === 'string')))
+      bad(`witness ${name}: checkpoints must be an array of signed notes`);
+  }
+  for (const [seed, s] of Object.entries(d.seeds as Record<string, { observations?: unknown }>)) {
+    if (!Array.isArray(s.observations)) bad(`seed ${seed} is malformed`);
+  }
+  return d as MonitorState;
+}
+
+/** 32 bytes of hex, either case (undefined when not). */
+export function hex32(text: unknown): Uint8Array | undefined {
+  try {
+    return typeof text === 'string' ? decodeHex(text, 32) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+/** Head bytes of a stored wire anchor (undefined when undecodable). */
+export const headOf = (w: AnchorWire): Uint8Array | undefined => hex32(w.head);
+export const sameBytes = (a: Uint8Array | undefined, b: Uint8Array | undefined): boolean =>
+  a !== undefined && b !== undefined && Buffer.compare(a, b) === 0;
