@@ -1,18 +1,10 @@
 /**
- * Attestation chain verification (SPEC §7 rules; research/upstream-bridge.md §3.4 with its holes
- * closed). A chain is ordered root → leaf. It is checked in two passes, so that a validity verdict
- * (revoked, expired, future) is only ever given about bytes whose signatures verified:
- *
- *  1. authenticity, link by link: `chain[i].issuer == chain[i-1].subject` (`chain_broken`); the
- *     issuer signature by the issuer key (`root_public_key` for link 0, the previous link's
- *     `device_public_key` after) and the device signature by the link's own key — both required,
- *     an absent or empty signature is a failure (`chain_signature_invalid`);
- *  2. validity, link by link: `revoked_at` non-null or the link listed in the trusted roots'
- *     `revoked` list (`attestation_revoked`); `now > expires_at` (`attestation_expired`;
- *     `now == expires_at` is still valid); `timestamp > now + 300 s` (`attestation_future`).
- *
- * Every failure names the link index in its detail. Capability narrowing is separate
- * (`checkNarrowing`), because SPEC §7 orders it after root binding.
+ * Attestation chain verification (SPEC §7; research/upstream-bridge.md §3.4 with its holes closed),
+ * root → leaf, in two passes so a validity verdict is only given about bytes whose signatures
+ * verified (docs/bridge.md, "Chain check order"): 1. authenticity, link by link (`chain_broken`,
+ * `chain_signature_invalid`; both signatures required); 2. validity (`attestation_revoked`,
+ * `attestation_expired` when now > expires_at, `attestation_future` beyond now + 300 s). Every
+ * failure names the link index. Capability narrowing (`checkNarrowing`) comes after root binding.
  */
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';

@@ -1,18 +1,9 @@
 /**
- * The trusted-roots file (`--trusted-roots`, SPEC §7): the party registry format of SPEC §3.2 plus a
- * `revoked` list.
- *
- * ```
- * {"parties": [{"id": "did:keri:E…", "keys": [{"curve": "ed25519", "public_key": "<hex>"}], …}],
- *  "revoked": [{"device_public_key": "<hex>"} | {"rid": "<string>"}]}
- * ```
- *
- * `parties` is validated by the registry parser itself (ids unique after normalisation, each key in
- * at most one party, keys on-curve and not small order). A party binds its `id` to its Ed25519 keys:
- * a chain whose `chain[0].issuer` is that id, exactly, may use any of those keys as
- * `root_public_key`. That id becomes the token's `sub`, so it must be 6–255 characters, the
- * `SubjectFromWebIdentityToken` STS takes (`stsSubjectProblem`). `revoked` refuses links by device
- * key or by `rid`.
+ * The trusted-roots file (`--trusted-roots`, SPEC §7): the party registry of SPEC §3.2, validated by
+ * the registry parser, plus a `revoked` list (`{"device_public_key": hex}` or `{"rid": string}`).
+ * A party binds its `id` to its Ed25519 keys: a chain whose `chain[0].issuer` is exactly that id may
+ * use any of them as `root_public_key`, and the id becomes the token's `sub` (so 6–255 characters,
+ * what STS takes: `stsSubjectProblem`).
  */
 import { parseRegistry } from '../anchor/registry.ts';
 import type { Registry } from '../anchor/registry.ts';
