@@ -135,8 +135,10 @@ export function accept(
     return reject(422, 'conflicting_replay', `index ${anchor.index} was co-signed with the same head but different content`);
   }
   // 14. monotone growth
-  if (anchor.index < prior.index) return reject(422, 'non_monotone', `index ${anchor.index} is below the latest co-signed index ${prior.index}`);
-  if (anchor.cumulative < prior.cumulative) return reject(422, 'non_monotone', `cumulative ${anchor.cumulative} is below the latest co-signed ${prior.cumulative}`);
+  if (anchor.index < prior.index)
+    return reject(422, 'non_monotone', `index ${anchor.index} is below the latest co-signed index ${prior.index}`);
+  if (anchor.cumulative < prior.cumulative)
+    return reject(422, 'non_monotone', `cumulative ${anchor.cumulative} is below the latest co-signed ${prior.cumulative}`);
   if (anchor.timestamp < prior.timestamp) return reject(422, 'non_monotone', 'timestamp is earlier than the latest co-signed anchor');
   // 15.
   return { outcome: 'cosign', newSeed: false };

@@ -56,7 +56,13 @@ export function dropBefore(times: number[], since: number): void {
  * ascending order; the windows are found by binary search, so the cost does not grow with a
  * party's quota (no per-anchor copy of its window).
  */
-export function quotaRetryAfter(limits: PartyLimits, usage: PartyUsage, newSeed: boolean, now: number, defaults: QuotaDefaults): number | null {
+export function quotaRetryAfter(
+  limits: PartyLimits,
+  usage: PartyUsage,
+  newSeed: boolean,
+  now: number,
+  defaults: QuotaDefaults,
+): number | null {
   const perMinute = limits.anchorsPerMinute ?? defaults.anchorsPerMinute;
   const perDay = limits.newSeedsPerDay ?? defaults.newSeedsPerDay;
   const anchors = usage.anchorTimes;
@@ -65,7 +71,8 @@ export function quotaRetryAfter(limits: PartyLimits, usage: PartyUsage, newSeed:
   }
   if (newSeed) {
     const seeds = usage.newSeedTimes;
-    if (seeds.length - firstAfter(seeds, now - DAY) >= perDay) return perDay === 0 ? DAY : Math.max(1, seeds[seeds.length - perDay]! + DAY - now);
+    if (seeds.length - firstAfter(seeds, now - DAY) >= perDay)
+      return perDay === 0 ? DAY : Math.max(1, seeds[seeds.length - perDay]! + DAY - now);
   }
   return null;
 }

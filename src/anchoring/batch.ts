@@ -69,10 +69,17 @@ export interface BatchDecisions {
 const NO_USAGE: PartyUsage = { anchorTimes: [], newSeedTimes: [] };
 
 const seedState = (record: SeedRecord | undefined): SeedState | undefined =>
-  record === undefined ? undefined : { latest: record.latest, owner: record.owner, ...(record.duplicity ? { duplicity: record.duplicity } : {}) };
+  record === undefined
+    ? undefined
+    : { latest: record.latest, owner: record.owner, ...(record.duplicity ? { duplicity: record.duplicity } : {}) };
 
 /** Decide and execute every request of `batch`, in order: appends go to `log`, state to `tx.anchors`. */
-export async function decideBatch(ctx: BatchContext, tx: StoreTransaction, log: LogBatch, batch: readonly Pending[]): Promise<BatchDecisions> {
+export async function decideBatch(
+  ctx: BatchContext,
+  tx: StoreTransaction,
+  log: LogBatch,
+  batch: readonly Pending[],
+): Promise<BatchDecisions> {
   /** The batch's view of seed state: committed, then its own decisions. */
   const seeds = new Map<string, SeedRecord | undefined>();
   const cacheable = new Map<string, SeedRecord | undefined>();
@@ -90,7 +97,14 @@ export async function decideBatch(ctx: BatchContext, tx: StoreTransaction, log: 
     // Only a registered party's verified request may put a seed into the cache.
     if (p.signatureValid) cacheable.set(key, record);
     const usage = p.party === undefined ? NO_USAGE : await ctx.quota.usage(tx.anchors, p.party.id, p.now);
-    const decision = accept({ anchor: p.anchor, claim: p.claim, signatureValid: p.signatureValid }, p.registry, seedState(record), usage, p.now, ctx.policy);
+    const decision = accept(
+      { anchor: p.anchor, claim: p.claim, signatureValid: p.signatureValid },
+      p.registry,
+      seedState(record),
+      usage,
+      p.now,
+      ctx.policy,
+    );
     switch (decision.outcome) {
       case 'reject':
         results.push({ kind: 'rejected', rejection: decision });

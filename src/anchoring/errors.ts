@@ -11,7 +11,8 @@ import { HttpProblem } from '../server/errors.ts';
 export type AnchorAbandonedErrorCode = 'request_abandoned';
 
 /** The problems of the anchor routes (SPEC §3.3, §3.4). */
-export type AnchorProblemCode = AnchorRejectionCode | 'malformed_body' | 'malformed_seed' | 'malformed_query' | 'not_found' | 'request_timeout';
+export type AnchorProblemCode =
+  AnchorRejectionCode | 'malformed_body' | 'malformed_seed' | 'malformed_query' | 'not_found' | 'request_timeout';
 
 /** Nothing was logged: the anchor was dropped from the sequencer's queue before its batch started. */
 export class AnchorAbandonedError extends CodedError<AnchorAbandonedErrorCode> {
@@ -21,6 +22,11 @@ export class AnchorAbandonedError extends CodedError<AnchorAbandonedErrorCode> {
 }
 
 /** The HttpProblem an anchor route throws: its code is one of the anchor routes'. */
-export function anchorProblem(status: number, code: AnchorProblemCode, detail: string, headers?: Readonly<Record<string, string>>): HttpProblem {
+export function anchorProblem(
+  status: number,
+  code: AnchorProblemCode,
+  detail: string,
+  headers?: Readonly<Record<string, string>>,
+): HttpProblem {
   return new HttpProblem(status, code, detail, headers);
 }

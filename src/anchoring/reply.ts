@@ -51,7 +51,12 @@ export function cosignedBody(witness: WitnessIdentity, record: SeedRecord, inclu
 }
 
 export function latestBody(witness: WitnessIdentity, record: SeedRecord, inclusion: InclusionBody): LatestAnchorBody {
-  return { anchor: encodeAnchor(record.latest), cosignature: cosignature(witness, record), inclusion, duplicity: record.duplicity !== undefined };
+  return {
+    anchor: encodeAnchor(record.latest),
+    cosignature: cosignature(witness, record),
+    inclusion,
+    duplicity: record.duplicity !== undefined,
+  };
 }
 
 export function duplicityBody(proof: DuplicityProof): DuplicityProofWire {
@@ -68,7 +73,10 @@ export function duplicityPage(proofs: readonly DuplicityProof[], limit: number):
 export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outcome: SubmitOutcome): FastifyReply {
   switch (outcome.kind) {
     case 'cosigned':
-      return reply.code(200).type(JSON_TYPE).send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay));
+      return reply
+        .code(200)
+        .type(JSON_TYPE)
+        .send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay));
     case 'duplicity':
       return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
     case 'rejected': {

@@ -125,7 +125,8 @@ export function registerAnchorRoutes(app: FastifyInstance, anchors: AnchorServic
       }
       let after: Uint8Array | undefined;
       if (q.after !== undefined) {
-        if (typeof q.after !== 'string' || !isHex(q.after, 32)) throw anchorProblem(400, 'malformed_query', 'after must be a 64-character hex seed id');
+        if (typeof q.after !== 'string' || !isHex(q.after, 32))
+          throw anchorProblem(400, 'malformed_query', 'after must be a 64-character hex seed id');
         after = decodeHex(q.after, 32);
       }
       return sendJson(reply, duplicityPage(await anchors.duplicities(after, limit), limit));

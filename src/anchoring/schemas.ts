@@ -20,7 +20,12 @@ export const Inclusion = Type.Object({
 
 export const AnchorResponse = Type.Object({ anchor: AnchorSchema, cosignature: Cosignature, inclusion: Inclusion, replay: Type.Boolean() });
 
-export const LatestAnchor = Type.Object({ anchor: AnchorSchema, cosignature: Cosignature, inclusion: Inclusion, duplicity: Type.Boolean() });
+export const LatestAnchor = Type.Object({
+  anchor: AnchorSchema,
+  cosignature: Cosignature,
+  inclusion: Inclusion,
+  duplicity: Type.Boolean(),
+});
 
 export const DuplicityPage = Type.Object({
   items: Type.Array(DuplicityProofSchema),

@@ -124,7 +124,12 @@ export class AnchorService {
       if (pool !== undefined && anchor.sigParty.curve === 'ed25519') {
         const sig = anchor.sigParty;
         if (pool.signingPublicKey === this.witness.publicKeyHex) {
-          ({ valid: signatureValid, signature: presigned } = await pool.verifyAndSign(sig.publicKey, partyMessage(anchor), sig.signature, message));
+          ({ valid: signatureValid, signature: presigned } = await pool.verifyAndSign(
+            sig.publicKey,
+            partyMessage(anchor),
+            sig.signature,
+            message,
+          ));
         } else {
           signatureValid = await pool.verify(sig.publicKey, partyMessage(anchor), sig.signature);
         }
@@ -135,7 +140,20 @@ export class AnchorService {
     // The verification may have outlived the request: an abandoned one never joins the queue.
     if (abandoned(signal)) throw new AnchorAbandonedError();
     const decided = await new Promise<Decided>((resolve, reject) => {
-      const p: Pending = { anchor, claim, signatureValid, registry, party, now, message, presigned, resolve, reject, signal, onAbort: undefined };
+      const p: Pending = {
+        anchor,
+        claim,
+        signatureValid,
+        registry,
+        party,
+        now,
+        message,
+        presigned,
+        resolve,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
       if (signal !== undefined) {
         p.onAbort = () => {
           if (this.queue.delete(p)) reject(new AnchorAbandonedError());
@@ -180,8 +198,17 @@ export class AnchorService {
         const quota = this.quota.batch();
         try {
           const started = performance.now();
-          const { value, checkpoint, batch: logBatch } = await this.log.transaction(async (tx, appender) => {
-            const decisions = await decideBatch({ witnessKey: this.opts.witnessKey, policy: this.opts, seedCache: this.seedCache, quota }, tx, appender, batch);
+          const {
+            value,
+            checkpoint,
+            batch: logBatch,
+          } = await this.log.transaction(async (tx, appender) => {
+            const decisions = await decideBatch(
+              { witnessKey: this.opts.witnessKey, policy: this.opts, seedCache: this.seedCache, quota },
+              tx,
+              appender,
+              batch,
+            );
             // A batch that appended nothing answers its replays against the latest stored checkpoint.
             let latest: SignedCheckpoint | undefined;
             if (appender.appended === 0 && decisions.results.some((r) => typeof r === 'function')) {
@@ -196,7 +223,13 @@ export class AnchorService {
           quota.committed();
           if (checkpoint !== undefined) {
             try {
-              this.opts.onCommit?.({ cosigned: value.cosigned, duplicities: value.duplicities, size: checkpoint.size, requests: batch.length, seconds });
+              this.opts.onCommit?.({
+                cosigned: value.cosigned,
+                duplicities: value.duplicities,
+                size: checkpoint.size,
+                requests: batch.length,
+                seconds,
+              });
             } catch {
               // Metrics and logs must never turn a committed batch into failed requests.
             }

@@ -124,10 +124,17 @@ export class Ed25519VerifyPool {
   /** Verify (and sign) on the calling thread: the same answer a worker gives. */
   private here(it: Omit<Pending, 'resolve'>): VerifySignResult {
     const valid = verifyEd25519(it.publicKey, it.message, it.signature);
-    return valid && it.toSign !== undefined && this.signingKey !== undefined ? { valid, signature: signEd25519(this.signingKey, it.toSign) } : { valid };
+    return valid && it.toSign !== undefined && this.signingKey !== undefined
+      ? { valid, signature: signEd25519(this.signingKey, it.toSign) }
+      : { valid };
   }
 
-  private submit(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, toSign: Uint8Array | undefined): Promise<VerifySignResult> {
+  private submit(
+    publicKey: Uint8Array,
+    message: Uint8Array,
+    signature: Uint8Array,
+    toSign: Uint8Array | undefined,
+  ): Promise<VerifySignResult> {
     if (!ed25519StrictPrecheck(publicKey, signature)) return Promise.resolve({ valid: false });
     if (this.slots.length === 0 || this.closed) return Promise.resolve(this.here({ publicKey, message, signature, toSign }));
     return new Promise((resolve) => {

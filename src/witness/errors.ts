@@ -7,7 +7,8 @@ import { CodedError } from '../errors.ts';
 import { HttpProblem } from '../server/errors.ts';
 
 /** A configuration the node cannot start with; the CLI prints it and exits. */
-export type WitnessConfigErrorCode = 'invalid_config' | 'missing_option' | 'invalid_role' | 'invalid_store' | 'key_required' | 'cosign_key_reused';
+export type WitnessConfigErrorCode =
+  'invalid_config' | 'missing_option' | 'invalid_role' | 'invalid_store' | 'key_required' | 'cosign_key_reused';
 
 /** The problems of the node-wide routes: the witness log (SPEC §4) and the build statement (§6). */
 export type WitnessProblemCode = 'not_found' | 'no_build_attestation';
@@ -15,6 +16,11 @@ export type WitnessProblemCode = 'not_found' | 'no_build_attestation';
 export class ConfigError extends CodedError<WitnessConfigErrorCode> {}
 
 /** The HttpProblem a node-wide route throws. */
-export function witnessProblem(status: number, code: WitnessProblemCode, detail: string, headers?: Readonly<Record<string, string>>): HttpProblem {
+export function witnessProblem(
+  status: number,
+  code: WitnessProblemCode,
+  detail: string,
+  headers?: Readonly<Record<string, string>>,
+): HttpProblem {
   return new HttpProblem(status, code, detail, headers);
 }

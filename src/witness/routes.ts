@@ -81,32 +81,48 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
   const { log } = deps;
   if (deps.anchors !== undefined) registerAnchorRoutes(app, deps.anchors);
 
-  app.get('/log/checkpoint', { schema: { summary: "The witness log's latest checkpoint (C2SP tlog-checkpoint signed note)" } }, async (_req, reply) => {
-    const cp = await log.checkpoint();
-    if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
-    return reply.type(TEXT).header('cache-control', 'max-age=5').send(cp.note);
-  });
+  app.get(
+    '/log/checkpoint',
+    { schema: { summary: "The witness log's latest checkpoint (C2SP tlog-checkpoint signed note)" } },
+    async (_req, reply) => {
+      const cp = await log.checkpoint();
+      if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
+      return reply.type(TEXT).header('cache-control', 'max-age=5').send(cp.note);
+    },
+  );
 
   app.get('/log/tile/*', { schema: { summary: 'tlog-tiles hash tiles and entry bundles' } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
     return sendTile(log, `tile/${rest}`, reply);
   });
 
-  app.get('/health', { schema: { summary: 'Health and identity', response: { 200: Health } }, config: { bypassLimits: true } }, async (_req, reply) =>
-    reply.type(JSON_TYPE).send(await healthBody(deps)),
+  app.get(
+    '/health',
+    { schema: { summary: 'Health and identity', response: { 200: Health } }, config: { bypassLimits: true } },
+    async (_req, reply) => reply.type(JSON_TYPE).send(await healthBody(deps)),
   );
 
-  app.get('/', { schema: { summary: 'Status page (HTML); with Accept: application/json, the /health body' }, config: { bypassLimits: true } }, async (request, reply) => {
-    const body = await healthBody(deps);
-    const accept = request.headers.accept ?? '';
-    if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.type(JSON_TYPE).send(body);
-    const page = await deps.statusPage(body, { host: request.headers.host, encrypted: 'encrypted' in request.raw.socket && request.raw.socket.encrypted === true });
-    return reply.type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(page);
-  });
+  app.get(
+    '/',
+    { schema: { summary: 'Status page (HTML); with Accept: application/json, the /health body' }, config: { bypassLimits: true } },
+    async (request, reply) => {
+      const body = await healthBody(deps);
+      const accept = request.headers.accept ?? '';
+      if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.type(JSON_TYPE).send(body);
+      const page = await deps.statusPage(body, {
+        host: request.headers.host,
+        encrypted: 'encrypted' in request.raw.socket && request.raw.socket.encrypted === true,
+      });
+      return reply.type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(page);
+    },
+  );
 
-  app.get('/build', { schema: { summary: 'Signed build statement', response: { 200: BuildStatementSchema, '4xx': Problem } } }, (_req, reply) => {
-    if (deps.build === undefined) throw witnessProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
-    return reply.type(JSON_TYPE).send(deps.build.json);
-  });
+  app.get(
+    '/build',
+    { schema: { summary: 'Signed build statement', response: { 200: BuildStatementSchema, '4xx': Problem } } },
+    (_req, reply) => {
+      if (deps.build === undefined) throw witnessProblem(404, 'no_build_attestation', 'this node was started without a build attestation');
+      return reply.type(JSON_TYPE).send(deps.build.json);
+    },
+  );
 }
-

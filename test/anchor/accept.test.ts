@@ -20,14 +20,23 @@ const aliceNew = edParty(0x0a);
 const bob = edParty(0x0b);
 const registry = parseRegistry({
   parties: [
-    { id: 'did:keri:EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }, { curve: 'ed25519', public_key: encodeHex(aliceNew.publicKey) }], delegator: 'did:keri:ERoot' },
+    {
+      id: 'did:keri:EAgent',
+      keys: [
+        { curve: 'ed25519', public_key: encodeHex(alice.publicKey) },
+        { curve: 'ed25519', public_key: encodeHex(aliceNew.publicKey) },
+      ],
+      delegator: 'did:keri:ERoot',
+    },
     { id: 'EBob', keys: [{ curve: 'ed25519', public_key: encodeHex(bob.publicKey) }] },
   ],
 });
 const claim: PartyClaim = { agent: 'did:keri:EAgent', root: 'did:keri:ERoot', scope: 'ESeal' };
 const seedId = deriveSeedId(claim.root!, claim.agent, claim.scope!);
 
-const mk = (over: Partial<{ index: number; head: number; cumulative: bigint; timestamp: number; key: typeof alice; said: string }> = {}): Anchor =>
+const mk = (
+  over: Partial<{ index: number; head: number; cumulative: bigint; timestamp: number; key: typeof alice; said: string }> = {},
+): Anchor =>
   signAnchor(over.key ?? alice, {
     seedId,
     index: over.index ?? 5,
@@ -50,7 +59,10 @@ interface Options {
 
 function decide(a: Anchor, seed: SeedState | undefined, c: PartyClaim = claim, opts: Options = {}): Decision {
   const submission = { anchor: a, claim: c, signatureValid: opts.signatureValid ?? verifyPartySignature(a) };
-  return accept(submission, registry, seed, opts.usage ?? noUsage(), NOW, { allowUnderivedSeeds: opts.allowUnderived ?? false, quota: opts.quota ?? ROOMY });
+  return accept(submission, registry, seed, opts.usage ?? noUsage(), NOW, {
+    allowUnderivedSeeds: opts.allowUnderived ?? false,
+    quota: opts.quota ?? ROOMY,
+  });
 }
 
 const code = (d: Decision): string => (d.outcome === 'reject' ? `${d.status} ${d.code}` : d.outcome);
@@ -99,7 +111,10 @@ void test('row 8: party quota, with Retry-After', () => {
   assert.equal(code(d), '429 party_quota_exceeded');
   assert.equal(d.outcome === 'reject' && d.retryAfter, 17);
   // outside the minute it no longer counts
-  assert.equal(code(decide(mk({ index: 6 }), state(mk()), claim, { quota: perMinute, usage: { anchorTimes: [NOW - 60], newSeedTimes: [] } })), 'cosign');
+  assert.equal(
+    code(decide(mk({ index: 6 }), state(mk()), claim, { quota: perMinute, usage: { anchorTimes: [NOW - 60], newSeedTimes: [] } })),
+    'cosign',
+  );
   // the day's new seeds count only for a new seed
   const perDay = { anchorsPerMinute: 1000, newSeedsPerDay: 1 };
   const seeds = { anchorTimes: [], newSeedTimes: [NOW - 3600] };
@@ -131,7 +146,10 @@ void test('the rules are pure: the same inputs give the same decision and nothin
   const a = decide(mk({ index: 6 }), prior, claim, { usage });
   const b = decide(mk({ index: 6 }), prior, claim, { usage });
   assert.deepEqual(a, b);
-  assert.equal(JSON.stringify({ usage, prior }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)), before);
+  assert.equal(
+    JSON.stringify({ usage, prior }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)),
+    before,
+  );
 });
 
 void test('row 9: frozen seed answers with its stored proof', () => {
@@ -147,7 +165,11 @@ void test('row 10: fork by the same key → duplicity proof, offline verifiable'
   assert.deepEqual(verifyDuplicityProof(d.proof), { valid: true });
   assert.equal(d.proof.anchorA.head[0], 3); // lower head first, whatever the arrival order
   // JSON round trip keeps it verifiable; tampering breaks it
-  const back = decodeDuplicityProof(JSON.parse(JSON.stringify(encodeDuplicityProof(d.proof), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as DuplicityProofWire);
+  const back = decodeDuplicityProof(
+    JSON.parse(
+      JSON.stringify(encodeDuplicityProof(d.proof), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)),
+    ) as DuplicityProofWire,
+  );
   assert.deepEqual(verifyDuplicityProof(back), { valid: true });
   const tampered = { ...back, anchorB: { ...back.anchorB, cumulative: back.anchorB.cumulative + 1n } };
   assert.equal(verifyDuplicityProof(tampered).valid, false);
@@ -186,7 +208,10 @@ void test('row 14: index, cumulative or timestamp lower → non_monotone', () =>
 void test('row 15: growth, equal cumulative/timestamp and index gaps are co-signed', () => {
   const prior = mk();
   assert.deepEqual(decide(mk({ index: 6 }), state(prior)), { outcome: 'cosign', newSeed: false });
-  assert.deepEqual(decide(mk({ index: 1000, cumulative: 2n ** 127n, timestamp: NOW }), state(prior)), { outcome: 'cosign', newSeed: false });
+  assert.deepEqual(decide(mk({ index: 1000, cumulative: 2n ** 127n, timestamp: NOW }), state(prior)), {
+    outcome: 'cosign',
+    newSeed: false,
+  });
 });
 
 void test('registry validation', () => {
@@ -195,8 +220,18 @@ void test('registry validation', () => {
     null,
     { parties: {} },
     { parties: [{ id: 'EA', keys: [] }] },
-    { parties: [{ id: 'EA', keys: [k(alice)] }, { id: 'did:keri:EA', keys: [k(bob)] }] }, // same id after normalisation
-    { parties: [{ id: 'EA', keys: [k(alice)] }, { id: 'EB', keys: [k(alice)] }] }, // key in two parties
+    {
+      parties: [
+        { id: 'EA', keys: [k(alice)] },
+        { id: 'did:keri:EA', keys: [k(bob)] },
+      ],
+    }, // same id after normalisation
+    {
+      parties: [
+        { id: 'EA', keys: [k(alice)] },
+        { id: 'EB', keys: [k(alice)] },
+      ],
+    }, // key in two parties
     { parties: [{ id: 'EA', keys: [{ curve: 'ed25519', public_key: '01' + '00'.repeat(31) }] }] }, // small order
     { parties: [{ id: 'EA', keys: [{ curve: 'ed25519', public_key: 'ab' }] }] },
     { parties: [{ id: 'EA', keys: [{ curve: 'p256', public_key: '02' + 'ff'.repeat(32) }] }] }, // x ≥ p

@@ -6,12 +6,20 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { DAY, insertSorted, MINUTE, quotaRetryAfter, type QuotaDefaults } from '../../src/anchor/quota-window.ts';
 
-function reference(limits: { anchorsPerMinute: number; newSeedsPerDay: number }, anchors: number[], seeds: number[], newSeed: boolean, now: number): number | null {
+function reference(
+  limits: { anchorsPerMinute: number; newSeedsPerDay: number },
+  anchors: number[],
+  seeds: number[],
+  newSeed: boolean,
+  now: number,
+): number | null {
   const recent = anchors.filter((t) => t > now - MINUTE);
-  if (recent.length >= limits.anchorsPerMinute) return limits.anchorsPerMinute === 0 ? MINUTE : Math.max(1, recent[recent.length - limits.anchorsPerMinute]! + MINUTE - now);
+  if (recent.length >= limits.anchorsPerMinute)
+    return limits.anchorsPerMinute === 0 ? MINUTE : Math.max(1, recent[recent.length - limits.anchorsPerMinute]! + MINUTE - now);
   if (newSeed) {
     const s = seeds.filter((t) => t > now - DAY);
-    if (s.length >= limits.newSeedsPerDay) return limits.newSeedsPerDay === 0 ? DAY : Math.max(1, s[s.length - limits.newSeedsPerDay]! + DAY - now);
+    if (s.length >= limits.newSeedsPerDay)
+      return limits.newSeedsPerDay === 0 ? DAY : Math.max(1, s[s.length - limits.newSeedsPerDay]! + DAY - now);
   }
   return null;
 }
@@ -26,7 +34,11 @@ void test('quotaRetryAfter equals the filter-and-count definition over random wi
     for (let k = randomInt(0, 200); k > 0; k--) insertSorted(seeds, now - randomInt(0, 2 * DAY));
     const limits = { anchorsPerMinute: randomInt(0, 120), newSeedsPerDay: randomInt(0, 150) };
     const newSeed = i % 2 === 0;
-    assert.equal(quotaRetryAfter(limits, { anchorTimes: anchors, newSeedTimes: seeds }, newSeed, now, defaults), reference(limits, anchors, seeds, newSeed, now), `case ${i}`);
+    assert.equal(
+      quotaRetryAfter(limits, { anchorTimes: anchors, newSeedTimes: seeds }, newSeed, now, defaults),
+      reference(limits, anchors, seeds, newSeed, now),
+      `case ${i}`,
+    );
   }
 });
 
@@ -38,5 +50,8 @@ void test('insertSorted keeps ascending order and every element', () => {
     insertSorted(a, t);
     all.push(t);
   }
-  assert.deepEqual(a, [...all].sort((x, y) => x - y));
+  assert.deepEqual(
+    a,
+    [...all].sort((x, y) => x - y),
+  );
 });

@@ -5,7 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Ed25519VerifyPool } from '../../src/anchoring/verify-pool.ts';
-import { ED25519_SMALL_ORDER_ENCODINGS, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../../src/crypto/ed25519.ts';
+import {
+  ED25519_SMALL_ORDER_ENCODINGS,
+  ed25519PublicKeyBytes,
+  generateEd25519,
+  signEd25519,
+  verifyEd25519,
+} from '../../src/crypto/ed25519.ts';
 
 interface Case {
   publicKey: Uint8Array;
@@ -39,7 +45,12 @@ function cases(n: number): Case[] {
         break;
       }
       default:
-        out.push({ publicKey: Uint8Array.from(Buffer.from(`01${'00'.repeat(31)}`, 'hex')), message, signature: Uint8Array.from(Buffer.from(`01${'00'.repeat(63)}`, 'hex')), valid: false });
+        out.push({
+          publicKey: Uint8Array.from(Buffer.from(`01${'00'.repeat(31)}`, 'hex')),
+          message,
+          signature: Uint8Array.from(Buffer.from(`01${'00'.repeat(63)}`, 'hex')),
+          valid: false,
+        });
     }
   }
   return out;

@@ -28,7 +28,9 @@ const witnessKey = ed25519KeyFromSeed(fill(0x01));
 const pinned = { publicKey: ed25519PublicKeyBytes(witnessKey), logOrigin: ORIGIN, name: NAME };
 const alice = edParty(0x09);
 const alicePin = { curve: 'ed25519' as const, publicKey: alice.publicKey };
-const registry = parseRegistry({ parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }] });
+const registry = parseRegistry({
+  parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }],
+});
 const claimFor = (scope: string) => ({ agent: 'did:keri:EAgent', root: 'did:keri:ERoot', scope });
 
 function setup(dir: string, now = 1800000000) {
@@ -53,7 +55,13 @@ function cosignedBody(o: SubmitOutcome): AnchorResponse {
 }
 
 const anchorFor = (scope: string, index: number, head = 1, cumulative = BigInt(index)) =>
-  signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope), index, head: fill(head), cumulative, timestamp: 1700000000 + index });
+  signAnchor(alice, {
+    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope),
+    index,
+    head: fill(head),
+    cumulative,
+    timestamp: 1700000000 + index,
+  });
 
 void test('co-sign, replay, fork: outputs verify offline; concurrent submissions share commits', async () => {
   const { dir, cleanup } = tempDir();
@@ -63,7 +71,10 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
     assert.deepEqual(service.witness, { name: NAME, publicKeyHex: encodeHex(pinned.publicKey) });
     const cp0 = await log.init();
     assert.equal(cp0.size, 0);
-    assert.match(cp0.note, /^witness\.example\/w1\/anchors\n0\n47DEQpj8HBSa\+\/TImW\+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— witness\.example\/w1\/anchors /);
+    assert.match(
+      cp0.note,
+      /^witness\.example\/w1\/anchors\n0\n47DEQpj8HBSa\+\/TImW\+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— witness\.example\/w1\/anchors /,
+    );
 
     // 50 seeds × 3 anchors, all submitted at once.
     const submissions = [];
@@ -174,7 +185,9 @@ void test('store identity binding and exclusive lock', async () => {
     await store.close();
     const again = SqliteStore.open(path);
     await assert.rejects(again.bindIdentity({ witnessKey: 'bb', name: NAME, logOrigin: ORIGIN }), { code: 'store_identity_mismatch' });
-    await assert.rejects(again.bindIdentity({ witnessKey: 'aa', name: 'other.example/w', logOrigin: ORIGIN }), { code: 'store_identity_mismatch' });
+    await assert.rejects(again.bindIdentity({ witnessKey: 'aa', name: 'other.example/w', logOrigin: ORIGIN }), {
+      code: 'store_identity_mismatch',
+    });
     await again.bindIdentity({ witnessKey: 'aa', name: NAME, logOrigin: ORIGIN });
     await again.close();
   } finally {
