@@ -11,7 +11,7 @@
  *    Unknown members are refused; origins are unique; this node's own log origin is refused; an
  *    origin's keys are distinct and no two share key name and key ID. A vkey's name is the key name
  *    its signature lines carry; it need not equal the origin (the logs/v0 format allows both).
- *  - witness-network `logs/v0` lists (`--logs-list FILE`, repeatable): they only ever ADD origins.
+ *  - witness-network `logs/v0` lists (`--logs-list FILE`, repeatable; parsed in log-list.ts): they only ever ADD origins.
  *    An origin in the logs file is never taken from a list; an origin imported from a list keeps
  *    the keys it was first imported with for the life of the process (a list that later shows other
  *    keys is reported, not followed; a new qpd is followed); an origin that disappears from a list
@@ -21,14 +21,16 @@
  * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/config/reloadable.ts);
  * a file that fails to load keeps its previous copy. Requests read one merged snapshot.
  */
-import type { NoteVerifier } from '../note/vkey.ts';
-import { parseVkey } from '../note/vkey.ts';
-import { SIG_TYPE_ED25519, checkNoteCharacters } from '../note/signed-note.ts';
-import { parseCanonicalSize } from '../note/checkpoint.ts';
 import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
-import { readFileSync } from 'node:fs';
+import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
+import { MAX_QPD, addVerifier, isValidOrigin, parseLogVkey } from './log-keys.ts';
+import { loadLogList, type ResolvedListEntry } from './log-list.ts';
+
+export { MAX_QPD, isValidOrigin } from './log-keys.ts';
+export { parseLogList, resolveLogList, loadLogList } from './log-list.ts';
+export type { LogListEntry, ResolvedListEntry } from './log-list.ts';
 
 /** A log this witness knows: its origin, the keys that may sign its checkpoints, its quota. */
 export interface KnownLog {
@@ -43,43 +45,8 @@ export interface KnownLog {
 
 export type KnownLogs = ReadonlyMap<string, KnownLog>;
 
-/** Largest accepted qpd (10⁹/day ≈ 11 574/s: beyond any witness). */
-export const MAX_QPD = 1_000_000_000;
-
 function configError(message: string): LogsConfigError {
   return new LogsConfigError('invalid_logs_config', message);
-}
-
-function listError(message: string): LogsConfigError {
-  return new LogsConfigError('invalid_log_list', message);
-}
-
-/** An origin line: non-empty, well-formed, no control characters (a checkpoint's first line). */
-export function isValidOrigin(origin: string): boolean {
-  if (origin === '' || origin.includes('\n')) return false;
-  try {
-    checkNoteCharacters(origin);
-  } catch {
-    return false;
-  }
-  return true;
-}
-
-/** Parse one Ed25519 log vkey; throws a message string's Error on anything else. */
-function parseLogVkey(vkey: string): NoteVerifier {
-  const v = parseVkey(vkey);
-  if (v.type !== SIG_TYPE_ED25519) throw new Error(`vkey ${JSON.stringify(vkey)} is not an Ed25519 (type 0x01) log key`);
-  return v;
-}
-
-/** Keys of one origin: distinct, and no two with the same name and key ID (signed-note lookup is by both). */
-function addVerifier(into: NoteVerifier[], v: NoteVerifier): string | null {
-  for (const w of into) {
-    if (w.vkey === v.vkey) return `duplicate key ${v.vkey}`;
-    if (w.name === v.name && w.keyId === v.keyId) return `keys ${w.vkey} and ${v.vkey} share key name and key ID`;
-  }
-  into.push(v);
-  return null;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -100,7 +67,8 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
       if (k !== 'origin' && k !== 'keys' && k !== 'qpd') throw configError(`${at}: unknown member ${JSON.stringify(k)}`);
     }
     const { origin, keys, qpd } = entry;
-    if (typeof origin !== 'string' || !isValidOrigin(origin)) throw configError(`${at}/origin: must be a non-empty line without control characters`);
+    if (typeof origin !== 'string' || !isValidOrigin(origin))
+      throw configError(`${at}/origin: must be a non-empty line without control characters`);
     if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
     seen.add(origin);
     if (ownOrigin !== undefined && origin === ownOrigin) {
@@ -138,121 +106,6 @@ export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
     return parseLogsConfig(doc, ownOrigin);
   } catch (e) {
     throw configError(`${path}: ${(e as Error).message}`);
-  }
-}
-
-// ---- logs/v0 lists ---------------------------------------------------------------------------
-
-/** One log of a logs/v0 list, as written. */
-export interface LogListEntry {
-  /** 1-based line number of its `vkey` line. */
-  readonly line: number;
-  readonly vkey: string;
-  /** The `origin` value; undefined when absent or `none` (then the origin is the vkey's name). */
-  readonly origin: string | undefined;
-  readonly qpd: number | undefined;
-  readonly bastion: string | undefined;
-  readonly contact: string | undefined;
-}
-
-const LIST_HEADER = 'logs/v0';
-const LIST_FIELDS = new Set(['origin', 'qpd', 'bastion', 'contact']);
-
-/**
- * Parse a witness-network log list (`logs/v0`). Lines are trimmed; blank lines and `#` comments are
- * skipped; the first line left must be `logs/v0`. Each log starts with `vkey <vkey>`, followed by
- * optional `origin <origin|none>`, `qpd <n>`, `bastion <url|none>`, `contact <text>` lines in any
- * order, each at most once. Other keywords are ignored (forward compatibility, as litewitness's
- * `witnessctl pull-logs` does). Pure. Throws LogsConfigError `invalid_log_list`.
- */
-export function parseLogList(text: string): LogListEntry[] {
-  const entries: LogListEntry[] = [];
-  let header = false;
-  let current: { line: number; vkey: string; fields: Map<string, string> } | undefined;
-  const flush = (): void => {
-    if (current === undefined) return;
-    const f = current.fields;
-    const originValue = f.get('origin');
-    const qpdText = f.get('qpd');
-    let qpd: number | undefined;
-    if (qpdText !== undefined) {
-      const n = parseCanonicalSize(qpdText);
-      if (n === null || n < 1 || n > MAX_QPD) throw listError(`line ${current.line}: qpd must be an integer 1..${MAX_QPD}`);
-      qpd = n;
-    }
-    const bastion = f.get('bastion');
-    entries.push({
-      line: current.line,
-      vkey: current.vkey,
-      origin: originValue === 'none' ? undefined : originValue,
-      qpd,
-      bastion: bastion === 'none' ? undefined : bastion,
-      contact: f.get('contact'),
-    });
-    current = undefined;
-  };
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    const n = i + 1;
-    if (line === '' || line.startsWith('#')) continue;
-    if (!header) {
-      if (line !== LIST_HEADER) throw listError(`line ${n}: expected the header ${JSON.stringify(LIST_HEADER)}`);
-      header = true;
-      continue;
-    }
-    const space = line.search(/\s/);
-    const keyword = space < 0 ? line : line.slice(0, space);
-    const value = space < 0 ? '' : line.slice(space + 1).trim();
-    if (keyword === 'vkey') {
-      flush();
-      if (value === '' || /\s/.test(value)) throw listError(`line ${n}: expected "vkey <vkey>"`);
-      current = { line: n, vkey: value, fields: new Map() };
-      continue;
-    }
-    if (!LIST_FIELDS.has(keyword)) continue;
-    if (current === undefined) throw listError(`line ${n}: "${keyword}" before the first "vkey" line`);
-    if (value === '') throw listError(`line ${n}: "${keyword}" needs a value`);
-    if (current.fields.has(keyword)) throw listError(`line ${n}: "${keyword}" given twice for the log of line ${current.line}`);
-    current.fields.set(keyword, value);
-  }
-  if (!header) throw listError(`missing the header ${JSON.stringify(LIST_HEADER)}`);
-  flush();
-  return entries;
-}
-
-/** A list entry resolved to an origin and a usable key, or the reason it cannot be used. */
-export type ResolvedListEntry =
-  | { readonly ok: true; readonly origin: string; readonly verifier: NoteVerifier; readonly qpd: number | undefined; readonly line: number }
-  | { readonly ok: false; readonly origin: string | undefined; readonly line: number; readonly reason: string };
-
-/** Resolve entries: parse each vkey (Ed25519 only), apply `origin none` = the vkey's name. Pure. */
-export function resolveLogList(entries: readonly LogListEntry[]): ResolvedListEntry[] {
-  return entries.map((e): ResolvedListEntry => {
-    let verifier: NoteVerifier;
-    try {
-      verifier = parseLogVkey(e.vkey);
-    } catch (err) {
-      return { ok: false, origin: e.origin, line: e.line, reason: (err as Error).message };
-    }
-    const origin = e.origin ?? verifier.name;
-    if (!isValidOrigin(origin)) return { ok: false, origin, line: e.line, reason: 'invalid origin' };
-    return { ok: true, origin, verifier, qpd: e.qpd, line: e.line };
-  });
-}
-
-/** Read, parse and resolve a logs/v0 list file. */
-export function loadLogList(path: string): ResolvedListEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw listError(`${path}: ${(e as Error).message}`);
-  }
-  try {
-    return resolveLogList(parseLogList(text));
-  } catch (e) {
-    throw listError(`${path}: ${(e as Error).message}`);
   }
 }
 
@@ -318,7 +171,11 @@ export function mergeKnownLogs(
       continue;
     }
     if (!sameKeys(before, listed)) {
-      notices.push({ origin, source: c.source, message: 'listed with different keys; keeping the keys first imported (a list never changes a log\'s keys)' });
+      notices.push({
+        origin,
+        source: c.source,
+        message: "listed with different keys; keeping the keys first imported (a list never changes a log's keys)",
+      });
     }
     // The quota is capacity planning, not trust: follow the lists' current qpd when they give one.
     if (c.qpd !== undefined && c.qpd !== before.qpd) imported.set(origin, { ...before, qpd: c.qpd });
@@ -347,7 +204,12 @@ export class KnownLogsSource {
   private readonly events: KnownLogsEvents;
   private snapshot: KnownLogs = new Map();
 
-  constructor(opts: { logsFile?: string | undefined; logsLists?: readonly string[] | undefined; ownOrigin?: string | undefined; events?: KnownLogsEvents }) {
+  constructor(opts: {
+    logsFile?: string | undefined;
+    logsLists?: readonly string[] | undefined;
+    ownOrigin?: string | undefined;
+    events?: KnownLogsEvents;
+  }) {
     this.ownOrigin = opts.ownOrigin;
     this.events = opts.events ?? {};
     const own = opts.ownOrigin;
