@@ -96,15 +96,10 @@ export async function decideBatch(
     const record = seeds.get(key);
     // Only a registered party's verified request may put a seed into the cache.
     if (p.signatureValid) cacheable.set(key, record);
-    const usage = p.party === undefined ? NO_USAGE : await ctx.quota.usage(tx.anchors, p.party.id, p.now);
-    const decision = accept(
-      { anchor: p.anchor, claim: p.claim, signatureValid: p.signatureValid },
-      p.registry,
-      seedState(record),
-      usage,
-      p.now,
-      ctx.policy,
-    );
+    const party = p.party?.id;
+    const usage = party === undefined ? NO_USAGE : (ctx.quota.known(party, p.now) ?? (await ctx.quota.read(tx.anchors, party, p.now)));
+    // A Pending is an AnchorSubmission (anchor, claim, signatureValid).
+    const decision = accept(p, p.registry, seedState(record), usage, p.now, ctx.policy);
     switch (decision.outcome) {
       case 'reject':
         results.push({ kind: 'rejected', rejection: decision });
@@ -128,21 +123,20 @@ export async function decideBatch(
         break;
       }
       case 'cosign': {
-        // Accepted, so the party is registered and its signature verified.
-        const party = p.party!.id;
+        // Accepted, so the party is registered (`party` is its id) and its signature verified.
         const signature = p.presigned ?? signEd25519(ctx.witnessKey, p.message);
         const leafIndex = log.append(p.message);
         const next: SeedRecord = {
           seedId: p.anchor.seedId,
-          owner: record?.owner ?? party,
+          owner: record?.owner ?? party!,
           createdAt: record?.createdAt ?? p.now,
           latest: p.anchor,
           cosignature: { signature, timestamp: p.now, leafIndex },
         };
-        await tx.anchors.putSeed(next, decision.newSeed, party);
+        await tx.anchors.putSeed(next, decision.newSeed, party!);
         seeds.set(key, next);
         cacheable.set(key, next);
-        ctx.quota.recordCosign(party, p.now, decision.newSeed);
+        ctx.quota.recordCosign(party!, p.now, decision.newSeed);
         cosigned++;
         results.push((checkpoint, proofs) => ({ kind: 'cosigned', record: next, replay: false, checkpoint, batch: proofs }));
         break;

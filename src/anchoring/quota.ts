@@ -42,22 +42,26 @@ export class BatchQuota {
     this.max = max;
   }
 
-  /** The party's windows at `now`: this batch's, else the cache's (trimmed), else the store's. */
-  async usage(tx: Pick<AnchorStateTx, 'partyUsage'>, party: string, now: number): Promise<PartyUsage> {
+  /** The party's windows at `now` if this batch or the cache has them (the cache's trimmed to the windows). */
+  known(party: string, now: number): PartyUsage | undefined {
     let use = this.parties.get(party);
     if (use !== undefined) return use;
     use = this.cache?.get(party);
-    if (use !== undefined) {
-      dropBefore(use.anchorTimes, now - MINUTE);
-      dropBefore(use.newSeedTimes, now - DAY);
-    } else {
-      use = await tx.partyUsage(party, now - MINUTE, now - DAY);
-    }
+    if (use === undefined) return undefined;
+    dropBefore(use.anchorTimes, now - MINUTE);
+    dropBefore(use.newSeedTimes, now - DAY);
     this.parties.set(party, use);
     return use;
   }
 
-  /** Count a co-sign of `party` at `now` (its windows were read by `usage`). */
+  /** The party's windows at `now` read from the store (when `known` has none). */
+  async read(tx: Pick<AnchorStateTx, 'partyUsage'>, party: string, now: number): Promise<PartyUsage> {
+    const use = await tx.partyUsage(party, now - MINUTE, now - DAY);
+    this.parties.set(party, use);
+    return use;
+  }
+
+  /** Count a co-sign of `party` at `now` (its windows were read by `known` or `read`). */
   recordCosign(party: string, now: number, newSeed: boolean): void {
     const use = this.parties.get(party)!;
     insertSorted(use.anchorTimes, now);
