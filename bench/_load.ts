@@ -15,7 +15,9 @@ import { spawnServe } from '../test/helpers/spawn-serve.ts';
  * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
  * BENCH_CHILD_STDOUT shows).
  */
-export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
+export async function spawnWitness(
+  args: string[],
+): Promise<{ url: URL; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
   const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
     nodeArgs: [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
@@ -40,12 +42,15 @@ export async function spawnWitness(args: string[]): Promise<{ url: URL; cpuMs: (
 /** POST `body` over a keep-alive agent; resolves with the status once the response is read. */
 export function post(agent: http.Agent, url: URL, path: string, body: Buffer, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { ...headers, 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        resolve(res.statusCode ?? 0);
-      });
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { ...headers, 'content-length': body.length } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          resolve(res.statusCode ?? 0);
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -88,7 +93,8 @@ export function threadCpuMs(pid: number): ThreadCpu {
       continue; // the thread ended meanwhile
     }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const kind: keyof ThreadCpu = tid === String(pid) ? 'event_loop' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8_helpers' : 'other';
+    const kind: keyof ThreadCpu =
+      tid === String(pid) ? 'event_loop' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8_helpers' : 'other';
     out[kind] += statCpuMs(stat);
   }
   return out;
@@ -116,11 +122,18 @@ export async function batchTotals(url: URL): Promise<BatchTotals> {
     req.on('error', reject);
   });
   const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { batches: value('anchor_batch_requests_count'), requests: value('anchor_batch_requests_sum'), seconds: value('anchor_batch_seconds_sum') };
+  return {
+    batches: value('anchor_batch_requests_count'),
+    requests: value('anchor_batch_requests_sum'),
+    seconds: value('anchor_batch_seconds_sum'),
+  };
 }
 
 /** Mean requests per committed batch and mean transaction time (ms) between two readings. */
-export function groupCommit(before: BatchTotals, after: BatchTotals): { batches: number; requests_per_batch: number; batch_ms_mean: number } {
+export function groupCommit(
+  before: BatchTotals,
+  after: BatchTotals,
+): { batches: number; requests_per_batch: number; batch_ms_mean: number } {
   const batches = after.batches - before.batches;
   return {
     batches,
@@ -149,7 +162,14 @@ export function makeLanes(parties: { id: string; privateKey: KeyObject }[], seed
       const seedId = deriveSeedId(p.id, p.id, scope);
       const bodies: Buffer[] = [];
       for (let i = 1; i <= perSeed; i++) {
-        const a = signAnchor(p.privateKey, 'ed25519', { seedId, index: i, head: randomBytes(32), cumulative: BigInt(i), timestamp: 1700000000 + i, witnessSet: { said: 'EBench', threshold: 1 } });
+        const a = signAnchor(p.privateKey, 'ed25519', {
+          seedId,
+          index: i,
+          head: randomBytes(32),
+          cumulative: BigInt(i),
+          timestamp: 1700000000 + i,
+          witnessSet: { said: 'EBench', threshold: 1 },
+        });
         bodies.push(Buffer.from(stringifyJson({ anchor: encodeAnchor(a), party: { agent: p.id, root: p.id, scope } })));
       }
       lanes.push({ bodies, next: 0 });
@@ -294,7 +314,12 @@ export interface LoopResult {
  * (worker w owns lanes w, w+C, w+2C, …, so no two requests of one seed are ever in flight at once)
  * through `send(worker, body)`, the next only once the previous answered. Non-200 counts as an error.
  */
-export async function closedLoop(lanes: Lane[], concurrency: number, seconds: number, send: (worker: number, body: Buffer) => Promise<number>): Promise<LoopResult> {
+export async function closedLoop(
+  lanes: Lane[],
+  concurrency: number,
+  seconds: number,
+  send: (worker: number, body: Buffer) => Promise<number>,
+): Promise<LoopResult> {
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + seconds * 1000;

@@ -34,7 +34,10 @@ const SEEDS_PER_PARTY = 100;
 const CONCURRENCY = 64;
 
 if (pgBinDir() === undefined) {
-  process.stdout.write(JSON.stringify({ bench: 'anchor-pg', skipped: 'PostgreSQL binaries not found (install Debian postgresql or set PG_BIN)' }, null, 2) + '\n');
+  process.stdout.write(
+    JSON.stringify({ bench: 'anchor-pg', skipped: 'PostgreSQL binaries not found (install Debian postgresql or set PG_BIN)' }, null, 2) +
+      '\n',
+  );
   process.exit(0);
 }
 
@@ -47,7 +50,8 @@ writeFileSync(
 writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(generateEd25519().privateKey));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-const postAnchor = (url: URL, body: Buffer): Promise<number> => post(agent, url, '/v1/anchor', body, { 'content-type': 'application/json' });
+const postAnchor = (url: URL, body: Buffer): Promise<number> =>
+  post(agent, url, '/v1/anchor', body, { 'content-type': 'application/json' });
 
 function summary(latencies: number[]) {
   latencies.sort((a, b) => a - b);
@@ -85,9 +89,25 @@ async function startConfig(server: PgServer, c: Config): Promise<Replica[]> {
     Array.from({ length: c.replicas }, (_, i) =>
       startReplica(
         [
-          '--data-dir', join(dir, `run${run}-r${i}`), '--key', join(dir, 'w.pem'), '--name', 'witness.bench/w', '--roles', 'anchor',
-          '--registry', join(dir, 'registry.json'), '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000',
-          '--max-queue', '100000', '--log-level', 'warn', ...store,
+          '--data-dir',
+          join(dir, `run${run}-r${i}`),
+          '--key',
+          join(dir, 'w.pem'),
+          '--name',
+          'witness.bench/w',
+          '--roles',
+          'anchor',
+          '--registry',
+          join(dir, 'registry.json'),
+          '--party-anchors-per-minute',
+          '1000000000',
+          '--party-new-seeds-per-day',
+          '1000000000',
+          '--max-queue',
+          '100000',
+          '--log-level',
+          'warn',
+          ...store,
         ],
         { stderr: 'inherit' },
       ),

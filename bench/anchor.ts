@@ -32,7 +32,17 @@ import { TransparencyLog } from '../src/log/log.ts';
 import { LogSigner } from '../src/log/signer.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
-import { batchTotals, closedLoop, groupCommit, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs, type Lane } from './_load.ts';
+import {
+  batchTotals,
+  closedLoop,
+  groupCommit,
+  LoadClient,
+  makeLanes,
+  openLoop,
+  spawnWitness,
+  threadCpuPerOpUs,
+  type Lane,
+} from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const LOG_MAX = Number(process.env.BENCH_LOG_MAX ?? 1_000_000);
@@ -56,8 +66,22 @@ writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witness.privateKey));
 
 const startWitness = () =>
   spawnWitness([
-    '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'), '--name', 'witness.bench/w', '--roles', 'anchor', '--registry', join(dir, 'registry.json'),
-    '--party-anchors-per-minute', '1000000000', '--party-new-seeds-per-day', '1000000000', '--max-queue', '100000',
+    '--data-dir',
+    join(dir, 'data'),
+    '--key',
+    join(dir, 'w.pem'),
+    '--name',
+    'witness.bench/w',
+    '--roles',
+    'anchor',
+    '--registry',
+    join(dir, 'registry.json'),
+    '--party-anchors-per-minute',
+    '1000000000',
+    '--party-new-seeds-per-day',
+    '1000000000',
+    '--max-queue',
+    '100000',
   ]);
 /** Closed loop: CONCURRENCY workers, each on a connection of its own. */
 async function peakLoop(url: URL, lanes: Lane[], seconds: number) {
@@ -134,7 +158,10 @@ async function logScaling() {
 /** The log-scaling phase in a child process of its own, so its RSS is the store's, not the load generator's. */
 function logScalingInChild(): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', import.meta.filename], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_LOG_SCALING_CHILD: join(dir, 'scale') } });
+    const child = spawn(process.execPath, ['--expose-gc', import.meta.filename], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_LOG_SCALING_CHILD: join(dir, 'scale') },
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => {
@@ -157,7 +184,14 @@ try {
   // highest ceiling seen, which makes the ratio a conservative one.
   const p0 = parties[0]!;
   const p0Key = ed25519PublicKeyBytes(p0.privateKey);
-  const sample = signAnchor(p0.privateKey, 'ed25519', { seedId: randomBytes(32), index: 1, head: randomBytes(32), cumulative: 1n, timestamp: 1700000000, witnessSet: { said: 'E', threshold: 1 } });
+  const sample = signAnchor(p0.privateKey, 'ed25519', {
+    seedId: randomBytes(32),
+    index: 1,
+    head: randomBytes(32),
+    cumulative: 1n,
+    timestamp: 1700000000,
+    witnessSet: { said: 'E', threshold: 1 },
+  });
   const pm = partyMessage(sample);
   const cm = cosignMessage(sample);
   const crypto = { verify: [] as number[], sign: [] as number[] };
@@ -196,7 +230,11 @@ try {
   await w.stop();
   measureCrypto();
   const best = (xs: number[]) => Math.max(...xs);
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
   const combined = (v: number, s: number) => 1 / (1 / v + 1 / s);
   const ceiling = combined(best(crypto.verify), best(crypto.sign));
   const scaling = await logScalingInChild();

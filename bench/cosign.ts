@@ -22,7 +22,7 @@ import { post, spawnWitness } from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ORIGINS = 64; // one in-flight request per origin at a time: each grows its own log
-const STEPS = Math.ceil(SECONDS * 2.5 * 4000 / ORIGINS) + 10;
+const STEPS = Math.ceil((SECONDS * 2.5 * 4000) / ORIGINS) + 10;
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-cosign-'));
 
 // One synthetic tree per origin, grown by 1 leaf per step; requests are prebuilt.
@@ -50,8 +50,18 @@ writeNewKeyFile(join(dir, 'c.pem'), ed25519PrivateKeyToPem(cosigner.privateKey))
 
 const startWitness = () =>
   spawnWitness([
-    '--data-dir', join(dir, 'data'), '--key', join(dir, 'w.pem'), '--cosign-key', join(dir, 'c.pem'), '--name', 'witness.bench/w', '--roles', 'cosign',
-    '--logs', join(dir, 'logs.json'),
+    '--data-dir',
+    join(dir, 'data'),
+    '--key',
+    join(dir, 'w.pem'),
+    '--cosign-key',
+    join(dir, 'c.pem'),
+    '--name',
+    'witness.bench/w',
+    '--roles',
+    'cosign',
+    '--logs',
+    join(dir, 'logs.json'),
   ]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: ORIGINS });
 const postCheckpoint = (url: URL, body: Buffer): Promise<number> => post(agent, url, '/add-checkpoint', body);
@@ -109,10 +119,21 @@ try {
         node: process.version,
         origins: ORIGINS,
         crypto_ceiling_per_s: Math.round(ceiling),
-        peak: { requests_per_s: Math.round(peakRate), errors: peakErrors, p50_ms: ms(percentile(peakLat, 50)), p99_ms: ms(percentile(peakLat, 99)) },
+        peak: {
+          requests_per_s: Math.round(peakRate),
+          errors: peakErrors,
+          p50_ms: ms(percentile(peakLat, 50)),
+          p99_ms: ms(percentile(peakLat, 99)),
+        },
         ratio_to_ceiling: Number((peakRate / ceiling).toFixed(3)),
         target_ratio: 0.6,
-        half_peak: { offered_per_s: Math.round(peakRate / 2), achieved_per_s: Math.round(halfLat.length / SECONDS), errors, p50_ms: ms(percentile(halfLat, 50)), p99_ms: ms(percentile(halfLat, 99)) },
+        half_peak: {
+          offered_per_s: Math.round(peakRate / 2),
+          achieved_per_s: Math.round(halfLat.length / SECONDS),
+          errors,
+          p50_ms: ms(percentile(halfLat, 50)),
+          p99_ms: ms(percentile(halfLat, 99)),
+        },
       },
       null,
       2,

@@ -72,21 +72,46 @@ export function rowsOf(bench: string, doc: Doc): Row[] {
       const p99 = num(o.p99_ms) ?? (isObj(o.peak) ? num(o.peak.p99_ms) : undefined);
       const half = isObj(o.half_peak) ? o.half_peak : undefined;
       const notes: string[] = [];
-      if (half !== undefined && num(half.p99_ms) !== undefined) notes.push(`half-peak p99 ${String(half.p99_ms)} ms${num(half.target_p99_ms) === undefined ? '' : ` (target ${String(half.target_p99_ms)})`}`);
+      if (half !== undefined && num(half.p99_ms) !== undefined)
+        notes.push(
+          `half-peak p99 ${String(half.p99_ms)} ms${num(half.target_p99_ms) === undefined ? '' : ` (target ${String(half.target_p99_ms)})`}`,
+        );
       const errors = isObj(o.peak) ? num(o.peak.errors) : undefined;
       if (errors !== undefined && errors > 0) notes.push(`${errors} errors`);
-      rows.push({ bench, measure: [...path, rate?.key ?? 'rate'].join('.'), rate: rate?.value, ceiling, ratio, target: tgt, p99, note: notes.join('; ') });
+      rows.push({
+        bench,
+        measure: [...path, rate?.key ?? 'rate'].join('.'),
+        rate: rate?.value,
+        ceiling,
+        ratio,
+        target: tgt,
+        p99,
+        note: notes.join('; '),
+      });
     }
-    for (const [k, v] of Object.entries(o)) if (isObj(v) && k !== 'peak' && k !== 'half_peak' && k !== 'ceiling') walk(v, [...path, k], ceiling, tgt);
+    for (const [k, v] of Object.entries(o))
+      if (isObj(v) && k !== 'peak' && k !== 'half_peak' && k !== 'ceiling') walk(v, [...path, k], ceiling, tgt);
   };
   walk(doc, [], rootCeiling, num(doc.target_ratio));
   if (rows.length === 0) {
     // no ratio in this document (bench/crypto lists ceilings, bench/anchor-pg compares stores)
-    const row = (measure: string, fields: Partial<Row>): Row => ({ bench, measure, rate: undefined, ceiling: undefined, ratio: undefined, target: undefined, p99: undefined, note: '', ...fields });
+    const row = (measure: string, fields: Partial<Row>): Row => ({
+      bench,
+      measure,
+      rate: undefined,
+      ceiling: undefined,
+      ratio: undefined,
+      target: undefined,
+      p99: undefined,
+      note: '',
+      ...fields,
+    });
     if (typeof doc.skipped === 'string') rows.push(row('(skipped)', { note: doc.skipped }));
     for (const [k, v] of Object.entries(doc)) {
-      if (num(v) !== undefined && k.endsWith('_per_s')) rows.push(row(k, k.includes('ceiling') ? { ceiling: v as number, note: 'ceiling' } : { rate: v as number }));
-      else if (isObj(v) && num(v.ops_per_s) !== undefined) rows.push(row(k, { rate: v.ops_per_s as number, note: num(v.us_per_op) === undefined ? '' : `${String(v.us_per_op)} µs/op` }));
+      if (num(v) !== undefined && k.endsWith('_per_s'))
+        rows.push(row(k, k.includes('ceiling') ? { ceiling: v as number, note: 'ceiling' } : { rate: v as number }));
+      else if (isObj(v) && num(v.ops_per_s) !== undefined)
+        rows.push(row(k, { rate: v.ops_per_s as number, note: num(v.us_per_op) === undefined ? '' : `${String(v.us_per_op)} µs/op` }));
       else if (Array.isArray(v)) {
         v.forEach((item: unknown, i) => {
           if (!isObj(item)) return;
@@ -120,8 +145,13 @@ export function table(rows: readonly Row[]): string {
     r.note,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i >= 2 && i <= 7 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  return [line(head), `|${widths.map((w, i) => (i >= 2 && i <= 7 ? `${'-'.repeat(w + 1)}:` : `:${'-'.repeat(w + 1)}`)).join('|')}|`, ...body.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i >= 2 && i <= 7 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  return [
+    line(head),
+    `|${widths.map((w, i) => (i >= 2 && i <= 7 ? `${'-'.repeat(w + 1)}:` : `:${'-'.repeat(w + 1)}`)).join('|')}|`,
+    ...body.map(line),
+  ].join('\n');
 }
 
 function runOne(name: string): Promise<{ ok: boolean; docs: Doc[] }> {
@@ -162,7 +192,17 @@ if (import.meta.main) {
     const r = await runOne(name);
     if (!r.ok) failed = true;
     for (const d of r.docs) rows.push(...rowsOf(typeof d.bench === 'string' ? d.bench : name, d));
-    if (r.docs.length === 0) rows.push({ bench: name, measure: '(no JSON result)', rate: undefined, ceiling: undefined, ratio: undefined, target: undefined, p99: undefined, note: r.ok ? '' : 'failed' });
+    if (r.docs.length === 0)
+      rows.push({
+        bench: name,
+        measure: '(no JSON result)',
+        rate: undefined,
+        ceiling: undefined,
+        ratio: undefined,
+        target: undefined,
+        p99: undefined,
+        note: r.ok ? '' : 'failed',
+      });
   }
   process.stderr.write(`\n## Benchmark summary (${process.version}, ${new Date().toISOString().slice(0, 10)})\n\n${table(rows)}\n\n`);
   process.exit(failed ? 1 : 0);

@@ -38,11 +38,24 @@ try {
   const now = Math.floor(Date.now() / 1000);
   const chain = buildDidKeyChain(
     root.privateKey,
-    links.map((l, i) => ({ deviceKey: l.privateKey, capabilities: ['deploy:staging', 'sign_commit', `link_${i}`].slice(0, 3 - i), expiresAt: now + 86400, timestamp: now - 60 })),
+    links.map((l, i) => ({
+      deviceKey: l.privateKey,
+      capabilities: ['deploy:staging', 'sign_commit', `link_${i}`].slice(0, 3 - i),
+      expiresAt: now + 86400,
+      timestamp: now - 60,
+    })),
   );
   const leaf = links[2]!.privateKey;
   const requests = (n: number) =>
-    Array.from({ length: n }, () => JSON.parse(JSON.stringify(buildTokenRequest({ chain, rootPublicKey: hexKey(root.privateKey), audience: AUD, issuer: ISSUER, deviceKey: leaf }))) as unknown);
+    Array.from(
+      { length: n },
+      () =>
+        JSON.parse(
+          JSON.stringify(
+            buildTokenRequest({ chain, rootPublicKey: hexKey(root.privateKey), audience: AUD, issuer: ISSUER, deviceKey: leaf }),
+          ),
+        ) as unknown,
+    );
 
   // ---- the ceiling, same run ----
   const msg = randomBytes(400); // about the size of one attestation's signed bytes
@@ -70,7 +83,15 @@ try {
   const joseRate = joseOps / ((performance.now() - joseStart) / 1000);
 
   const service = new TokenService({
-    policy: { issuer: ISSUER, audiences: [AUD], defaultTtl: 900, maxTtl: 3600, proofOfPossession: true, awsSessionTags: false, startedAt: Date.now() - 600_000 },
+    policy: {
+      issuer: ISSUER,
+      audiences: [AUD],
+      defaultTtl: 900,
+      maxTtl: 3600,
+      proofOfPossession: true,
+      awsSessionTags: false,
+      startedAt: Date.now() - 600_000,
+    },
     trustedRoots: () => undefined,
     signingKey: () => keyring.active,
     nonces: new MemoryNonceStore(1_000_000),
@@ -91,16 +112,26 @@ try {
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
     const tokensPerS = ops / ((performance.now() - start) / 1000);
-    return { tokens_per_s: Math.round(tokensPerS), ms_per_token: Number((1000 / tokensPerS).toFixed(3)), ratio_to_ceiling: Number((tokensPerS / ceiling).toFixed(2)), tokens: ops };
+    return {
+      tokens_per_s: Math.round(tokensPerS),
+      ms_per_token: Number((1000 / tokensPerS).toFixed(3)),
+      ratio_to_ceiling: Number((tokensPerS / ceiling).toFixed(2)),
+      tokens: ops,
+    };
   }
 
   const pool = () => requests(Math.ceil(ceiling * SECONDS * 3) + 200);
   const svc = await timed('service', pool(), async (b) => {
     await service.exchange(b);
   });
-  const svc8 = await timed('service_concurrent_8', pool(), async (b) => {
-    await service.exchange(b);
-  }, 8);
+  const svc8 = await timed(
+    'service_concurrent_8',
+    pool(),
+    async (b) => {
+      await service.exchange(b);
+    },
+    8,
+  );
 
   const { app } = await createBridgeServer({ service, keys: keyring, issuer: validateIssuer(ISSUER, false) }, { rateLimit: null });
   const payloads = pool().map((b) => JSON.stringify(b));
@@ -122,7 +153,12 @@ try {
         ed25519_verify_strict: verify,
         rs256_sign_node_crypto: rs256,
         rs256_sign_jose_per_s: Math.round(joseRate),
-        ceiling: { signature_verifications: verifications, rs256_signs: 1, tokens_per_s: Math.round(ceiling), ms_per_token: Number((1000 / ceiling).toFixed(3)) },
+        ceiling: {
+          signature_verifications: verifications,
+          rs256_signs: 1,
+          tokens_per_s: Math.round(ceiling),
+          ms_per_token: Number((1000 / ceiling).toFixed(3)),
+        },
         service: svc,
         http,
         service_concurrent_8: svc8,

@@ -23,17 +23,21 @@ function field<T>(pointer: string, fn: () => T): T {
 export function decodeAnchor(w: AnchorWire, at = '/anchor'): Anchor {
   const curve = w.sig_party.curve as string;
   if (curve !== 'ed25519' && curve !== 'p256') throw new AnchorError('malformed_anchor', `${at}/sig_party/curve: unknown curve`);
-  if (!Number.isSafeInteger(w.index) || w.index < 0) throw new AnchorError('malformed_anchor', `${at}/index: must be an integer 0 ≤ index ≤ 2^53−1`);
+  if (!Number.isSafeInteger(w.index) || w.index < 0)
+    throw new AnchorError('malformed_anchor', `${at}/index: must be an integer 0 ≤ index ≤ 2^53−1`);
   const t = w.witness_set.threshold;
   if (!Number.isSafeInteger(t) || t < 1) throw new AnchorError('malformed_anchor', `${at}/witness_set/threshold: must be an integer ≥ 1`);
   const said = w.witness_set.said;
-  if (said.length < 1 || codePoints(said) > 128) throw new AnchorError('malformed_anchor', `${at}/witness_set/said: must be 1..128 characters`);
+  if (said.length < 1 || codePoints(said) > 128)
+    throw new AnchorError('malformed_anchor', `${at}/witness_set/said: must be 1..128 characters`);
   const cumulative = w.cumulative;
   return {
     seedId: field(`${at}/seed_id`, () => decodeHex(w.seed_id, 32)),
     index: w.index,
     head: field(`${at}/head`, () => decodeHex(w.head, 32)),
-    cumulative: field(`${at}/cumulative`, () => (typeof cumulative === 'bigint' ? u128FromJson(cumulative.toString()) : u128FromJson(cumulative))),
+    cumulative: field(`${at}/cumulative`, () =>
+      typeof cumulative === 'bigint' ? u128FromJson(cumulative.toString()) : u128FromJson(cumulative),
+    ),
     timestamp: field(`${at}/timestamp`, () => parseTimestamp(w.timestamp)),
     witnessSet: { said, threshold: t },
     sigParty: {

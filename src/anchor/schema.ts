@@ -64,5 +64,8 @@ export const AnchorRequestSchema = Type.Object(
 
 export const DuplicityProofSchema = Type.Object(
   { seed_id: Hex32, index: Type.Integer({ minimum: 0 }), anchor_a: AnchorSchema, anchor_b: AnchorSchema },
-  { additionalProperties: false, description: 'offline-verifiable: same seed and index, different heads, same party key, both signatures valid' },
+  {
+    additionalProperties: false,
+    description: 'offline-verifiable: same seed and index, different heads, same party key, both signatures valid',
+  },
 );

@@ -17,6 +17,11 @@ function lengthPrefixed(s: string): Buffer {
 /** Seed id of (root, agent, scope): root and agent as full `did:keri:` strings, scope the SAID. */
 export function deriveSeedId(root: string, agent: string, scope: string): Uint8Array {
   return new Uint8Array(
-    createHash('sha256').update(SEED_DOMAIN).update(lengthPrefixed(root)).update(lengthPrefixed(agent)).update(lengthPrefixed(scope)).digest(),
+    createHash('sha256')
+      .update(SEED_DOMAIN)
+      .update(lengthPrefixed(root))
+      .update(lengthPrefixed(agent))
+      .update(lengthPrefixed(scope))
+      .digest(),
   );
 }

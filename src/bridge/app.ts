@@ -58,31 +58,64 @@ function reuse<T>(registry: Registry, name: string, make: () => T): T {
 /** Bridge metrics on `registry` (reused when already registered). */
 export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetrics {
   const registers = [registry];
-  reuse(registry, 'bridge_nonce_store_entries', () => new Gauge({
-    name: 'bridge_nonce_store_entries',
-    help: 'Proof-of-possession nonces held by the nonce store (single use; each kept until its iat can no longer be accepted). With --store postgres: the shared table as this replica last counted it plus its own inserts since',
-    registers,
-    collect() {
-      this.set(deps.service.nonces.size);
-    },
-  }));
-  reuse(registry, 'bridge_signing_keys', () => new Gauge({
-    name: 'bridge_signing_keys',
-    help: 'Signing keys by state (all of them are published in the JWKS)',
-    labelNames: ['state'],
-    registers,
-    collect() {
-      for (const state of ['active', 'next', 'retired']) this.set({ state }, deps.keys.entries.filter((e) => e.state === state).length);
-    },
-  }));
+  reuse(
+    registry,
+    'bridge_nonce_store_entries',
+    () =>
+      new Gauge({
+        name: 'bridge_nonce_store_entries',
+        help: 'Proof-of-possession nonces held by the nonce store (single use; each kept until its iat can no longer be accepted). With --store postgres: the shared table as this replica last counted it plus its own inserts since',
+        registers,
+        collect() {
+          this.set(deps.service.nonces.size);
+        },
+      }),
+  );
+  reuse(
+    registry,
+    'bridge_signing_keys',
+    () =>
+      new Gauge({
+        name: 'bridge_signing_keys',
+        help: 'Signing keys by state (all of them are published in the JWKS)',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          for (const state of ['active', 'next', 'retired']) this.set({ state }, deps.keys.entries.filter((e) => e.state === state).length);
+        },
+      }),
+  );
   return {
-    issued: reuse(registry, 'bridge_tokens_issued_total', () => new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers })),
-    refused: reuse(registry, 'bridge_token_refusals_total', () => new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers })),
-    keyRefreshFailures: reuse(registry, 'bridge_key_refresh_failures_total', () => new Counter({ name: 'bridge_key_refresh_failures_total', help: 'Key directory refreshes that failed (the previous keys stay in use)', registers })),
+    issued: reuse(
+      registry,
+      'bridge_tokens_issued_total',
+      () =>
+        new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers }),
+    ),
+    refused: reuse(
+      registry,
+      'bridge_token_refusals_total',
+      () => new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers }),
+    ),
+    keyRefreshFailures: reuse(
+      registry,
+      'bridge_key_refresh_failures_total',
+      () =>
+        new Counter({
+          name: 'bridge_key_refresh_failures_total',
+          help: 'Key directory refreshes that failed (the previous keys stay in use)',
+          registers,
+        }),
+    ),
     trustedRootsReloadFailures: reuse(
       registry,
       'bridge_trusted_roots_reload_failures_total',
-      () => new Counter({ name: 'bridge_trusted_roots_reload_failures_total', help: 'Trusted-roots reloads that failed validation (the previous copy stays in use)', registers }),
+      () =>
+        new Counter({
+          name: 'bridge_trusted_roots_reload_failures_total',
+          help: 'Trusted-roots reloads that failed validation (the previous copy stays in use)',
+          registers,
+        }),
     ),
   };
 }
@@ -90,7 +123,10 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
 // ---- OpenAPI documentation of the bodies (validation is done by the strict decoder) -------------
 
 const hexString = (bytes: number) => ({ type: 'string', pattern: `^[0-9a-fA-F]{${bytes * 2}}$` });
-const nullableTime = { type: ['string', 'null'], description: 'RFC 3339; re-printed in UTC with 0/3/6/9 fraction digits in the signed bytes' };
+const nullableTime = {
+  type: ['string', 'null'],
+  description: 'RFC 3339; re-printed in UTC with 0/3/6/9 fraction digits in the signed bytes',
+};
 const capability = { type: 'string', pattern: '^[a-z0-9_:-]{1,64}$' };
 
 export const ATTESTATION_SCHEMA = {
@@ -104,7 +140,10 @@ export const ATTESTATION_SCHEMA = {
     issuer: { type: 'string', description: 'DID; chain[0].issuer is the token subject' },
     subject: { type: 'string' },
     device_public_key: hexString(32),
-    identity_signature: { type: 'string', description: 'hex Ed25519 signature by the issuer key; required (absent or empty → 401 chain_signature_invalid)' },
+    identity_signature: {
+      type: 'string',
+      description: 'hex Ed25519 signature by the issuer key; required (absent or empty → 401 chain_signature_invalid)',
+    },
     device_signature: { type: 'string', description: 'hex Ed25519 signature by device_public_key; required' },
     expires_at: nullableTime,
     revoked_at: nullableTime,
@@ -142,7 +181,12 @@ export const TOKEN_REQUEST_SCHEMA = {
 const TOKEN_RESPONSE_SCHEMA = {
   type: 'object',
   required: ['access_token', 'token_type', 'expires_in', 'subject'],
-  properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, subject: { type: 'string' } },
+  properties: {
+    access_token: { type: 'string' },
+    token_type: { const: 'Bearer' },
+    expires_in: { type: 'integer' },
+    subject: { type: 'string' },
+  },
 } as const;
 
 /** The strict decoder (src/bridge/request.ts) validates bodies; the schema above only documents them. */
@@ -182,52 +226,151 @@ export async function renderBridgeStatusPage(deps: BridgeDeps, metrics: BridgeMe
   const active = deps.keys.entries.find((e) => e.state === 'active');
   const keyRows = publicationOrder(deps.keys.entries).map((e) => {
     let when: SafeHtml;
-    if (e.state === 'active') when = html`signing since ${formatUtc(e.notBefore)} <span class="muted">(${formatDuration(now - e.notBefore)} ago)</span>`;
-    else if (e.state === 'next') when = html`published; signs from ${formatUtc(e.notBefore)} <span class="muted">(${formatDuration(e.notBefore - now)})</span>`;
+    if (e.state === 'active')
+      when = html`signing since ${formatUtc(e.notBefore)} <span class="muted">(${formatDuration(now - e.notBefore)} ago)</span>`;
+    else if (e.state === 'next')
+      when = html`published; signs from ${formatUtc(e.notBefore)} <span class="muted">(${formatDuration(e.notBefore - now)})</span>`;
     else {
       const retireAfter = e.retireAfter ?? now;
-      when = html`retired ≈ ${formatDuration(now - (retireAfter - retention))} ago; unpublished after ${formatUtc(retireAfter)} <span class="muted">(${formatDuration(retireAfter - now)})</span>`;
+      when = html`retired ≈ ${formatDuration(now - (retireAfter - retention))} ago; unpublished after ${formatUtc(retireAfter)}
+        <span class="muted">(${formatDuration(retireAfter - now)})</span>`;
     }
     const pill = e.state === 'active' ? 'ok' : 'warning';
-    return html`<tr><td><code>${e.kid}</code></td><td>${algOf.get(e.kid) ?? '?'}</td><td><span class="pill ${pill}">${e.state}</span></td><td>${when}</td></tr>`;
+    return html`<tr>
+      <td><code>${e.kid}</code></td>
+      <td>${algOf.get(e.kid) ?? '?'}</td>
+      <td><span class="pill ${pill}">${e.state}</span></td>
+      <td>${when}</td>
+    </tr>`;
   });
   const audience = policy.audiences.includes(DEFAULT_AUDIENCE) ? DEFAULT_AUDIENCE : policy.audiences[0]!;
-  const setup = shellCommand(['token-bridge', 'aws-setup', '--issuer', iss, '--subject', '$ROOT_DID', '--audience', audience, '--connect', '--format', 'cli']);
+  const setup = shellCommand([
+    'token-bridge',
+    'aws-setup',
+    '--issuer',
+    iss,
+    '--subject',
+    '$ROOT_DID',
+    '--audience',
+    audience,
+    '--connect',
+    '--format',
+    'cli',
+  ]);
   const https = iss.startsWith('https://');
   const body = html`<section class="cards">
-<div class="card" id="active-key"><div class="label">active key</div><div class="value">${active === undefined ? '—' : algOf.get(active.kid) ?? '?'}</div><div class="note">${active === undefined ? 'none' : html`<code>${active.kid.slice(0, 12)}…</code> · ${formatDuration(now - active.notBefore)} old`}</div></div>
-<div class="card" id="tokens-issued"><div class="label">tokens issued</div><div class="value">${formatCount(issued)}</div><div class="note">since this process started</div></div>
-<div class="card" id="tokens-refused"><div class="label">refusals</div><div class="value">${formatCount(refused)}</div><div class="note">since this process started (<a href="/metrics">by code</a>)</div></div>
-<div class="card" id="pop"><div class="label">proof of possession</div><div class="value">${policy.proofOfPossession ? 'required' : 'off'}</div><div class="note">${policy.proofOfPossession ? 'the leaf device key signs each request' : 'tokens carry "pop": false'}</div></div>
-</section>
-<h2>OpenID Connect</h2>
-<table class="kv" id="oidc"><tbody>
-<tr><th scope="row">issuer</th><td><code>${iss}</code></td></tr>
-<tr><th scope="row">discovery</th><td><a href="${safeHref(iss + DISCOVERY_PATH)}">${iss}${DISCOVERY_PATH}</a> <span class="muted">(<a href="${DISCOVERY_PATH}">on this server</a>)</span></td></tr>
-<tr><th scope="row">JWKS</th><td><a href="${safeHref(iss + JWKS_PATH)}">${iss}${JWKS_PATH}</a> <span class="muted">(<a href="${JWKS_PATH}">on this server</a>)</span></td></tr>
-<tr><th scope="row">token endpoint</th><td><code>POST ${iss}${TOKEN_PATH}</code></td></tr>
-</tbody></table>
-<h2>Signing keys</h2>
-<table id="keys"><thead><tr><th>kid</th><th>alg</th><th>state</th><th>age</th></tr></thead><tbody>${keyRows}</tbody></table>
-<p class="muted">Every key listed is published in the JWKS. A retired key stays published max TTL + ${JWKS_MAX_AGE_SECONDS} s after it stopped signing.</p>
-<h2>Token policy</h2>
-<table class="kv" id="policy"><tbody>
-<tr><th scope="row">allowed audiences</th><td>${joinHtml(policy.audiences.map((a) => html`<code>${a}</code>`), html`<br>`)}</td></tr>
-<tr><th scope="row">default TTL</th><td>${formatDuration(policy.defaultTtl)} <span class="muted">(${policy.defaultTtl} s)</span></td></tr>
-<tr><th scope="row">maximum TTL</th><td>${formatDuration(policy.maxTtl)} <span class="muted">(${policy.maxTtl} s)</span></td></tr>
-<tr><th scope="row">proof of possession</th><td>${policy.proofOfPossession ? 'required' : html`<strong>off</strong> — a copied chain of a trusted root mints tokens`}</td></tr>
-<tr><th scope="row">AWS session tags</th><td>${policy.awsSessionTags ? 'on (auths_leaf, auths_caps)' : 'off'}</td></tr>
-</tbody></table>
-<h2>Next: let AWS trust this bridge</h2>
-<p>Print the IAM OIDC provider and a role whose trust policy pins this issuer, the audience and exactly one root identity (set <code>ROOT_DID</code> to the root's <code>did:keri:</code> or <code>did:key:</code>):</p>
-<pre id="cmd-aws-setup">${setup}</pre>
-${https ? '' : html`<p class="finding"><strong>This issuer is not https://</strong> (development mode): AWS accepts only an https issuer, so <code>aws-setup</code> refuses it. Run the bridge with <code>--issuer https://…</code> behind TLS first.</p>`}
-<p>Then check a policy and a token against the trust rules:</p>
-<pre id="cmd-check">${[shellCommand(['token-bridge', 'lint-policy', 'trust-policy.json', '--issuer', iss]), shellCommand(['token-bridge', 'check-token', '$JWT', '--issuer', iss, '--audience', audience])].join('\n')}</pre>`;
+      <div class="card" id="active-key">
+        <div class="label">active key</div>
+        <div class="value">${active === undefined ? '—' : (algOf.get(active.kid) ?? '?')}</div>
+        <div class="note">
+          ${active === undefined ? 'none' : html`<code>${active.kid.slice(0, 12)}…</code> · ${formatDuration(now - active.notBefore)} old`}
+        </div>
+      </div>
+      <div class="card" id="tokens-issued">
+        <div class="label">tokens issued</div>
+        <div class="value">${formatCount(issued)}</div>
+        <div class="note">since this process started</div>
+      </div>
+      <div class="card" id="tokens-refused">
+        <div class="label">refusals</div>
+        <div class="value">${formatCount(refused)}</div>
+        <div class="note">since this process started (<a href="/metrics">by code</a>)</div>
+      </div>
+      <div class="card" id="pop">
+        <div class="label">proof of possession</div>
+        <div class="value">${policy.proofOfPossession ? 'required' : 'off'}</div>
+        <div class="note">${policy.proofOfPossession ? 'the leaf device key signs each request' : 'tokens carry "pop": false'}</div>
+      </div>
+    </section>
+    <h2>OpenID Connect</h2>
+    <table class="kv" id="oidc">
+      <tbody>
+        <tr>
+          <th scope="row">issuer</th>
+          <td><code>${iss}</code></td>
+        </tr>
+        <tr>
+          <th scope="row">discovery</th>
+          <td>
+            <a href="${safeHref(iss + DISCOVERY_PATH)}">${iss}${DISCOVERY_PATH}</a>
+            <span class="muted">(<a href="${DISCOVERY_PATH}">on this server</a>)</span>
+          </td>
+        </tr>
+        <tr>
+          <th scope="row">JWKS</th>
+          <td>
+            <a href="${safeHref(iss + JWKS_PATH)}">${iss}${JWKS_PATH}</a>
+            <span class="muted">(<a href="${JWKS_PATH}">on this server</a>)</span>
+          </td>
+        </tr>
+        <tr>
+          <th scope="row">token endpoint</th>
+          <td><code>POST ${iss}${TOKEN_PATH}</code></td>
+        </tr>
+      </tbody>
+    </table>
+    <h2>Signing keys</h2>
+    <table id="keys">
+      <thead>
+        <tr>
+          <th>kid</th>
+          <th>alg</th>
+          <th>state</th>
+          <th>age</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${keyRows}
+      </tbody>
+    </table>
+    <p class="muted">
+      Every key listed is published in the JWKS. A retired key stays published max TTL + ${JWKS_MAX_AGE_SECONDS} s after it stopped signing.
+    </p>
+    <h2>Token policy</h2>
+    <table class="kv" id="policy">
+      <tbody>
+        <tr>
+          <th scope="row">allowed audiences</th>
+          <td>
+            ${joinHtml(
+              policy.audiences.map((a) => html`<code>${a}</code>`),
+              html`<br />`,
+            )}
+          </td>
+        </tr>
+        <tr>
+          <th scope="row">default TTL</th>
+          <td>${formatDuration(policy.defaultTtl)} <span class="muted">(${policy.defaultTtl} s)</span></td>
+        </tr>
+        <tr>
+          <th scope="row">maximum TTL</th>
+          <td>${formatDuration(policy.maxTtl)} <span class="muted">(${policy.maxTtl} s)</span></td>
+        </tr>
+        <tr>
+          <th scope="row">proof of possession</th>
+          <td>${policy.proofOfPossession ? 'required' : html`<strong>off</strong> — a copied chain of a trusted root mints tokens`}</td>
+        </tr>
+        <tr>
+          <th scope="row">AWS session tags</th>
+          <td>${policy.awsSessionTags ? 'on (auths_leaf, auths_caps)' : 'off'}</td>
+        </tr>
+      </tbody>
+    </table>
+    <h2>Next: let AWS trust this bridge</h2>
+    <p>
+      Print the IAM OIDC provider and a role whose trust policy pins this issuer, the audience and exactly one root identity (set
+      <code>ROOT_DID</code> to the root's <code>did:keri:</code> or <code>did:key:</code>):
+    </p>
+    <pre id="cmd-aws-setup">${setup}</pre>
+    ${https ? '' : html`<p class="finding"><strong>This issuer is not https://</strong> (development mode): AWS accepts only an https issuer, so <code>aws-setup</code> refuses it. Run the bridge with <code>--issuer https://…</code> behind TLS first.</p>`}
+    <p>Then check a policy and a token against the trust rules:</p>
+    <pre id="cmd-check">
+${[shellCommand(['token-bridge', 'lint-policy', 'trust-policy.json', '--issuer', iss]), shellCommand(['token-bridge', 'check-token', '$JWT', '--issuer', iss, '--audience', audience])].join('\n')}</pre>`;
   return renderPage({
     title: `token-bridge — ${iss}`,
     heading: html`token-bridge <code>${iss}</code>`,
-    subtitle: html`OIDC provider for attestation chains · version ${VERSION} · <a href="/health">/health</a> · <a href="/metrics">/metrics</a> · <a href="/openapi.json">/openapi.json</a>`,
+    subtitle: html`OIDC provider for attestation chains · version ${VERSION} · <a href="/health">/health</a> ·
+      <a href="/metrics">/metrics</a> · <a href="/openapi.json">/openapi.json</a>`,
     body,
     footer: html`Rendered ${formatUtc(now)}. Relying parties verify tokens with the JWKS; this page is informational.`,
   });
@@ -251,7 +394,17 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
     try {
       const issued = await deps.service.exchange(request.body);
       metrics.issued.inc({ alg: deps.keys.active.alg });
-      request.log.info({ sub: issued.response.subject, jti: issued.grant.claims.jti, kid: issued.kid, aud: issued.grant.claims.aud, links: issued.grant.links, binding: issued.grant.binding }, 'token issued');
+      request.log.info(
+        {
+          sub: issued.response.subject,
+          jti: issued.grant.claims.jti,
+          kid: issued.kid,
+          aud: issued.grant.claims.aud,
+          links: issued.grant.links,
+          binding: issued.grant.binding,
+        },
+        'token issued',
+      );
       return await reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(issued.response);
     } catch (e) {
       if (e instanceof BridgeError) {
@@ -263,7 +416,9 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
     }
   };
   const discovery = (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.header('cache-control', OIDC_CACHE_CONTROL).send(discoveryDocument(deps.issuer.issuer, deps.keys.algs(), deps.service.policy.awsSessionTags));
+    reply
+      .header('cache-control', OIDC_CACHE_CONTROL)
+      .send(discoveryDocument(deps.issuer.issuer, deps.keys.algs(), deps.service.policy.awsSessionTags));
   const jwks = (_request: FastifyRequest, reply: FastifyReply) => reply.header('cache-control', OIDC_CACHE_CONTROL).send(deps.keys.jwks());
 
   for (const prefix of prefixes) {
@@ -272,7 +427,12 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
       prefix + TOKEN_PATH,
       {
         config: { rateLimit: true },
-        schema: { hide, summary: 'Exchange an attestation chain for a JWT', body: TOKEN_REQUEST_SCHEMA, response: { 200: TOKEN_RESPONSE_SCHEMA } },
+        schema: {
+          hide,
+          summary: 'Exchange an attestation chain for a JWT',
+          body: TOKEN_REQUEST_SCHEMA,
+          response: { 200: TOKEN_RESPONSE_SCHEMA },
+        },
         validatorCompiler: documentationOnly,
       },
       token,

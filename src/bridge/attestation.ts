@@ -68,8 +68,22 @@ export interface Attestation {
 }
 
 const FIELDS = new Set([
-  'version', 'rid', 'issuer', 'subject', 'device_public_key', 'identity_signature', 'device_signature',
-  'expires_at', 'revoked_at', 'timestamp', 'note', 'payload', 'role', 'capabilities', 'delegated_by', 'signer_type',
+  'version',
+  'rid',
+  'issuer',
+  'subject',
+  'device_public_key',
+  'identity_signature',
+  'device_signature',
+  'expires_at',
+  'revoked_at',
+  'timestamp',
+  'note',
+  'payload',
+  'role',
+  'capabilities',
+  'delegated_by',
+  'signer_type',
 ]);
 
 export function isObject(v: unknown): v is Record<string, unknown> {

@@ -33,7 +33,8 @@ const show = (s: string): string => JSON.stringify(s.length > 120 ? s.slice(0, 1
 function verifyLinkSignatures(a: Attestation, i: number, issuerKey: Uint8Array): void {
   const bytes = attestationSignedBytes(a);
   const who = i === 0 ? 'root_public_key' : `link ${i - 1}'s device_public_key`;
-  if (a.identitySignature === null) throw new BridgeError('chain_signature_invalid', `link ${i}: identity_signature is missing or empty; it must be signed by ${who}`);
+  if (a.identitySignature === null)
+    throw new BridgeError('chain_signature_invalid', `link ${i}: identity_signature is missing or empty; it must be signed by ${who}`);
   if (!verifyEd25519(issuerKey, bytes, a.identitySignature)) {
     throw new BridgeError('chain_signature_invalid', `link ${i}: identity_signature does not verify under ${who}`);
   }
@@ -64,9 +65,13 @@ export function verifyChain(chain: readonly Attestation[], rootKey: Uint8Array, 
     if (a.revokedAt !== null) throw new BridgeError('attestation_revoked', `link ${i}: revoked at ${formatRfc3339(a.revokedAt)}`);
     if (roots !== undefined) {
       if (roots.revokedKeys.has(encodeHex(a.devicePublicKey))) {
-        throw new BridgeError('attestation_revoked', `link ${i}: device_public_key ${encodeHex(a.devicePublicKey)} is revoked by the trusted roots`);
+        throw new BridgeError(
+          'attestation_revoked',
+          `link ${i}: device_public_key ${encodeHex(a.devicePublicKey)} is revoked by the trusted roots`,
+        );
       }
-      if (roots.revokedRids.has(a.rid)) throw new BridgeError('attestation_revoked', `link ${i}: rid ${show(a.rid)} is revoked by the trusted roots`);
+      if (roots.revokedRids.has(a.rid))
+        throw new BridgeError('attestation_revoked', `link ${i}: rid ${show(a.rid)} is revoked by the trusted roots`);
     }
     if (a.expiresAt !== null && compareInstants(now, a.expiresAt) > 0) {
       throw new BridgeError('attestation_expired', `link ${i}: expired at ${formatRfc3339(a.expiresAt)}`);
@@ -107,7 +112,10 @@ export function grantCapabilities(leaf: readonly string[], requested: readonly s
   if (requested === undefined) return [...held].sort();
   const missing = [...new Set(requested)].filter((c) => !held.has(c));
   if (missing.length > 0) {
-    throw new BridgeError('insufficient_capabilities', `requested ${missing.map(show).join(', ')} not held by the leaf attestation (holds ${[...held].sort().map(show).join(', ') || 'nothing'})`);
+    throw new BridgeError(
+      'insufficient_capabilities',
+      `requested ${missing.map(show).join(', ')} not held by the leaf attestation (holds ${[...held].sort().map(show).join(', ') || 'nothing'})`,
+    );
   }
   return [...new Set(requested)].sort();
 }

@@ -29,7 +29,11 @@ export interface TokenRequestInput {
 
 /** The `/token` JSON body, with `proof` when a device key is given. */
 export function buildTokenRequest(input: TokenRequestInput): Record<string, unknown> {
-  const req: Record<string, unknown> = { attestation_chain: [...input.chain], root_public_key: input.rootPublicKey, audience: input.audience };
+  const req: Record<string, unknown> = {
+    attestation_chain: [...input.chain],
+    root_public_key: input.rootPublicKey,
+    audience: input.audience,
+  };
   if (input.ttlSecs !== undefined) req.ttl_secs = input.ttlSecs;
   if (input.requestedCapabilities !== undefined) req.requested_capabilities = [...input.requestedCapabilities];
   if (input.deviceKey !== undefined) {

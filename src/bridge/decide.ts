@@ -106,7 +106,10 @@ function capsTagValue(caps: readonly string[]): string {
 function checkProofFreshness(req: TokenRequest, policy: BridgePolicy, nowSec: number, now: number): void {
   if (!policy.proofOfPossession) return;
   if (req.proof === undefined) {
-    throw new BridgeError('pop_required', 'proof of possession is required: add "proof" {iat, nonce, signature} signed by the leaf device key');
+    throw new BridgeError(
+      'pop_required',
+      'proof of possession is required: add "proof" {iat, nonce, signature} signed by the leaf device key',
+    );
   }
   const { iat } = req.proof;
   if (Math.abs(iat - nowSec) > POP_MAX_SKEW_SECONDS) {
@@ -117,7 +120,10 @@ function checkProofFreshness(req: TokenRequest, policy: BridgePolicy, nowSec: nu
   if (policy.startedAt !== null) {
     const startSec = Math.floor(policy.startedAt / 1000);
     if (now < policy.startedAt + NONCE_MIN_RETENTION_SECONDS * 1000 && iat <= startSec + POP_MAX_SKEW_SECONDS) {
-      throw new BridgeError('pop_stale', `proof iat ${iat} may have been used before this bridge restarted at ${startSec}, and its in-memory nonce store forgot those nonces: proofs with iat ≤ ${startSec + POP_MAX_SKEW_SECONDS} are refused for ${NONCE_MIN_RETENTION_SECONDS} s after the start`);
+      throw new BridgeError(
+        'pop_stale',
+        `proof iat ${iat} may have been used before this bridge restarted at ${startSec}, and its in-memory nonce store forgot those nonces: proofs with iat ≤ ${startSec + POP_MAX_SKEW_SECONDS} are refused for ${NONCE_MIN_RETENTION_SECONDS} s after the start`,
+      );
     }
   }
 }
@@ -133,7 +139,10 @@ function checkProofSignature(req: TokenRequest, policy: BridgePolicy, audience: 
   }
   const msg = popMessage({ iss: policy.issuer, aud: audience, iat: proof.iat, nonce: proof.nonce, req: requestDigest(req.raw) });
   if (!verifyEd25519(leafKey, msg, signature)) {
-    throw new BridgeError('pop_invalid', `proof signature does not verify under the leaf device key (link ${req.chain.length - 1}) for issuer ${JSON.stringify(policy.issuer)} and audience ${JSON.stringify(audience)}`);
+    throw new BridgeError(
+      'pop_invalid',
+      `proof signature does not verify under the leaf device key (link ${req.chain.length - 1}) for issuer ${JSON.stringify(policy.issuer)} and audience ${JSON.stringify(audience)}`,
+    );
   }
   return `${encodeHex(leafKey)}:${proof.nonce}`;
 }
@@ -165,7 +174,10 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   const audience = req.audience ?? policy.audiences[0]!;
   // 2. audience and TTL
   if (!policy.audiences.includes(audience)) {
-    throw new BridgeError('audience_not_allowed', `audience ${JSON.stringify(audience)} is not allowed here (allowed: ${policy.audiences.map((a) => JSON.stringify(a)).join(', ')})`);
+    throw new BridgeError(
+      'audience_not_allowed',
+      `audience ${JSON.stringify(audience)} is not allowed here (allowed: ${policy.audiences.map((a) => JSON.stringify(a)).join(', ')})`,
+    );
   }
   const ttl = req.ttlSecs ?? policy.defaultTtl;
   if (ttl > policy.maxTtl) throw new BridgeError('ttl_too_large', `ttl_secs ${ttl} exceeds the maximum of ${policy.maxTtl}`);
@@ -180,7 +192,8 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   const leaf = req.chain[req.chain.length - 1]!;
   const binding = bindRoot(root.issuer, req.rootPublicKey, roots);
   const subProblem = stsSubjectProblem(root.issuer);
-  if (subProblem !== null) throw new BridgeError('subject_unsupported', `chain[0].issuer (the sub) ${subProblem}; no token is issued for it`);
+  if (subProblem !== null)
+    throw new BridgeError('subject_unsupported', `chain[0].issuer (the sub) ${subProblem}; no token is issued for it`);
   // 6. capabilities
   checkNarrowing(req.chain);
   const capabilities = grantCapabilities(leaf.capabilities, req.requestedCapabilities);
@@ -190,13 +203,30 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   const expiry = earliestExpiry(req.chain);
   const exp = expiry === null ? nowSec + ttl : Math.min(nowSec + ttl, expiry.seconds);
   const sub = root.issuer;
-  const claims: TokenClaims = { iss: policy.issuer, sub, aud: audience, iat: nowSec, nbf: nowSec - NBF_BACKDATE_SECONDS, exp, jti, capabilities };
+  const claims: TokenClaims = {
+    iss: policy.issuer,
+    sub,
+    aud: audience,
+    iat: nowSec,
+    nbf: nowSec - NBF_BACKDATE_SECONDS,
+    exp,
+    jti,
+    capabilities,
+  };
   if (sub.startsWith(DID_KERI)) claims.keri_prefix = sub.slice(DID_KERI.length);
   if (!policy.proofOfPossession) claims.pop = false;
   if (policy.awsSessionTags) {
     claims[AWS_TAGS_CLAIM] = { principal_tags: { auths_leaf: [tagValue(leaf.subject)], auths_caps: [capsTagValue(capabilities)] } };
   }
-  return { claims, expiresIn: exp - nowSec, leafKey: encodeHex(leaf.devicePublicKey), nonceKey, proofIat: nonceKey === null ? null : req.proof!.iat, binding, links: req.chain.length };
+  return {
+    claims,
+    expiresIn: exp - nowSec,
+    leafKey: encodeHex(leaf.devicePublicKey),
+    nonceKey,
+    proofIat: nonceKey === null ? null : req.proof!.iat,
+    binding,
+    links: req.chain.length,
+  };
 }
 
 /**

@@ -27,8 +27,21 @@ export function writeDemo(dir: string, bridgeUrl: string, audience: string, cwd:
   const device = generateEd25519();
   const now = Math.floor(Date.now() / 1000);
   const chain = buildDidKeyChain(root.privateKey, [
-    { deviceKey: identity.privateKey, capabilities: ['deploy:staging', 'deploy:production', 'sign_commit'], expiresAt: now + 30 * 86400, timestamp: now, rid: 'demo-identity' },
-    { deviceKey: device.privateKey, capabilities: ['deploy:staging', 'sign_commit'], expiresAt: now + 7 * 86400, timestamp: now, rid: 'demo-device', signerType: 'Workload' },
+    {
+      deviceKey: identity.privateKey,
+      capabilities: ['deploy:staging', 'deploy:production', 'sign_commit'],
+      expiresAt: now + 30 * 86400,
+      timestamp: now,
+      rid: 'demo-identity',
+    },
+    {
+      deviceKey: device.privateKey,
+      capabilities: ['deploy:staging', 'sign_commit'],
+      expiresAt: now + 7 * 86400,
+      timestamp: now,
+      rid: 'demo-device',
+      signerType: 'Workload',
+    },
   ]);
   const chainFile = join(dir, 'demo-chain.json');
   const deviceKeyFile = join(dir, 'demo-device-key.pem');

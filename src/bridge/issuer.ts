@@ -32,7 +32,12 @@ export function validateIssuer(issuer: string, dev: boolean): IssuerInfo {
   const loopback = isLoopbackHost(url.hostname);
   const relaxed = dev && loopback;
   if (url.protocol !== 'https:' && !(relaxed && url.protocol === 'http:')) {
-    fail(issuer, dev ? 'must be https:// (http:// only on a loopback host)' : 'must be https:// (http:// is allowed only with --dev on a loopback host)');
+    fail(
+      issuer,
+      dev
+        ? 'must be https:// (http:// only on a loopback host)'
+        : 'must be https:// (http:// is allowed only with --dev on a loopback host)',
+    );
   }
   if (url.username !== '' || url.password !== '') fail(issuer, 'must not contain user info');
   if (url.port !== '' && !relaxed) fail(issuer, 'must not contain a port (a port is allowed only with --dev on a loopback host)');

@@ -4,7 +4,21 @@
  * keys.json by rename. `SigningKeyring` is the serving view (active key, published JWKS), refreshed
  * at start, on SIGHUP and every 60 s; a failed refresh keeps the previous one. Times: unix seconds.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  constants,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parseStrictJson } from '../encoding/json.ts';
 import { formatTimestamp } from '../encoding/time.ts';
@@ -53,7 +67,10 @@ export class KeyDir {
     if (!this.hasKeysJson()) {
       const stray = this.pemFiles();
       if (stray.length > 0) {
-        throw new BridgeConfigError('key_dir_invalid', `${this.dir} holds key files (${stray.join(', ')}) but no keys.json; refusing to guess their states`);
+        throw new BridgeConfigError(
+          'key_dir_invalid',
+          `${this.dir} holds key files (${stray.join(', ')}) but no keys.json; refusing to guess their states`,
+        );
       }
       return [];
     }
@@ -133,7 +150,10 @@ export class KeyDir {
       const entries = this.readEntries();
       const pending = entries.find((e) => e.state === 'next');
       if (pending !== undefined) {
-        throw new BridgeConfigError('next_key_pending', `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`);
+        throw new BridgeConfigError(
+          'next_key_pending',
+          `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`,
+        );
       }
       const pem = await generateSigningKeyPem(alg);
       const key = await loadSigningKey(pem);
@@ -238,7 +258,11 @@ export class SigningKeyring {
     const keys = new Map<string, SigningKey>();
     for (const e of entries) keys.set(e.kid, cache.get(e.kid) ?? (await keyDir.loadKey(e.kid)));
     const activeEntry = entries.find((e) => e.state === 'active');
-    if (activeEntry === undefined) throw new BridgeConfigError('key_dir_invalid', `${keyDir.jsonPath} has no active key; run: token-bridge keys rotate --key-dir ${keyDir.dir}`);
+    if (activeEntry === undefined)
+      throw new BridgeConfigError(
+        'key_dir_invalid',
+        `${keyDir.jsonPath} has no active key; run: token-bridge keys rotate --key-dir ${keyDir.dir}`,
+      );
     return { entries, keys, active: keys.get(activeEntry.kid)!, jwks: { keys: entries.map((e) => keys.get(e.kid)!.jwk) } };
   }
 

@@ -78,7 +78,8 @@ export function parseKeysJson(doc: unknown): readonly KeyEntry[] {
       const where = `keys[${i}]`;
       if (!isObject(v)) fail(`${where}: must be an object`);
       if (typeof v.kid !== 'string' || !KID_RE.test(v.kid)) fail(`${where}.kid: must be an RFC 7638 thumbprint (43 base64url characters)`);
-      if (typeof v.state !== 'string' || !(KEY_STATES as readonly string[]).includes(v.state)) fail(`${where}.state: must be active, next or retired`);
+      if (typeof v.state !== 'string' || !(KEY_STATES as readonly string[]).includes(v.state))
+        fail(`${where}.state: must be active, next or retired`);
       return {
         kid: v.kid,
         state: v.state as KeyState,
@@ -110,7 +111,10 @@ export function addKey(entries: readonly KeyEntry[], kid: string, now: number, p
   if (entries.some((e) => e.kid === kid)) throw new BridgeConfigError('key_dir_invalid', `kid ${kid} is already in keys.json`);
   const pending = entries.find((e) => e.state === 'next');
   if (pending !== undefined) {
-    throw new BridgeConfigError('next_key_pending', `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`);
+    throw new BridgeConfigError(
+      'next_key_pending',
+      `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`,
+    );
   }
   if (!entries.some((e) => e.state === 'active')) return check([...entries, { kid, state: 'active', notBefore: now, retireAfter: null }]);
   return check([...entries, { kid, state: 'next', notBefore: now + prepublish, retireAfter: null }]);

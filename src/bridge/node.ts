@@ -118,17 +118,22 @@ async function freePort(host: string): Promise<number> {
 export function checkBridgeConfig(config: BridgeConfig): void {
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
   const defaultTtl = config.defaultTtl ?? DEFAULT_TTL_SECONDS;
-  if (!Number.isSafeInteger(maxTtl) || maxTtl < 1 || maxTtl > MAX_TTL_LIMIT_SECONDS) fail('invalid_option', `--max-ttl must be 1..${MAX_TTL_LIMIT_SECONDS} seconds`);
-  if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1 || defaultTtl > maxTtl) fail('invalid_option', `--default-ttl must be 1..--max-ttl (${maxTtl}) seconds`);
+  if (!Number.isSafeInteger(maxTtl) || maxTtl < 1 || maxTtl > MAX_TTL_LIMIT_SECONDS)
+    fail('invalid_option', `--max-ttl must be 1..${MAX_TTL_LIMIT_SECONDS} seconds`);
+  if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1 || defaultTtl > maxTtl)
+    fail('invalid_option', `--default-ttl must be 1..--max-ttl (${maxTtl}) seconds`);
   if (config.proofOfPossession === false && config.trustedRootsFile === undefined) {
     fail('invalid_option', '--no-proof-of-possession requires --trusted-roots');
   }
-  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) fail('invalid_option', '--tls-cert and --tls-key go together');
-  if (config.audiences !== undefined && (config.audiences.length === 0 || config.audiences.some((a) => a === ''))) fail('invalid_option', '--audience must be non-empty');
+  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined))
+    fail('invalid_option', '--tls-cert and --tls-key go together');
+  if (config.audiences !== undefined && (config.audiences.length === 0 || config.audiences.some((a) => a === '')))
+    fail('invalid_option', '--audience must be non-empty');
   if (config.keyDir === undefined && config.dev !== true) fail('invalid_option', '--key-dir is required');
   if (config.issuer === undefined && config.dev !== true) fail('invalid_option', '--issuer is required');
   if (config.store !== undefined && !/^postgres(ql)?:\/\//.test(config.store)) fail('invalid_option', '--store must be a postgres:// URL');
-  if (config.store !== undefined && config.nonceStore === 'memory') fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
+  if (config.store !== undefined && config.nonceStore === 'memory')
+    fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
 }
 
 /** The nonce store the configuration asks for (opened; the caller closes it). */
@@ -144,7 +149,10 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   checkBridgeConfig(config);
   const dev = config.dev === true;
   const startedAt = config.startedAt ?? Date.now();
-  const tls = config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined ? { cert: readFileSync(config.tlsCertFile), key: readKeyFile(config.tlsKeyFile) } : null;
+  const tls =
+    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
+      ? { cert: readFileSync(config.tlsCertFile), key: readKeyFile(config.tlsKeyFile) }
+      : null;
   const scheme = tls === null ? 'http' : 'https';
 
   let port = config.port;
@@ -156,12 +164,16 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     log.warn({ issuer: issuerText }, 'dev mode: no --issuer given; the listening URL is the issuer');
   }
   const issuer = validateIssuer(issuerText, dev);
-  if (dev && !issuer.issuer.startsWith('https://')) log.warn({ issuer: issuer.issuer }, 'dev mode: http:// issuer on loopback (relying parties such as AWS require https)');
+  if (dev && !issuer.issuer.startsWith('https://'))
+    log.warn({ issuer: issuer.issuer }, 'dev mode: http:// issuer on loopback (relying parties such as AWS require https)');
 
   let keyDir = config.keyDir;
   if (keyDir === undefined) {
     keyDir = join(mkdtempSync(join(tmpdir(), 'token-bridge-dev-')), 'keys');
-    log.warn({ keyDir }, 'dev mode: no --key-dir given; generated throwaway signing keys (tokens stop verifying once this directory is gone)');
+    log.warn(
+      { keyDir },
+      'dev mode: no --key-dir given; generated throwaway signing keys (tokens stop verifying once this directory is gone)',
+    );
   }
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
 
@@ -216,9 +228,15 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
     if (r.error !== undefined) {
       metrics.keyRefreshFailures.inc();
-      log.error({ source: r.source, err: r.error instanceof Error ? r.error.message : JSON.stringify(r.error) }, 'key directory refresh failed; keeping the current keys');
+      log.error(
+        { source: r.source, err: r.error instanceof Error ? r.error.message : JSON.stringify(r.error) },
+        'key directory refresh failed; keeping the current keys',
+      );
     } else if (r.promoted != null) {
-      log.info({ source: r.source, kid: r.promoted }, 'next signing key promoted to active; the previous key is retired and stays published');
+      log.info(
+        { source: r.source, kid: r.promoted },
+        'next signing key promoted to active; the previous key is retired and stays published',
+      );
     } else if (r.changed === true) {
       log.info({ source: r.source, keys: keyring.entries.map((e) => `${e.kid}:${e.state}`) }, 'key directory changed');
     }
@@ -237,13 +255,27 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     throw e;
   }
   log.info(
-    { url: info.url, issuer: issuer.issuer, key_dir: keyDir, active_kid: keyring.active.kid, alg: keyring.active.alg, audiences: policy.audiences, proof_of_possession: policy.proofOfPossession, trusted_roots: config.trustedRootsFile ?? null, nonce_store: nonces.kind },
+    {
+      url: info.url,
+      issuer: issuer.issuer,
+      key_dir: keyDir,
+      active_kid: keyring.active.kid,
+      alg: keyring.active.alg,
+      audiences: policy.audiences,
+      proof_of_possession: policy.proofOfPossession,
+      trusted_roots: config.trustedRootsFile ?? null,
+      nonce_store: nonces.kind,
+    },
     'token bridge started',
   );
   if (nonces.kind === 'memory' && policy.proofOfPossession) {
-    log.warn({ until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() }, 'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart');
+    log.warn(
+      { until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() },
+      'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart',
+    );
   }
-  if (!policy.proofOfPossession) log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
+  if (!policy.proofOfPossession)
+    log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
   let closed = false;
   return {
     app,

@@ -117,23 +117,41 @@ export class PostgresNonceStore implements NonceStore {
     }
     let count: number;
     try {
-      const s = (await client.query<{ sync: string; fsync: string; recovery: boolean }>(
-        "SELECT current_setting('synchronous_commit') AS sync, current_setting('fsync') AS fsync, pg_is_in_recovery() AS recovery",
-      )).rows[0]!;
-      if (s.recovery) throw new BridgeConfigError('store_read_only', `the nonce store ${where} is a read-only standby; point --store at the primary`);
+      const s = (
+        await client.query<{ sync: string; fsync: string; recovery: boolean }>(
+          "SELECT current_setting('synchronous_commit') AS sync, current_setting('fsync') AS fsync, pg_is_in_recovery() AS recovery",
+        )
+      ).rows[0]!;
+      if (s.recovery)
+        throw new BridgeConfigError('store_read_only', `the nonce store ${where} is a read-only standby; point --store at the primary`);
       if (s.sync === 'off' || s.fsync === 'off') {
-        throw new BridgeConfigError('store_unsafe', `the nonce store ${where} runs with synchronous_commit=${s.sync}, fsync=${s.fsync}: used nonces could be lost and proofs replayed`);
+        throw new BridgeConfigError(
+          'store_unsafe',
+          `the nonce store ${where} runs with synchronous_commit=${s.sync}, fsync=${s.fsync}: used nonces could be lost and proofs replayed`,
+        );
       }
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
       await client.query(SCHEMA);
-      await client.query("INSERT INTO tb_meta (key, value) VALUES ('schema_version', $1), ('issuer', $2) ON CONFLICT (key) DO NOTHING", [String(SCHEMA_VERSION), o.issuer]);
-      const meta = new Map((await client.query<{ key: string; value: string }>('SELECT key, value FROM tb_meta')).rows.map((r) => [r.key, r.value]));
+      await client.query("INSERT INTO tb_meta (key, value) VALUES ('schema_version', $1), ('issuer', $2) ON CONFLICT (key) DO NOTHING", [
+        String(SCHEMA_VERSION),
+        o.issuer,
+      ]);
+      const meta = new Map(
+        (await client.query<{ key: string; value: string }>('SELECT key, value FROM tb_meta')).rows.map((r) => [r.key, r.value]),
+      );
       const version = Number(meta.get('schema_version'));
-      if (version > SCHEMA_VERSION) throw new BridgeConfigError('store_schema', `the nonce store ${where} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+      if (version > SCHEMA_VERSION)
+        throw new BridgeConfigError(
+          'store_schema',
+          `the nonce store ${where} has schema version ${version}; this build knows ${SCHEMA_VERSION}`,
+        );
       const bound = meta.get('issuer');
       if (bound !== o.issuer) {
-        throw new BridgeConfigError('store_issuer_mismatch', `the nonce store ${where} is bound to issuer ${JSON.stringify(bound)}, not ${JSON.stringify(o.issuer)} (one database per issuer)`);
+        throw new BridgeConfigError(
+          'store_issuer_mismatch',
+          `the nonce store ${where} is bound to issuer ${JSON.stringify(bound)}, not ${JSON.stringify(o.issuer)} (one database per issuer)`,
+        );
       }
       await client.query('COMMIT');
       count = (await client.query<{ n: number }>(Q.purge, [(o.clock ?? Date.now)()])).rows[0]!.n;

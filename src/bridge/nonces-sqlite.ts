@@ -61,7 +61,9 @@ export class SqliteNonceStore implements NonceStore {
     this.capacity = capacity;
     this.purgeIntervalMs = purgeIntervalMs;
     this.get = db.prepare('SELECT expires_at FROM nonces WHERE key = ?');
-    this.put = db.prepare('INSERT INTO nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at');
+    this.put = db.prepare(
+      'INSERT INTO nonces (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at',
+    );
     this.purge = db.prepare('DELETE FROM nonces WHERE expires_at <= ?');
     this.count = (db.prepare('SELECT count(*) AS n FROM nonces').get() as { n: number }).n;
     this.timer = setInterval(() => {
@@ -83,7 +85,8 @@ export class SqliteNonceStore implements NonceStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       const version = db.pragma('user_version', { simple: true }) as number;
-      if (version > SCHEMA_VERSION) throw new BridgeConfigError('nonce_store_schema', `${path} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+      if (version > SCHEMA_VERSION)
+        throw new BridgeConfigError('nonce_store_schema', `${path} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
       // The first write takes the exclusive lock, held until close.
       db.transaction(() => {
         db!.exec(SCHEMA);
@@ -95,7 +98,10 @@ export class SqliteNonceStore implements NonceStore {
       if (e instanceof BridgeConfigError) throw e;
       const code = (e as { code?: unknown }).code;
       if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) {
-        throw new BridgeConfigError('nonce_store_locked', `the nonce store ${path} is in use by another process (replicas share --store postgres://… instead)`);
+        throw new BridgeConfigError(
+          'nonce_store_locked',
+          `the nonce store ${path} is in use by another process (replicas share --store postgres://… instead)`,
+        );
       }
       throw new BridgeConfigError('nonce_store_unopenable', `cannot open the nonce store ${path}: ${(e as Error).message}`);
     }
@@ -132,33 +138,35 @@ export class SqliteNonceStore implements NonceStore {
     let count = this.count;
     let nextPurgeAt = this.nextPurgeAt;
     try {
-      this.db.transaction(() => {
-        const purge = (now: number): void => {
-          count -= this.purge.run(now).changes;
-          nextPurgeAt = now + this.purgeIntervalMs;
-        };
-        const batchNow = batch.reduce((m, p) => Math.min(m, p.now), batch.length === 0 ? this.clock() : Infinity);
-        if (batchNow >= nextPurgeAt) purge(batchNow);
-        let purgedForRoom = false;
-        for (const p of batch) {
-          const row = this.get.get(p.key);
-          if (row !== undefined && row.expires_at > p.now) {
-            results.push('replayed');
-            continue;
+      this.db
+        .transaction(() => {
+          const purge = (now: number): void => {
+            count -= this.purge.run(now).changes;
+            nextPurgeAt = now + this.purgeIntervalMs;
+          };
+          const batchNow = batch.reduce((m, p) => Math.min(m, p.now), batch.length === 0 ? this.clock() : Infinity);
+          if (batchNow >= nextPurgeAt) purge(batchNow);
+          let purgedForRoom = false;
+          for (const p of batch) {
+            const row = this.get.get(p.key);
+            if (row !== undefined && row.expires_at > p.now) {
+              results.push('replayed');
+              continue;
+            }
+            if (row === undefined && count >= this.capacity && !purgedForRoom) {
+              purge(p.now);
+              purgedForRoom = true;
+            }
+            if (row === undefined && count >= this.capacity) {
+              results.push('full');
+              continue;
+            }
+            this.put.run(p.key, nonceExpiryMs(p.iat, p.now));
+            if (row === undefined) count++;
+            results.push('ok');
           }
-          if (row === undefined && count >= this.capacity && !purgedForRoom) {
-            purge(p.now);
-            purgedForRoom = true;
-          }
-          if (row === undefined && count >= this.capacity) {
-            results.push('full');
-            continue;
-          }
-          this.put.run(p.key, nonceExpiryMs(p.iat, p.now));
-          if (row === undefined) count++;
-          results.push('ok');
-        }
-      }).immediate();
+        })
+        .immediate();
     } catch (e) {
       const error = new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`);
       for (const p of batch) p.reject(error);

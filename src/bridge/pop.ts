@@ -73,7 +73,13 @@ export function newNonce(): string {
  * Make the `proof` member for `request` (client side). `request` is the JSON request object as it
  * will be sent, without `proof`; its `audience` must be set.
  */
-export function signProof(deviceKey: KeyObject, issuer: string, request: Readonly<Record<string, unknown>>, iat: number, nonce: string = newNonce()): ProofWire {
+export function signProof(
+  deviceKey: KeyObject,
+  issuer: string,
+  request: Readonly<Record<string, unknown>>,
+  iat: number,
+  nonce: string = newNonce(),
+): ProofWire {
   const aud = request.audience;
   if (typeof aud !== 'string') throw new TypeError('the request needs an "audience" for proof of possession');
   const msg = popMessage({ iss: issuer, aud, iat, nonce, req: requestDigest(request) });

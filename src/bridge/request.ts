@@ -38,12 +38,14 @@ function decodeProof(v: unknown): TokenRequest['proof'] {
 /** Decode a parsed `/token` body; throws BridgeError `malformed_body`. */
 export function decodeTokenRequest(doc: unknown): TokenRequest {
   if (!isObject(doc)) throw malformed('', 'request body must be a JSON object');
-  for (const k of Object.keys(doc)) if (!FIELDS.has(k)) throw malformed(`/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, 'unknown field');
+  for (const k of Object.keys(doc))
+    if (!FIELDS.has(k)) throw malformed(`/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, 'unknown field');
   const list = doc.attestation_chain;
   if (list === undefined) throw malformed('/attestation_chain', 'required');
   if (!Array.isArray(list)) throw malformed('/attestation_chain', 'must be an array of attestations (root → leaf)');
   if (list.length === 0) throw malformed('/attestation_chain', 'must hold at least 1 attestation');
-  if (list.length > MAX_CHAIN_LINKS) throw malformed('/attestation_chain', `must hold at most ${MAX_CHAIN_LINKS} attestations, got ${list.length}`);
+  if (list.length > MAX_CHAIN_LINKS)
+    throw malformed('/attestation_chain', `must hold at most ${MAX_CHAIN_LINKS} attestations, got ${list.length}`);
   const chain = list.map((a: unknown, i) => decodeAttestation(a, `/attestation_chain/${i}`));
   const rpk = doc.root_public_key;
   if (rpk === undefined) throw malformed('/root_public_key', 'required');
@@ -63,13 +65,15 @@ export function decodeTokenRequest(doc: unknown): TokenRequest {
   }
   let ttlSecs: number | undefined;
   if (doc.ttl_secs !== undefined) {
-    if (typeof doc.ttl_secs !== 'number' || !Number.isSafeInteger(doc.ttl_secs) || doc.ttl_secs < 1) throw malformed('/ttl_secs', 'must be a positive integer');
+    if (typeof doc.ttl_secs !== 'number' || !Number.isSafeInteger(doc.ttl_secs) || doc.ttl_secs < 1)
+      throw malformed('/ttl_secs', 'must be a positive integer');
     ttlSecs = doc.ttl_secs;
   }
   let requestedCapabilities: string[] | undefined;
   if (doc.requested_capabilities !== undefined) {
     requestedCapabilities = decodeCapabilities(doc.requested_capabilities, '/requested_capabilities');
-    if (requestedCapabilities.length === 0) throw malformed('/requested_capabilities', 'must not be empty (omit it to get the leaf\'s capabilities)');
+    if (requestedCapabilities.length === 0)
+      throw malformed('/requested_capabilities', "must not be empty (omit it to get the leaf's capabilities)");
   }
   const proof = doc.proof === undefined ? undefined : decodeProof(doc.proof);
   return { chain, rootPublicKey, audience, ttlSecs, requestedCapabilities, proof, raw: doc };

@@ -63,11 +63,16 @@ export class TokenService {
     if (grant.nonceKey !== null && grant.proofIat !== null) {
       // Durable stores answer after the nonce is committed: no token before that.
       const r = await this.nonces.consume(grant.nonceKey, grant.proofIat, now);
-      if (r === 'replayed') throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
+      if (r === 'replayed')
+        throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
       if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
     }
     const key = this.opts.signingKey();
     const token = await signToken(key, grant.claims);
-    return { response: { access_token: token, token_type: 'Bearer', expires_in: grant.expiresIn, subject: grant.claims.sub }, grant, kid: key.kid };
+    return {
+      response: { access_token: token, token_type: 'Bearer', expires_in: grant.expiresIn, subject: grant.claims.sub },
+      grant,
+      kid: key.kid,
+    };
   }
 }

@@ -53,11 +53,15 @@ export async function generateSigningKeyPem(alg: SigningAlg = 'RS256'): Promise<
 function algOf(key: KeyObject): SigningAlg {
   if (key.asymmetricKeyType === 'rsa') {
     const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < MIN_RSA_BITS) throw new BridgeConfigError('key_unreadable', `RSA signing key has ${bits} bits; at least ${MIN_RSA_BITS} are required`);
+    if (bits < MIN_RSA_BITS)
+      throw new BridgeConfigError('key_unreadable', `RSA signing key has ${bits} bits; at least ${MIN_RSA_BITS} are required`);
     return 'RS256';
   }
   if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
-  throw new BridgeConfigError('key_unreadable', `signing keys must be RSA (RS256) or P-256 (ES256), got ${key.asymmetricKeyType ?? 'unknown'}`);
+  throw new BridgeConfigError(
+    'key_unreadable',
+    `signing keys must be RSA (RS256) or P-256 (ES256), got ${key.asymmetricKeyType ?? 'unknown'}`,
+  );
 }
 
 /** The public JWK (kty, alg, use, kid and the key members) and its RFC 7638 thumbprint. */
@@ -74,7 +78,8 @@ const PEM_RE = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRI
 /** Load a PKCS#8 PEM signing key (RSA ≥ 2048 or P-256). Throws BridgeConfigError `key_unreadable`. */
 export async function loadSigningKey(pem: string): Promise<SigningKey> {
   const text = pem.trim();
-  if (!PEM_RE.test(text)) throw new BridgeConfigError('key_unreadable', 'expected one unencrypted PKCS#8 PEM block (-----BEGIN PRIVATE KEY-----)');
+  if (!PEM_RE.test(text))
+    throw new BridgeConfigError('key_unreadable', 'expected one unencrypted PKCS#8 PEM block (-----BEGIN PRIVATE KEY-----)');
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: text, format: 'pem' });

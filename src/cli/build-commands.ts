@@ -36,7 +36,8 @@ export const LOCAL_BUILDER = 'urn:anchor-witness:builder:local';
 
 function defaultBundle(what: string): string {
   const running = runningBundle();
-  if (running === undefined) throw new BuildError('not_bundled', `${what}: not running from the bundle; give the bundle file (e.g. --file dist/anchor-witness.mjs)`);
+  if (running === undefined)
+    throw new BuildError('not_bundled', `${what}: not running from the bundle; give the bundle file (e.g. --file dist/anchor-witness.mjs)`);
   return running.file;
 }
 
@@ -70,7 +71,8 @@ export function readReleaseKey(text: string): Uint8Array {
   } else if (existsSync(text)) {
     const content = readFileSync(text, 'utf8').trim();
     if (isHex(content, 32)) key = decodeHex(content, 32);
-    else if (content.startsWith('-----BEGIN PUBLIC KEY-----')) key = ed25519PublicKeyBytes(createPublicKey({ key: content, format: 'pem' }));
+    else if (content.startsWith('-----BEGIN PUBLIC KEY-----'))
+      key = ed25519PublicKeyBytes(createPublicKey({ key: content, format: 'pem' }));
     else throw new BuildError('invalid_release_key', `${text}: expected 64 hex characters or an Ed25519 PUBLIC KEY PEM`);
   } else {
     throw new BuildError('invalid_release_key', '--release-key must be 64 hex characters (the Ed25519 public key) or a file holding it');
@@ -131,7 +133,12 @@ export function addBuildCommands(program: Command): void {
     .command('attest')
     .description('write a DSSE envelope (application/vnd.in-toto+json) of an in-toto v1 statement whose subject is the bundle')
     // Not read from AW_KEY: that variable names the witness key of `serve`, which must never sign a release.
-    .addOption(new Option('--key <file>', 'release key (Ed25519 PKCS#8 PEM, mode 0600; create one with: anchor-witness keygen)').makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--key <file>',
+        'release key (Ed25519 PKCS#8 PEM, mode 0600; create one with: anchor-witness keygen)',
+      ).makeOptionMandatory(),
+    )
     .option('--file <bundle>', 'the bundle to attest (default: the bundle this process runs)')
     .option('--out <file>', 'write the envelope there (default: stdout)')
     .option('--release-version <v>', 'version recorded in the statement (must be the version the bundle reports)', VERSION)
@@ -144,9 +151,17 @@ export function addBuildCommands(program: Command): void {
       const key = ed25519PrivateKeyFromPem(readKeyFile(flags.key));
       const repoDir = dirname(file);
       const commit = flags.sourceCommit ?? git(repoDir, ['rev-parse', 'HEAD']);
-      if (commit === undefined) throw new BuildError('missing_source_commit', 'no git checkout next to the bundle: give --source-commit SHA');
-      if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)) throw new BuildError('missing_source_commit', `--source-commit must be a 40- or 64-character lowercase hex commit ID, got ${JSON.stringify(commit)}`);
-      if (flags.sourceCommit === undefined && (git(repoDir, ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no']) ?? '') !== '') {
+      if (commit === undefined)
+        throw new BuildError('missing_source_commit', 'no git checkout next to the bundle: give --source-commit SHA');
+      if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit))
+        throw new BuildError(
+          'missing_source_commit',
+          `--source-commit must be a 40- or 64-character lowercase hex commit ID, got ${JSON.stringify(commit)}`,
+        );
+      if (
+        flags.sourceCommit === undefined &&
+        (git(repoDir, ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no']) ?? '') !== ''
+      ) {
         process.stderr.write(`warning: the working tree has uncommitted changes; the bundle may not be the build of ${commit}\n`);
       }
       const sourceUri = flags.sourceUri ?? withoutCredentials(git(repoDir, ['remote', 'get-url', 'origin']));
@@ -162,15 +177,24 @@ export function addBuildCommands(program: Command): void {
       if (flags.out === undefined) process.stdout.write(text);
       else writeFileSync(flags.out, text);
       const publicKey = ed25519PublicKeyBytes(key);
-      process.stderr.write(`attested ${basename(file)} sha256:${digest} (version ${flags.releaseVersion}, commit ${commit}) with release key ${encodeHex(publicKey)} (keyid ${ed25519KeyId(publicKey)})\n`);
+      process.stderr.write(
+        `attested ${basename(file)} sha256:${digest} (version ${flags.releaseVersion}, commit ${commit}) with release key ${encodeHex(publicKey)} (keyid ${ed25519KeyId(publicKey)})\n`,
+      );
     });
 
-  const verify = program.commands.find((c) => c.name() === 'verify') ?? program.command('verify').description('verify what a node signs: exit 0 valid, non-zero with a one-line reason');
+  const verify =
+    program.commands.find((c) => c.name() === 'verify') ??
+    program.command('verify').description('verify what a node signs: exit 0 valid, non-zero with a one-line reason');
   verify
     .command('build')
-    .description("fetch a node's GET /build and verify the release signature and that the signed digest is running_digest (exit 0 valid, 1 invalid, 2 could not check)")
+    .description(
+      "fetch a node's GET /build and verify the release signature and that the signed digest is running_digest (exit 0 valid, 1 invalid, 2 could not check)",
+    )
     .requiredOption('--url <url>', 'the node (its base URL; /build is appended)')
-    .requiredOption('--release-key <key>', 'the Ed25519 release public key you trust: 64 hex characters, or a file holding it (hex or PUBLIC KEY PEM)')
+    .requiredOption(
+      '--release-key <key>',
+      'the Ed25519 release public key you trust: 64 hex characters, or a file holding it (hex or PUBLIC KEY PEM)',
+    )
     .option('--expect-digest <hex>', 'also require running_digest to be this (e.g. the digest of your own reproducible build)')
     .option('--bundle <file>', 'also require running_digest to be the SHA-256 of this file (a bundle you built from the source)')
     .option('--timeout-ms <n>', 'request timeout', intArg(1), 10_000)
@@ -188,11 +212,15 @@ export function addBuildCommands(program: Command): void {
           if (expectDigest !== undefined && !isHex(expectDigest, 32)) throw new Error('--expect-digest must be 64 hex characters');
           if (flags.bundle !== undefined) {
             const d = fileDigest(flags.bundle);
-            if (expectDigest !== undefined && expectDigest.toLowerCase() !== d) throw new Error(`--expect-digest and --bundle disagree (${flags.bundle} is ${d})`);
+            if (expectDigest !== undefined && expectDigest.toLowerCase() !== d)
+              throw new Error(`--expect-digest and --bundle disagree (${flags.bundle} is ${d})`);
             expectDigest = d;
           }
         } catch (e) {
-          throw new CheckFailed(e instanceof BuildError || e instanceof KeyError ? e.code : 'invalid_option', e instanceof Error ? e.message : String(e));
+          throw new CheckFailed(
+            e instanceof BuildError || e instanceof KeyError ? e.code : 'invalid_option',
+            e instanceof Error ? e.message : String(e),
+          );
         }
         const url = flags.url.replace(/\/+$/, '') + '/build';
         let res: Response;
@@ -212,7 +240,10 @@ export function addBuildCommands(program: Command): void {
           throw new BuildError('malformed_response', `${url}: not JSON: ${e instanceof Error ? e.message : String(e)}`);
         }
         if (res.status === 404 && (doc as { code?: unknown } | null)?.code === 'no_build_attestation') {
-          throw new BuildError('no_build_attestation', `${url}: the node was started without a build attestation (it makes no build claim)`);
+          throw new BuildError(
+            'no_build_attestation',
+            `${url}: the node was started without a build attestation (it makes no build claim)`,
+          );
         }
         if (res.status !== 200) throw new CheckFailed('http_error', `${url} answered ${res.status}`);
         const v = verifyBuildBody(doc, releaseKey, expectDigest === undefined ? {} : { expectDigest });

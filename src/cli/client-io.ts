@@ -92,10 +92,17 @@ export function pinFrom(flags: PinFlags, nameHint: string, originHint: string): 
     const name = flags.witnessName ?? nameHint;
     // A file that names no witness (a bare tlog-proof or checkpoint) is matched by its log origin.
     const m = name !== '' ? findMember(set, name) : set.members.find((x) => x.logOrigin === originHint);
-    if (m === undefined) throw new VerificationError('wrong_witness', name !== '' ? `${name} is not a member of the witness set` : `no member of the witness set has log origin ${JSON.stringify(originHint)}`);
+    if (m === undefined)
+      throw new VerificationError(
+        'wrong_witness',
+        name !== ''
+          ? `${name} is not a member of the witness set`
+          : `no member of the witness set has log origin ${JSON.stringify(originHint)}`,
+      );
     return { name: m.name, publicKey: m.publicKey, logOrigin: m.logOrigin };
   }
-  if (flags.witnessKey === undefined) throw new ClientError('usage', 'pin the witness: give --witness-key HEX (and optionally --origin) or --witness-set FILE');
+  if (flags.witnessKey === undefined)
+    throw new ClientError('usage', 'pin the witness: give --witness-key HEX (and optionally --origin) or --witness-set FILE');
   const pin: PinnedWitness = { publicKey: hexArg(32, '--witness-key')(flags.witnessKey), logOrigin: flags.origin ?? originHint };
   if (flags.witnessName !== undefined) pin.name = flags.witnessName;
   return pin;
@@ -125,7 +132,10 @@ export function partyKeysFrom(list: readonly string[] | undefined): PinnedPartyK
     const bytes = m === null ? undefined : decodeHexOrUndefined(m[2]!);
     const curve = m?.[1] ?? (bytes?.length === 32 ? 'ed25519' : bytes?.length === 33 ? 'p256' : undefined);
     if (bytes === undefined || curve === undefined || bytes.length !== (curve === 'ed25519' ? 32 : 33)) {
-      throw new ClientError('usage', `--party-key must be a party public key: 64 hex chars (Ed25519) or 66 (P-256 compressed), optionally prefixed ed25519: or p256:`);
+      throw new ClientError(
+        'usage',
+        `--party-key must be a party public key: 64 hex chars (Ed25519) or 66 (P-256 compressed), optionally prefixed ed25519: or p256:`,
+      );
     }
     return { curve: curve as PinnedPartyKey['curve'], publicKey: bytes };
   });

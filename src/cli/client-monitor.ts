@@ -11,7 +11,15 @@ import { stringifyJson } from '../encoding/json.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../client/files.ts';
 import { renderMonitorReport } from '../client/monitor-report.ts';
-import { emptyMonitorState, monitorPoll, parseMonitorState, type Finding, type MonitorConfig, type MonitorState, type PollReport } from '../client/monitor.ts';
+import {
+  emptyMonitorState,
+  monitorPoll,
+  parseMonitorState,
+  type Finding,
+  type MonitorConfig,
+  type MonitorState,
+  type PollReport,
+} from '../client/monitor.ts';
 import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
 import { collectList, intArg } from './options.ts';
 import { ClientError } from '../client/errors.ts';
@@ -54,13 +62,16 @@ function readRegistry(path: string): Registry {
 
 function printHuman(report: PollReport, findings: Finding[]): void {
   const out: string[] = [];
-  const ws = report.witnesses.map((w) => (w.reachable ? `${w.name ?? w.url} (log ${w.logSize ?? '?'})` : `${w.url} unreachable`)).join(', ');
+  const ws = report.witnesses
+    .map((w) => (w.reachable ? `${w.name ?? w.url} (log ${w.logSize ?? '?'})` : `${w.url} unreachable`))
+    .join(', ');
   out.push(`${formatTimestamp(report.time)} polled ${ws}: ${findings.length === 0 ? 'no new findings' : `${findings.length} finding(s)`}`);
   for (const f of findings) {
     out.push(`${f.severity === 'alert' ? 'ALERT' : 'WARNING'} ${f.kind}: ${f.message}`);
     const ev = f.evidence;
     if (ev === undefined) continue;
-    if (ev.duplicity_proof !== undefined) out.push(`  duplicity proof (check with: anchor-witness verify duplicity FILE):\n  ${stringifyJson(ev.duplicity_proof)}`);
+    if (ev.duplicity_proof !== undefined)
+      out.push(`  duplicity proof (check with: anchor-witness verify duplicity FILE):\n  ${stringifyJson(ev.duplicity_proof)}`);
     if (f.kind === 'disagreement' || f.kind === 'equivocation') {
       for (const k of ['a', 'b'] as const) {
         const side = ev[k] as { witness: string; anchor: unknown; cosignature: unknown };
@@ -75,7 +86,10 @@ function printHuman(report: PollReport, findings: Finding[]): void {
     if (f.kind === 'log_rollback' || f.kind === 'log_inconsistent') {
       out.push(`  previous checkpoint:\n${indent(String(ev.previous))}`);
       out.push(`  current checkpoint:\n${indent(String(ev.current))}`);
-      if (ev.consistency_proof !== undefined) out.push(`  old root from tiles ${String(ev.old_root_from_tiles)}; consistency proof from it to the current root: ${stringifyJson(ev.consistency_proof)}`);
+      if (ev.consistency_proof !== undefined)
+        out.push(
+          `  old root from tiles ${String(ev.old_root_from_tiles)}; consistency proof from it to the current root: ${stringifyJson(ev.consistency_proof)}`,
+        );
     }
   }
   process.stdout.write(out.join('\n') + '\n');
@@ -93,18 +107,29 @@ export function addMonitorCommand(program: Command): void {
     examples(
       program
         .command('monitor')
-        .description('watch witnesses: withholding, disagreement (with duplicity evidence), anchors or duplicity proofs the party never signed, split views, log rollback or inconsistency (proven from tiles), anchor rollback')
+        .description(
+          'watch witnesses: withholding, disagreement (with duplicity evidence), anchors or duplicity proofs the party never signed, split views, log rollback or inconsistency (proven from tiles), anchor rollback',
+        )
         .option('--witness <url...>', 'witness base URL (repeatable, or comma-separated)', collectList)
         .option('--seed <hex...>', 'seed id to watch (repeatable, or comma-separated)', collectList)
-        .option('--witness-set <file>', 'pin witness keys and log origins from a witness set (default: trust on first use, recorded in --state)')
-        .option('--registry <file>', "the parties' keys (SPEC §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities")
+        .option(
+          '--witness-set <file>',
+          'pin witness keys and log origins from a witness set (default: trust on first use, recorded in --state)',
+        )
+        .option(
+          '--registry <file>',
+          "the parties' keys (SPEC §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities",
+        )
         .option('--state <file>', 'what the monitor has seen, kept across restarts (recommended; without it nothing persists)')
         .option('--interval <seconds>', 'seconds between polls', intArg(1, 86_400), 60)
         .option('--once', 'poll once; exit 1 when there is any finding')
         .option('--json', 'one JSON object per poll on stdout')
         .option('--withholding-grace <seconds>', 'report a witness behind the others only after this long', intArg(0), 0)
         .option('--all-duplicities', "also page through every witness's stored duplicity proofs")
-        .option('--html <file>', 'after every poll, (re)write a self-contained HTML report: index over time per witness and seed, findings with their evidence'),
+        .option(
+          '--html <file>',
+          'after every poll, (re)write a self-contained HTML report: index over time per witness and seed, findings with their evidence',
+        ),
       [
         'anchor-witness monitor --witness https://w1.example,https://w2.example,https://w3.example --registry registry.json --seed 34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012 --state monitor.json',
         'anchor-witness monitor --once --json --witness-set set.json --registry registry.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
@@ -118,14 +143,19 @@ export function addMonitorCommand(program: Command): void {
       if (witnesses.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
       const seeds = (opts.seed ?? []).map((s) => encodeHex(hexArg(32, '--seed')(s)));
       if ((seeds.length > 0 || opts.allDuplicities === true) && opts.registry === undefined) {
-        throw new ClientError('usage', "--seed and --all-duplicities need --registry FILE: the parties' keys (an anchor a party never signed must not count)");
+        throw new ClientError(
+          'usage',
+          "--seed and --all-duplicities need --registry FILE: the parties' keys (an anchor a party never signed must not count)",
+        );
       }
       let state: MonitorState = emptyMonitorState();
       if (opts.state !== undefined) {
         const doc = readJsonFile(opts.state);
         if (doc !== undefined) state = parseMonitorState(doc);
       } else if (opts.once !== true) {
-        process.stderr.write('warning: no --state: what the monitor sees is forgotten when it stops (a rolled-back witness would go unnoticed)\n');
+        process.stderr.write(
+          'warning: no --state: what the monitor sees is forgotten when it stops (a rolled-back witness would go unnoticed)\n',
+        );
       }
       const config: MonitorConfig = {
         witnesses,
@@ -159,7 +189,8 @@ export function addMonitorCommand(program: Command): void {
         // In a long run, a standing condition is printed once; --once prints everything that holds.
         const fresh = opts.once === true ? report.findings : report.findings.filter((f) => !printed.has(f.id));
         for (const f of fresh) printed.add(f.id);
-        if (opts.json === true) process.stdout.write(stringifyJson({ time: formatTimestamp(report.time), witnesses: report.witnesses, findings: fresh }) + '\n');
+        if (opts.json === true)
+          process.stdout.write(stringifyJson({ time: formatTimestamp(report.time), witnesses: report.witnesses, findings: fresh }) + '\n');
         else printHuman(report, fresh);
         if (opts.once === true) {
           process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;

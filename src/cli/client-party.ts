@@ -25,7 +25,16 @@ import { encodeFinalizedBundle, verifyFinalized, type FinalityResult } from '../
 import type { Receipt } from '../client/verify-anchor.ts';
 import { readJsonFile, writeJsonAtomic } from '../client/files.ts';
 import { generatePartyKey, partyKeyFromPem, partyKeyToPem, type PartyKey } from '../client/keys.ts';
-import { encodePartyState, freeze, initPartyState, parsePartyState, recordSubmission, signNextAnchor, submissionTarget, type PartyState } from '../client/party-state.ts';
+import {
+  encodePartyState,
+  freeze,
+  initPartyState,
+  parsePartyState,
+  recordSubmission,
+  signNextAnchor,
+  submissionTarget,
+  type PartyState,
+} from '../client/party-state.ts';
 import { fetchHealth, finalityOf, resolveTargets, submitAnchor, type SubmitResult } from '../client/submit.ts';
 import { encodeWitnessSet, makeWitnessSet } from '../client/witness-set.ts';
 import { action, addHttpOptions, CliFailure, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
@@ -33,7 +42,8 @@ import { collectList, intArg } from './options.ts';
 
 function loadState(path: string): PartyState {
   const doc = readJsonFile(path);
-  if (doc === undefined) throw new ClientError('usage', `no chain state at ${path} (create it with: anchor-witness party init --state ${path} …)`);
+  if (doc === undefined)
+    throw new ClientError('usage', `no chain state at ${path} (create it with: anchor-witness party init --state ${path} …)`);
   return parsePartyState(doc);
 }
 
@@ -71,14 +81,17 @@ function describe(r: SubmitResult): string {
 }
 
 export function addPartyCommands(program: Command): void {
-  const party = examples(program.command('party').description('party side: keys, witness sets, a local anchor chain, submission and finalization'), [
-    'anchor-witness party keygen --out party.pem',
-    'anchor-witness party witness-set --witness https://w1.example --witness https://w2.example --witness https://w3.example --threshold 2 --out set.json',
-    'anchor-witness party init --state chain.json --key party.pem --agent did:keri:EAgent --root did:keri:ERoot --scope EScope --witness-set set.json',
-    'anchor-witness party anchor next --state chain.json --head $(sha256sum kel.json | cut -c1-64)',
-    'anchor-witness party submit --state chain.json --out final.json',
-    'anchor-witness party status --state chain.json',
-  ]);
+  const party = examples(
+    program.command('party').description('party side: keys, witness sets, a local anchor chain, submission and finalization'),
+    [
+      'anchor-witness party keygen --out party.pem',
+      'anchor-witness party witness-set --witness https://w1.example --witness https://w2.example --witness https://w3.example --threshold 2 --out set.json',
+      'anchor-witness party init --state chain.json --key party.pem --agent did:keri:EAgent --root did:keri:ERoot --scope EScope --witness-set set.json',
+      'anchor-witness party anchor next --state chain.json --head $(sha256sum kel.json | cut -c1-64)',
+      'anchor-witness party submit --state chain.json --out final.json',
+      'anchor-witness party status --state chain.json',
+    ],
+  );
 
   examples(
     party
@@ -105,7 +118,9 @@ export function addPartyCommands(program: Command): void {
         .option('--witness <url...>', 'witness base URL (repeatable, or comma-separated)', collectList)
         .requiredOption('--threshold <n>', 'cosignatures needed for finality', intArg(1, 64))
         .option('--out <file>', 'write the set here (else stdout)'),
-      ['anchor-witness party witness-set --witness http://127.0.0.1:8420,http://127.0.0.1:8421,http://127.0.0.1:8422 --threshold 2 --out set.json'],
+      [
+        'anchor-witness party witness-set --witness http://127.0.0.1:8420,http://127.0.0.1:8421,http://127.0.0.1:8422 --threshold 2 --out set.json',
+      ],
     ),
   ).action(
     action(async (opts: HttpFlags & { witness?: string[]; threshold: number; out?: string }) => {
@@ -145,9 +160,14 @@ export function addPartyCommands(program: Command): void {
   ).action(
     action((opts: { state: string; key: string; agent: string; root?: string; scope?: string; seed?: string; witnessSet: string }) => {
       if (existsSync(opts.state)) throw new ClientError('usage', `${opts.state} exists; refusing to overwrite a chain state`);
-      if ((opts.scope === undefined) === (opts.seed === undefined)) throw new ClientError('usage', 'give --scope (derived seed) or --seed (underived), exactly one');
+      if ((opts.scope === undefined) === (opts.seed === undefined))
+        throw new ClientError('usage', 'give --scope (derived seed) or --seed (underived), exactly one');
       const key = loadKey(opts.key);
-      const identity = { agent: opts.agent, ...(opts.root !== undefined ? { root: opts.root } : {}), ...(opts.scope !== undefined ? { scope: opts.scope } : {}) };
+      const identity = {
+        agent: opts.agent,
+        ...(opts.root !== undefined ? { root: opts.root } : {}),
+        ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
+      };
       partyClaim(identity); // validates the identifiers
       const state = initPartyState({
         keyFile: resolve(opts.key),
@@ -158,11 +178,15 @@ export function addPartyCommands(program: Command): void {
       });
       saveState(opts.state, state);
       process.stdout.write(encodeHex(state.seedId) + '\n');
-      err(`chain state ${opts.state}: seed ${encodeHex(state.seedId)}, witness set ${encodeWitnessSet(state.witnessSet).d} (threshold ${state.witnessSet.threshold})`);
+      err(
+        `chain state ${opts.state}: seed ${encodeHex(state.seedId)}, witness set ${encodeWitnessSet(state.witnessSet).d} (threshold ${state.witnessSet.threshold})`,
+      );
     }),
   );
 
-  const anchor = examples(party.command('anchor').description('anchors of the local chain'), ['anchor-witness party anchor next --state chain.json --head-file kel-event.json']);
+  const anchor = examples(party.command('anchor').description('anchors of the local chain'), [
+    'anchor-witness party anchor next --state chain.json --head-file kel-event.json',
+  ]);
   examples(
     anchor
       .command('next')
@@ -179,39 +203,52 @@ export function addPartyCommands(program: Command): void {
       'anchor-witness party anchor next --state chain.json --head-file kel-event.json --add 1',
     ],
   ).action(
-    action((opts: { state: string; head?: string; headFile?: string; index?: number; cumulative?: string; add?: string; timestamp?: string }) => {
-      const state = loadState(opts.state);
-      if ((opts.head === undefined) === (opts.headFile === undefined)) throw new ClientError('usage', 'give --head HEX or --head-file FILE, exactly one');
-      const head = opts.head !== undefined ? hexArg(32, '--head')(opts.head) : sha256(readFileSync(opts.headFile!));
-      const key = loadKey(state.keyFile);
-      const decimal = (t: string, what: string): bigint => {
-        try {
-          return parseDecimal(t);
-        } catch {
-          throw new ClientError('usage', `${what} must be a canonical decimal below 2^128`);
-        }
-      };
-      const { anchor: signed, superseded } = signNextAnchor(state, key, {
-        head,
-        timestamp: opts.timestamp !== undefined ? parseTime(opts.timestamp) : Math.floor(Date.now() / 1000),
-        ...(opts.index !== undefined ? { index: opts.index } : {}),
-        ...(opts.cumulative !== undefined ? { cumulative: decimal(opts.cumulative, '--cumulative') } : {}),
-        ...(opts.add !== undefined ? { addCumulative: decimal(opts.add, '--add') } : {}),
-      });
-      saveState(opts.state, state);
-      process.stdout.write(stringifyJson(encodeAnchor(signed), 2) + '\n');
-      if (superseded !== undefined) err(`note: pending anchor ${superseded.index} was never final; index ${signed.index} supersedes it`);
-      err(`signed anchor index ${signed.index} (pending: run anchor-witness party submit --state ${opts.state})`);
-    }),
+    action(
+      (opts: {
+        state: string;
+        head?: string;
+        headFile?: string;
+        index?: number;
+        cumulative?: string;
+        add?: string;
+        timestamp?: string;
+      }) => {
+        const state = loadState(opts.state);
+        if ((opts.head === undefined) === (opts.headFile === undefined))
+          throw new ClientError('usage', 'give --head HEX or --head-file FILE, exactly one');
+        const head = opts.head !== undefined ? hexArg(32, '--head')(opts.head) : sha256(readFileSync(opts.headFile!));
+        const key = loadKey(state.keyFile);
+        const decimal = (t: string, what: string): bigint => {
+          try {
+            return parseDecimal(t);
+          } catch {
+            throw new ClientError('usage', `${what} must be a canonical decimal below 2^128`);
+          }
+        };
+        const { anchor: signed, superseded } = signNextAnchor(state, key, {
+          head,
+          timestamp: opts.timestamp !== undefined ? parseTime(opts.timestamp) : Math.floor(Date.now() / 1000),
+          ...(opts.index !== undefined ? { index: opts.index } : {}),
+          ...(opts.cumulative !== undefined ? { cumulative: decimal(opts.cumulative, '--cumulative') } : {}),
+          ...(opts.add !== undefined ? { addCumulative: decimal(opts.add, '--add') } : {}),
+        });
+        saveState(opts.state, state);
+        process.stdout.write(stringifyJson(encodeAnchor(signed), 2) + '\n');
+        if (superseded !== undefined) err(`note: pending anchor ${superseded.index} was never final; index ${signed.index} supersedes it`);
+        err(`signed anchor index ${signed.index} (pending: run anchor-witness party submit --state ${opts.state})`);
+      },
+    ),
   );
 
   addHttpOptions(
     examples(
       party
         .command('submit')
-        .description('submit the pending anchor (else the latest, for more receipts) to every witness concurrently; verify every answer; report finality')
+        .description(
+          'submit the pending anchor (else the latest, for more receipts) to every witness concurrently; verify every answer; report finality',
+        )
         .requiredOption('--state <file>', 'chain state file')
-        .option('--witness <url...>', 'witness base URLs (default: the members\' urls in the witness set)', collectList)
+        .option('--witness <url...>', "witness base URLs (default: the members' urls in the witness set)", collectList)
         .option('--out <file>', 'when final, write the finalized-anchor bundle here')
         .option('--strict', 'any invalid witness response fails finalization')
         .option('--json', 'print the results as JSON'),
@@ -224,7 +261,8 @@ export function addPartyCommands(program: Command): void {
     action(async (opts: HttpFlags & { state: string; witness?: string[]; out?: string; strict?: boolean; json?: boolean }) => {
       const state = loadState(opts.state);
       const target = submissionTarget(state);
-      if (target === undefined) throw new ClientError('usage', 'nothing to submit: sign an anchor first (anchor-witness party anchor next)');
+      if (target === undefined)
+        throw new ClientError('usage', 'nothing to submit: sign an anchor first (anchor-witness party anchor next)');
       const http = httpOptions(opts);
       const { targets, unreachable } = await resolveTargets(state.witnessSet, opts.witness ?? [], http);
       for (const u of unreachable) err(`${u.url}: unavailable (cannot identify it): ${u.reason}`);
@@ -236,7 +274,10 @@ export function addPartyCommands(program: Command): void {
           else if (opts.json !== true) err(describe(e.result));
         },
       });
-      const { result, bundle } = finalityOf(target.anchor, state.witnessSet, results, target.receipts, { strict: opts.strict === true, party: { curve: state.curve, publicKey: state.publicKey } });
+      const { result, bundle } = finalityOf(target.anchor, state.witnessSet, results, target.receipts, {
+        strict: opts.strict === true,
+        party: { curve: state.curve, publicKey: state.publicKey },
+      });
       const dup = results.find((r) => r.outcome.kind === 'duplicity');
       if (dup !== undefined && dup.outcome.kind === 'duplicity') freeze(state, dup.outcome.wire);
       recordSubmission(state, bundle.receipts, result);
@@ -248,13 +289,19 @@ export function addPartyCommands(program: Command): void {
             index: target.anchor.index,
             final: result.final,
             finality: result,
-            results: results.map((r) => ({ witness: r.witness, url: r.url, attempts: r.attempts, outcome: r.outcome.kind === 'duplicity' ? { kind: 'duplicity', proof: r.outcome.wire } : r.outcome })),
+            results: results.map((r) => ({
+              witness: r.witness,
+              url: r.url,
+              attempts: r.attempts,
+              outcome: r.outcome.kind === 'duplicity' ? { kind: 'duplicity', proof: r.outcome.wire } : r.outcome,
+            })),
           }) + '\n',
         );
       } else {
         process.stdout.write(`${result.final ? 'FINAL' : 'NOT FINAL'} anchor index ${target.anchor.index}: ${result.reason}\n`);
       }
-      if (dup !== undefined) throw new CliFailure('the seed is frozen: a witness proved duplicity (see the results); this chain cannot continue', EXIT.finding);
+      if (dup !== undefined)
+        throw new CliFailure('the seed is frozen: a witness proved duplicity (see the results); this chain cannot continue', EXIT.finding);
       if (!result.final) process.exitCode = EXIT.finding;
     }),
   );
@@ -269,7 +316,8 @@ export function addPartyCommands(program: Command): void {
   ).action(
     action((opts: { state: string; json?: boolean }) => {
       const state = loadState(opts.state);
-      const check = (x: { anchor: Anchor; receipts: Receipt[] }): FinalityResult => verifyFinalized(x.anchor, state.witnessSet, x.receipts, { party: { curve: state.curve, publicKey: state.publicKey } });
+      const check = (x: { anchor: Anchor; receipts: Receipt[] }): FinalityResult =>
+        verifyFinalized(x.anchor, state.witnessSet, x.receipts, { party: { curve: state.curve, publicKey: state.publicKey } });
       const latest = state.latest === null ? null : check(state.latest);
       const pending = state.pending === null ? null : check(state.pending);
       const set = encodeWitnessSet(state.witnessSet);
@@ -281,8 +329,14 @@ export function addPartyCommands(program: Command): void {
             public_key: encodeHex(state.publicKey),
             curve: state.curve,
             witness_set: { said: set.d, threshold: set.threshold, members: set.members.map((m) => m.name) },
-            latest: state.latest === null ? null : { index: state.latest.anchor.index, head: encodeHex(state.latest.anchor.head), final: latest!.final, finality: latest },
-            pending: state.pending === null ? null : { index: state.pending.anchor.index, head: encodeHex(state.pending.anchor.head), final: false, finality: pending },
+            latest:
+              state.latest === null
+                ? null
+                : { index: state.latest.anchor.index, head: encodeHex(state.latest.anchor.head), final: latest!.final, finality: latest },
+            pending:
+              state.pending === null
+                ? null
+                : { index: state.pending.anchor.index, head: encodeHex(state.pending.anchor.head), final: false, finality: pending },
             frozen: state.frozen,
             history: state.history.length,
           }) + '\n',
@@ -296,8 +350,13 @@ export function addPartyCommands(program: Command): void {
         `witnesses  ${set.d}: threshold ${set.threshold} of ${set.members.map((m) => m.name).join(', ')}`,
       ];
       const show = (label: string, a: { anchor: Anchor }, r: FinalityResult): void => {
-        lines.push(`${label} index ${a.anchor.index} head ${encodeHex(a.anchor.head)} cumulative ${a.anchor.cumulative} — ${r.final ? 'FINAL' : 'not final'} (${r.valid}/${r.threshold})`);
-        for (const m of r.members) lines.push(`             ${m.name}: ${m.status === 'valid' ? `cosigned, leaf ${m.leafIndex} of ${m.treeSize}` : m.status === 'missing' ? 'no receipt' : `INVALID ${m.code}`}`);
+        lines.push(
+          `${label} index ${a.anchor.index} head ${encodeHex(a.anchor.head)} cumulative ${a.anchor.cumulative} — ${r.final ? 'FINAL' : 'not final'} (${r.valid}/${r.threshold})`,
+        );
+        for (const m of r.members)
+          lines.push(
+            `             ${m.name}: ${m.status === 'valid' ? `cosigned, leaf ${m.leafIndex} of ${m.treeSize}` : m.status === 'missing' ? 'no receipt' : `INVALID ${m.code}`}`,
+          );
       };
       if (state.latest !== null) show('latest    ', state.latest, latest!);
       else lines.push('latest     (none)');
@@ -313,7 +372,9 @@ export function addPartyCommands(program: Command): void {
       .description('write the finalized-anchor bundle of the latest final anchor (for verify finalized)')
       .requiredOption('--state <file>', 'chain state file')
       .option('--out <file>', 'write here (else stdout)'),
-    ['anchor-witness party bundle --state chain.json --out final.json && anchor-witness verify finalized final.json --witness-set set.json --party-key $(anchor-witness party status --state chain.json --json | jq -r .public_key)'],
+    [
+      'anchor-witness party bundle --state chain.json --out final.json && anchor-witness verify finalized final.json --witness-set set.json --party-key $(anchor-witness party status --state chain.json --json | jq -r .public_key)',
+    ],
   ).action(
     action((opts: { state: string; out?: string }) => {
       const state = loadState(opts.state);

@@ -71,7 +71,8 @@ function vkeys(list: string[] | undefined): NoteVerifier[] {
 
 /** Note verifiers from --vkey, else from the pinned witness key and origin. */
 function logVerifiers(flags: PinFlags & { vkey?: string[] }, originHint: string): { verifiers: NoteVerifier[]; origin?: string } {
-  if (flags.vkey !== undefined && flags.vkey.length > 0) return { verifiers: vkeys(flags.vkey), ...(flags.origin !== undefined ? { origin: flags.origin } : {}) };
+  if (flags.vkey !== undefined && flags.vkey.length > 0)
+    return { verifiers: vkeys(flags.vkey), ...(flags.origin !== undefined ? { origin: flags.origin } : {}) };
   const pin = pinFrom(flags, flags.witnessName ?? '', originHint);
   return { verifiers: [ed25519NoteVerifier(pin.logOrigin, pin.publicKey)], origin: pin.logOrigin };
 }
@@ -92,7 +93,8 @@ function tileSource(source: string, http: HttpFlags): TileFetcher {
       return res.bytes;
     };
   }
-  if (!existsSync(source) || !statSync(source).isDirectory()) throw new ClientError('usage', `--tiles must be a witness URL or a directory holding tile/…`);
+  if (!existsSync(source) || !statSync(source).isDirectory())
+    throw new ClientError('usage', `--tiles must be a witness URL or a directory holding tile/…`);
   return (tile) => {
     const full = join(source, tilePath(tile));
     const p = existsSync(full) ? full : join(source, tilePath({ ...tile, width: 256 }));
@@ -101,17 +103,22 @@ function tileSource(source: string, http: HttpFlags): TileFetcher {
 }
 
 export function addVerifyCommands(program: Command): void {
-  const verify = examples(program.command('verify').description('offline verifiers: exit 0 valid, 1 invalid (one-line reason), 2 unusable input'), [
-    'anchor-witness verify inclusion response.json --witness-key 8a88e3dd…6f5c --party-key fd172438…f618',
-    'anchor-witness verify duplicity proof.json',
-    'anchor-witness verify finalized final.json --witness-set set.json',
-  ]);
+  const verify = examples(
+    program.command('verify').description('offline verifiers: exit 0 valid, 1 invalid (one-line reason), 2 unusable input'),
+    [
+      'anchor-witness verify inclusion response.json --witness-key 8a88e3dd…6f5c --party-key fd172438…f618',
+      'anchor-witness verify duplicity proof.json',
+      'anchor-witness verify finalized final.json --witness-set set.json',
+    ],
+  );
 
   examples(
     addPinOptions(
       verify
         .command('cosignature <file>')
-        .description('an anchor\'s witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature/v1 lines (text; give --vkey)')
+        .description(
+          "an anchor's witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature/v1 lines (text; give --vkey)",
+        )
         .option('--vkey <vkey...>', 'cosigner vkey(s) (cosignature/v1, type 0x04) for a cosigned checkpoint', collectList)
         .option('--log-vkey <vkey...>', "the log's own vkey(s): its signature must verify too", collectList)
         .option('--quorum <n>', 'cosignatures needed (default: every --vkey)', intArg(1)),
@@ -130,11 +137,18 @@ export function addVerifyCommands(program: Command): void {
         const cosignature = parseCosignature(doc.cosignature);
         const pin = pinFrom(opts, cosignature.witness_name, '');
         verifyAnchorCosignature(anchor, cosignature, pin);
-        ok(`cosignature by ${cosignature.witness_name} (key ${encodeHex(pin.publicKey)}) over anchor seed ${encodeHex(anchor.seedId)} index ${anchor.index}`);
+        ok(
+          `cosignature by ${cosignature.witness_name} (key ${encodeHex(pin.publicKey)}) over anchor seed ${encodeHex(anchor.seedId)} index ${anchor.index}`,
+        );
         return;
       }
-      if (opts.vkey === undefined || opts.vkey.length === 0) throw new ClientError('usage', 'a cosigned checkpoint needs --vkey (the cosigners\' cosignature/v1 vkeys)');
-      const r = verifyCosignedCheckpoint(text, { cosigners: vkeys(opts.vkey), ...(opts.logVkey !== undefined ? { log: vkeys(opts.logVkey) } : {}), ...(opts.quorum !== undefined ? { quorum: opts.quorum } : {}) });
+      if (opts.vkey === undefined || opts.vkey.length === 0)
+        throw new ClientError('usage', "a cosigned checkpoint needs --vkey (the cosigners' cosignature/v1 vkeys)");
+      const r = verifyCosignedCheckpoint(text, {
+        cosigners: vkeys(opts.vkey),
+        ...(opts.logVkey !== undefined ? { log: vkeys(opts.logVkey) } : {}),
+        ...(opts.quorum !== undefined ? { quorum: opts.quorum } : {}),
+      });
       ok(
         `checkpoint ${r.checkpoint.origin} size ${r.checkpoint.size} cosigned by ${r.cosigners.map((c) => `${c.name} at ${c.timestamp}`).join(', ')}${r.logVerified ? '; log signature verified' : ''}`,
       );
@@ -146,7 +160,9 @@ export function addVerifyCommands(program: Command): void {
       addPinOptions(
         verify
           .command('inclusion <file>')
-          .description('a POST /v1/anchor or GET /v1/anchor/{seed} body: signed by the pinned party (--party-key), co-signed, logged and included (cosignature, checkpoint, inclusion proof, tlog-proof) under the pinned witness key'),
+          .description(
+            'a POST /v1/anchor or GET /v1/anchor/{seed} body: signed by the pinned party (--party-key), co-signed, logged and included (cosignature, checkpoint, inclusion proof, tlog-proof) under the pinned witness key',
+          ),
       ),
       true,
     ),
@@ -166,7 +182,11 @@ export function addVerifyCommands(program: Command): void {
       })();
       const pin = pinFrom(opts, body.cosignature.witness_name, body.inclusion.log_origin);
       const party = partyKeysFrom(opts.partyKey);
-      if (party.length === 0) throw new ClientError('usage', 'pin the party: give --party-key HEX (the key of its registry entry); a witness can co-sign and log an anchor it minted itself');
+      if (party.length === 0)
+        throw new ClientError(
+          'usage',
+          'pin the party: give --party-key HEX (the key of its registry entry); a witness can co-sign and log an anchor it minted itself',
+        );
       const v = verifyReceipt(anchorFrom(body, file), body, pin, party);
       ok(
         `anchor seed ${encodeHex(v.anchor.seedId)} index ${v.anchor.index} signed by party key ${encodeHex(v.anchor.sigParty.publicKey)}, co-signed by ${body.cosignature.witness_name} and included at leaf ${v.leafIndex} of ${v.checkpoint.origin} size ${v.treeSize}`,
@@ -174,10 +194,12 @@ export function addVerifyCommands(program: Command): void {
     }),
   );
 
-  examples(verify.command('duplicity <file>').description('a duplicity proof (the 409 body): same seed and index, two heads, one party key, both signatures valid'), [
-    'anchor-witness verify duplicity proof.json',
-    'curl -s https://w1.example/v1/duplicity/$SEED | anchor-witness verify duplicity -',
-  ]).action(
+  examples(
+    verify
+      .command('duplicity <file>')
+      .description('a duplicity proof (the 409 body): same seed and index, two heads, one party key, both signatures valid'),
+    ['anchor-witness verify duplicity proof.json', 'curl -s https://w1.example/v1/duplicity/$SEED | anchor-witness verify duplicity -'],
+  ).action(
     action((file: string) => {
       const doc = readJson(file);
       let proof;
@@ -199,7 +221,7 @@ export function addVerifyCommands(program: Command): void {
       verify
         .command('tlog-proof <file>')
         .description('a c2sp.org/tlog-proof@v1 file (or a response JSON carrying inclusion.tlog_proof and the anchor)')
-        .option('--anchor <file>', "the anchor (JSON) whose cosign message is the entry")
+        .option('--anchor <file>', 'the anchor (JSON) whose cosign message is the entry')
         .option('--entry <file>', 'the raw entry bytes')
         .option('--leaf-hash <hex>', 'the leaf hash (hex)')
         .option('--vkey <vkey...>', "the log's vkey(s) instead of --witness-key", collectList),
@@ -217,7 +239,8 @@ export function addVerifyCommands(program: Command): void {
       let leaf: { data: Uint8Array } | { hash: Uint8Array } | undefined;
       if (text.trimStart().startsWith('{')) {
         const doc = readJson(file) as { inclusion?: { tlog_proof?: unknown }; cosignature?: { witness_name?: unknown } };
-        if (typeof doc.inclusion?.tlog_proof !== 'string') throw new VerificationError('malformed_response', `${file}: no inclusion.tlog_proof`);
+        if (typeof doc.inclusion?.tlog_proof !== 'string')
+          throw new VerificationError('malformed_response', `${file}: no inclusion.tlog_proof`);
         proofText = doc.inclusion.tlog_proof;
         if (typeof doc.cosignature?.witness_name === 'string') nameHint = doc.cosignature.witness_name;
         leaf = { data: cosignMessage(anchorFrom(doc, file)) };
@@ -234,7 +257,10 @@ export function addVerifyCommands(program: Command): void {
       } catch {
         origin = '';
       }
-      const { verifiers, origin: pinnedOrigin } = logVerifiers({ ...opts, witnessName: opts.witnessName ?? (nameHint || undefined) }, origin);
+      const { verifiers, origin: pinnedOrigin } = logVerifiers(
+        { ...opts, witnessName: opts.witnessName ?? (nameHint || undefined) },
+        origin,
+      );
       const v = verifyTlogProofFile(proofText, leaf, verifiers, pinnedOrigin);
       ok(`entry at index ${v.index} of ${v.tree.origin} size ${v.tree.size} (root ${encodeBase64(v.tree.rootHash)})`);
     }),
@@ -244,10 +270,12 @@ export function addVerifyCommands(program: Command): void {
     addPartyPinOption(
       verify
         .command('finalized <file>')
-        .description('a finalized-anchor bundle: ≥ threshold members of a witness set you pin each co-signed, logged and proved inclusion of the anchor')
-        .option('--witness-set <file>', 'the witness set you trust; the bundle\'s set must be the same (same SAID)')
-        .option('--said <said>', 'the witness-set SAID you expect (e.g. from the party\'s KEL)')
-        .option('--trust-bundle', "accept the witness set the bundle brings (nothing pinned: whoever made the bundle chose the witnesses)")
+        .description(
+          'a finalized-anchor bundle: ≥ threshold members of a witness set you pin each co-signed, logged and proved inclusion of the anchor',
+        )
+        .option('--witness-set <file>', "the witness set you trust; the bundle's set must be the same (same SAID)")
+        .option('--said <said>', "the witness-set SAID you expect (e.g. from the party's KEL)")
+        .option('--trust-bundle', 'accept the witness set the bundle brings (nothing pinned: whoever made the bundle chose the witnesses)')
         .option('--strict', 'any invalid receipt fails (default: it only fails its member)')
         .option('--json', 'print the typed per-member result as JSON'),
       false,
@@ -258,38 +286,51 @@ export function addVerifyCommands(program: Command): void {
       'anchor-witness verify finalized final.json --trust-bundle',
     ],
   ).action(
-    action((file: string, opts: { witnessSet?: string; said?: string; trustBundle?: boolean; partyKey?: string[]; strict?: boolean; json?: boolean }) => {
-      const party = partyKeysFrom(opts.partyKey);
-      let bundle;
-      try {
-        bundle = parseFinalizedBundle(readJson(file));
-      } catch (e) {
-        if (e instanceof ClientError && (e.code === 'bundle_invalid' || e.code === 'witness_set_invalid')) throw new VerificationError(e.code, e.message);
-        throw e;
-      }
-      let expected = opts.said;
-      if (opts.witnessSet !== undefined) {
-        const trusted = witnessSetSaid(readWitnessSet(opts.witnessSet));
-        if (expected !== undefined && expected !== trusted) throw new ClientError('usage', '--said and --witness-set disagree');
-        expected = trusted;
-      }
-      const r = verifyFinalizedBundle(bundle, { strict: opts.strict === true, ...(expected !== undefined ? { expectedSaid: expected } : {}), ...(party.length > 0 ? { party } : {}) });
-      const unpinned = expected === undefined && opts.trustBundle !== true;
-      if (opts.json === true) process.stdout.write(stringifyJson(unpinned && r.final ? { ...r, final: false, code: 'unpinned', pinned: false } : r) + '\n');
-      if (!r.final) throw new VerificationError(r.code, r.reason);
-      if (unpinned) {
-        // Final only under the set the bundle itself brought: anyone can mint such a set and its receipts.
-        throw new CliFailure(
-          `UNPINNED: the bundle is final only under the witness set it brings itself (${r.said}); pin the set with --witness-set FILE or --said SAID, or accept the bundle's set with --trust-bundle`,
-          EXIT.usage,
-        );
-      }
-      if (opts.json !== true) {
-        const bad = r.members.flatMap((m) => (m.status === 'invalid' ? [`${m.name} ${m.code}`] : []));
-        const trust = expected === undefined ? " — under the bundle's own witness set (--trust-bundle)" : '';
-        ok(`anchor seed ${encodeHex(bundle.anchor.seedId)} index ${bundle.anchor.index} is ${r.reason}${bad.length > 0 ? ` (invalid receipts: ${bad.join(', ')})` : ''}${trust}`);
-      }
-    }),
+    action(
+      (
+        file: string,
+        opts: { witnessSet?: string; said?: string; trustBundle?: boolean; partyKey?: string[]; strict?: boolean; json?: boolean },
+      ) => {
+        const party = partyKeysFrom(opts.partyKey);
+        let bundle;
+        try {
+          bundle = parseFinalizedBundle(readJson(file));
+        } catch (e) {
+          if (e instanceof ClientError && (e.code === 'bundle_invalid' || e.code === 'witness_set_invalid'))
+            throw new VerificationError(e.code, e.message);
+          throw e;
+        }
+        let expected = opts.said;
+        if (opts.witnessSet !== undefined) {
+          const trusted = witnessSetSaid(readWitnessSet(opts.witnessSet));
+          if (expected !== undefined && expected !== trusted) throw new ClientError('usage', '--said and --witness-set disagree');
+          expected = trusted;
+        }
+        const r = verifyFinalizedBundle(bundle, {
+          strict: opts.strict === true,
+          ...(expected !== undefined ? { expectedSaid: expected } : {}),
+          ...(party.length > 0 ? { party } : {}),
+        });
+        const unpinned = expected === undefined && opts.trustBundle !== true;
+        if (opts.json === true)
+          process.stdout.write(stringifyJson(unpinned && r.final ? { ...r, final: false, code: 'unpinned', pinned: false } : r) + '\n');
+        if (!r.final) throw new VerificationError(r.code, r.reason);
+        if (unpinned) {
+          // Final only under the set the bundle itself brought: anyone can mint such a set and its receipts.
+          throw new CliFailure(
+            `UNPINNED: the bundle is final only under the witness set it brings itself (${r.said}); pin the set with --witness-set FILE or --said SAID, or accept the bundle's set with --trust-bundle`,
+            EXIT.usage,
+          );
+        }
+        if (opts.json !== true) {
+          const bad = r.members.flatMap((m) => (m.status === 'invalid' ? [`${m.name} ${m.code}`] : []));
+          const trust = expected === undefined ? " — under the bundle's own witness set (--trust-bundle)" : '';
+          ok(
+            `anchor seed ${encodeHex(bundle.anchor.seedId)} index ${bundle.anchor.index} is ${r.reason}${bad.length > 0 ? ` (invalid receipts: ${bad.join(', ')})` : ''}${trust}`,
+          );
+        }
+      },
+    ),
   );
 
   examples(
@@ -299,7 +340,9 @@ export function addVerifyCommands(program: Command): void {
         .description('a checkpoint signed note under the pinned witness key (or --vkey)')
         .option('--vkey <vkey...>', 'signed-note vkey(s) instead of --witness-key', collectList),
     ),
-    ['curl -s https://w1.example/log/checkpoint > cp.txt && anchor-witness verify checkpoint cp.txt --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c'],
+    [
+      'curl -s https://w1.example/log/checkpoint > cp.txt && anchor-witness verify checkpoint cp.txt --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c',
+    ],
   ).action(
     action((file: string, opts: PinFlags & { vkey?: string[] }) => {
       const text = readText(file);
@@ -314,11 +357,13 @@ export function addVerifyCommands(program: Command): void {
       addPinOptions(
         verify
           .command('consistency <old> <new>')
-          .description('the newer checkpoint extends the older one: consistency computed from the log\'s tiles')
+          .description("the newer checkpoint extends the older one: consistency computed from the log's tiles")
           .requiredOption('--tiles <url|dir>', 'the witness base URL (tiles at /log/tile/…) or a directory holding tile/…')
           .option('--vkey <vkey...>', 'signed-note vkey(s) instead of --witness-key', collectList),
       ),
-      ['anchor-witness verify consistency old-cp.txt new-cp.txt --tiles https://w1.example --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c'],
+      [
+        'anchor-witness verify consistency old-cp.txt new-cp.txt --tiles https://w1.example --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c',
+      ],
     ),
   ).action(
     action(async (oldFile: string, newFile: string, opts: PinFlags & HttpFlags & { tiles: string; vkey?: string[] }) => {
@@ -327,12 +372,24 @@ export function addVerifyCommands(program: Command): void {
       const { verifiers, origin } = logVerifiers(opts, originOfNote(newText));
       const older = verifyCheckpointNote(oldText, verifiers, origin).checkpoint;
       const newer = verifyCheckpointNote(newText, verifiers, origin).checkpoint;
-      if (older.size > newer.size) throw new VerificationError('consistency_invalid', `rollback: the "new" checkpoint (size ${newer.size}) is smaller than the old one (size ${older.size}); both are signed`);
+      if (older.size > newer.size)
+        throw new VerificationError(
+          'consistency_invalid',
+          `rollback: the "new" checkpoint (size ${newer.size}) is smaller than the old one (size ${older.size}); both are signed`,
+        );
       const r = await checkConsistencyFromTiles(older, newer, tileSource(opts.tiles, opts));
       if (r.status === 'tiles_mismatch') throw new CliFailure(`UNKNOWN tiles_mismatch: ${r.reason}`, EXIT.usage);
       if (r.status === 'inconsistent') {
-        process.stdout.write(stringifyJson({ old_root_from_tiles: encodeBase64(r.evidence.oldRootFromTiles), consistency_proof: r.evidence.proof.map(encodeBase64) }) + '\n');
-        throw new VerificationError('consistency_invalid', `INCONSISTENT: the log at size ${newer.size} does not extend the checkpoint of size ${older.size} (evidence printed)`);
+        process.stdout.write(
+          stringifyJson({
+            old_root_from_tiles: encodeBase64(r.evidence.oldRootFromTiles),
+            consistency_proof: r.evidence.proof.map(encodeBase64),
+          }) + '\n',
+        );
+        throw new VerificationError(
+          'consistency_invalid',
+          `INCONSISTENT: the log at size ${newer.size} does not extend the checkpoint of size ${older.size} (evidence printed)`,
+        );
       }
       ok(`size ${newer.size} extends size ${older.size} (${r.proof.length}-hash consistency proof from tiles)`);
     }),

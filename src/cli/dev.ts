@@ -36,7 +36,11 @@ const partyKey = keyAt(join(dataDir, 'demo-party-key.pem'));
 const registryFile = join(dataDir, 'registry.json');
 writeFileSync(
   registryFile,
-  JSON.stringify({ parties: [{ id: AGENT, delegator: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(ed25519PublicKeyBytes(partyKey)) }] }] }, null, 2) + '\n',
+  JSON.stringify(
+    { parties: [{ id: AGENT, delegator: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(ed25519PublicKeyBytes(partyKey)) }] }] },
+    null,
+    2,
+  ) + '\n',
 );
 
 // A fresh anchor each start: index and cumulative grow with the clock, so it co-signs on top of earlier runs.
@@ -58,8 +62,14 @@ writeFileSync(requestFile, stringifyJson(anchorRequest(anchor, { agent: AGENT, r
 const DEMO_LOG = 'log.localhost/demo';
 const logKey = keyAt(join(dataDir, 'demo-log-key.pem'));
 const logsFile = join(dataDir, 'logs.json');
-writeFileSync(logsFile, JSON.stringify({ logs: [{ origin: DEMO_LOG, keys: [formatVkey(DEMO_LOG, SIG_TYPE_ED25519, ed25519PublicKeyBytes(logKey))] }] }, null, 2) + '\n');
-const checkpointNote = signNote(formatCheckpoint({ origin: DEMO_LOG, size: 0, rootHash: EMPTY_ROOT, extensions: [] }), [ed25519NoteSigner(DEMO_LOG, logKey)]);
+writeFileSync(
+  logsFile,
+  JSON.stringify({ logs: [{ origin: DEMO_LOG, keys: [formatVkey(DEMO_LOG, SIG_TYPE_ED25519, ed25519PublicKeyBytes(logKey))] }] }, null, 2) +
+    '\n',
+);
+const checkpointNote = signNote(formatCheckpoint({ origin: DEMO_LOG, size: 0, rootHash: EMPTY_ROOT, extensions: [] }), [
+  ed25519NoteSigner(DEMO_LOG, logKey),
+]);
 const addCheckpointFile = join(dataDir, 'demo-add-checkpoint.txt');
 writeFileSync(addCheckpointFile, `old 0\n\n${checkpointNote}`);
 
@@ -68,13 +78,35 @@ const port = Number(process.env.AW_DEV_PORT ?? 8420);
 let node;
 try {
   node = await startWitness(
-    { host: '127.0.0.1', port, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile, logsFile },
+    {
+      host: '127.0.0.1',
+      port,
+      dataDir,
+      name: 'witness.localhost/dev',
+      roles: ['anchor', 'cosign'],
+      dev: true,
+      allowUnderivedSeeds: false,
+      quota: DEFAULT_QUOTA,
+      registryFile,
+      logsFile,
+    },
     log,
   );
 } catch (e) {
   if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
   node = await startWitness(
-    { host: '127.0.0.1', port: 0, dataDir, name: 'witness.localhost/dev', roles: ['anchor', 'cosign'], dev: true, allowUnderivedSeeds: false, quota: DEFAULT_QUOTA, registryFile, logsFile },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      name: 'witness.localhost/dev',
+      roles: ['anchor', 'cosign'],
+      dev: true,
+      allowUnderivedSeeds: false,
+      quota: DEFAULT_QUOTA,
+      registryFile,
+      logsFile,
+    },
     log,
   );
 }

@@ -49,13 +49,18 @@ const defaultIo: FederationIo = {
 
 /** One audience (a TB_AUDIENCE meant for `serve` may hold a comma list). */
 function oneAudience(aud: string): string {
-  if (aud.includes(',')) throw new FederationError('invalid_option', `--audience takes one audience here, got ${JSON.stringify(aud)} (TB_AUDIENCE holds the list for serve?)`);
+  if (aud.includes(','))
+    throw new FederationError(
+      'invalid_option',
+      `--audience takes one audience here, got ${JSON.stringify(aud)} (TB_AUDIENCE holds the list for serve?)`,
+    );
   return checkAudience(aud);
 }
 
 function parseHostPort(text: string): { host: string; port: number } {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):([1-9][0-9]{0,4})$/.exec(text);
-  if (m === null || Number(m[3]) > 65535) throw new FederationError('invalid_option', `--connect-to must be HOST:PORT, got ${JSON.stringify(text)}`);
+  if (m === null || Number(m[3]) > 65535)
+    throw new FederationError('invalid_option', `--connect-to must be HOST:PORT, got ${JSON.stringify(text)}`);
   return { host: m[1] ?? m[2]!, port: Number(m[3]) };
 }
 
@@ -77,18 +82,37 @@ interface SetupFlags {
 function addAwsSetup(program: Command, io: FederationIo): void {
   const cmd = program
     .command('aws-setup')
-    .description('print the IAM OIDC provider and a role trust policy (exact aud and sub) for this bridge, as JSON, AWS CLI commands, Terraform or CloudFormation')
+    .description(
+      'print the IAM OIDC provider and a role trust policy (exact aud and sub) for this bridge, as JSON, AWS CLI commands, Terraform or CloudFormation',
+    )
     .requiredOption('--issuer <url>', "the bridge's issuer URL (https://host[/path]), exactly as in the tokens' iss")
-    .requiredOption('--subject <did>', 'a root DID the role trusts, exactly (did:keri:… or did:key:…; repeatable, comma-separated)', collectList)
+    .requiredOption(
+      '--subject <did>',
+      'a root DID the role trusts, exactly (did:keri:… or did:key:…; repeatable, comma-separated)',
+      collectList,
+    )
     .option('--audience <aud>', 'the client ID the provider lists and P:aud pins', AWS_STS_AUDIENCE)
-    .option('--account-id <n>', 'the 12-digit AWS account (json needs it; cli defaults to the caller\'s account; terraform/cloudformation reference the provider)')
+    .option(
+      '--account-id <n>',
+      "the 12-digit AWS account (json needs it; cli defaults to the caller's account; terraform/cloudformation reference the provider)",
+    )
     .option('--role-name <name>', 'the role to create', 'token-bridge')
     .option('--partition <p>', 'the ARN partition (aws, aws-cn, aws-us-gov, …)', 'aws')
-    .option('--tls-cert <file>', 'the certificate chain (PEM, leaf first) the bridge host serves; the thumbprint is of its LAST certificate')
+    .option(
+      '--tls-cert <file>',
+      'the certificate chain (PEM, leaf first) the bridge host serves; the thumbprint is of its LAST certificate',
+    )
     .option('--connect', 'read the chain from a live TLS handshake with the issuer host (SNI = the host, port 443)')
     .option('--connect-to <host:port>', 'with --connect: dial this address instead (SNI stays the issuer host)')
-    .option('--extra-thumbprint <hex>', 'an additional thumbprint, e.g. of the next CA certificate (repeatable; at most 5 in all)', collectList)
-    .option('--allow-wildcard-subject', 'allow * or ? in --subject (StringLike): trusts every identity the pattern matches; lint-policy still reports it')
+    .option(
+      '--extra-thumbprint <hex>',
+      'an additional thumbprint, e.g. of the next CA certificate (repeatable; at most 5 in all)',
+      collectList,
+    )
+    .option(
+      '--allow-wildcard-subject',
+      'allow * or ? in --subject (StringLike): trusts every identity the pattern matches; lint-policy still reports it',
+    )
     .addOption(new Option('--format <format>', 'output format').choices(SETUP_FORMATS).default('json'));
   cmd.action(async (flags: SetupFlags) => {
     providerPath(flags.issuer); // the issuer is checked before any connection is made
@@ -99,7 +123,8 @@ function addAwsSetup(program: Command, io: FederationIo): void {
       if (fromCli('tlsCert')) throw new FederationError('invalid_option', '--tls-cert and --connect exclude each other');
       tlsCert = undefined; // TB_TLS_CERT (set for serve) yields to an explicit --connect
     }
-    if (flags.connectTo !== undefined && flags.connect !== true) throw new FederationError('invalid_option', '--connect-to needs --connect');
+    if (flags.connectTo !== undefined && flags.connect !== true)
+      throw new FederationError('invalid_option', '--connect-to needs --connect');
     const computed: string[] = [];
     const now = Date.now();
     if (tlsCert !== undefined) {
@@ -112,7 +137,9 @@ function addAwsSetup(program: Command, io: FederationIo): void {
       const probe = await probePresentedChain({ servername: host, host: to.host, port: to.port });
       const t = chainThumbprint(probe.chain, now);
       computed.push(t.thumbprint);
-      io.err(`token-bridge: thumbprint ${t.thumbprint}: certificate ${t.certificates} of ${t.certificates} presented by ${to.host}:${to.port} for ${host} (${t.subject})\n`);
+      io.err(
+        `token-bridge: thumbprint ${t.thumbprint}: certificate ${t.certificates} of ${t.certificates} presented by ${to.host}:${to.port} for ${host} (${t.subject})\n`,
+      );
       for (const w of t.warnings) io.err(`token-bridge: warning: ${w}\n`);
       io.err(
         probe.verified
@@ -139,7 +166,9 @@ function addAwsSetup(program: Command, io: FederationIo): void {
 function addLintPolicy(program: Command, io: FederationIo): void {
   program
     .command('lint-policy')
-    .description('check a role trust policy against the five trust rules (exit 0 clean or warnings only, 1 errors, 2 unparsable); reads a policy, `aws iam get-role` output or `aws-setup --format json` output')
+    .description(
+      'check a role trust policy against the five trust rules (exit 0 clean or warnings only, 1 errors, 2 unparsable); reads a policy, `aws iam get-role` output or `aws-setup --format json` output',
+    )
     .argument('<file>', 'the policy file, or - for stdin')
     .option('--issuer <url>', "the bridge's issuer: the policy must trust this provider")
     .option('--json', 'machine-readable output')
@@ -161,7 +190,13 @@ function addLintPolicy(program: Command, io: FederationIo): void {
       }
       const code = lintExitCode(result);
       if (flags.json === true) {
-        io.out(JSON.stringify({ file: name, ok: code === 0, errors: result.errors, warnings: result.warnings, findings: result.findings }, null, 2) + '\n');
+        io.out(
+          JSON.stringify(
+            { file: name, ok: code === 0, errors: result.errors, warnings: result.warnings, findings: result.findings },
+            null,
+            2,
+          ) + '\n',
+        );
       } else {
         for (const f of result.findings) io.out(`${name}: ${formatFinding(f)}\n`);
         io.out(`${name}: ${result.errors === 0 ? 'ok' : 'FAILED'}: ${result.errors} error(s), ${result.warnings} warning(s)\n`);
@@ -173,7 +208,9 @@ function addLintPolicy(program: Command, io: FederationIo): void {
 function addCheckToken(program: Command, io: FederationIo): void {
   program
     .command('check-token')
-    .description("decode a bridge token and check it against the rules (no azp, aud, sub, iss, lifetime): what to run when STS answers InvalidIdentityToken (exit 0 ok, 1 errors, 2 not a JWT)")
+    .description(
+      'decode a bridge token and check it against the rules (no azp, aud, sub, iss, lifetime): what to run when STS answers InvalidIdentityToken (exit 0 ok, 1 errors, 2 not a JWT)',
+    )
     .argument('<jwt>', 'the token, or - to read it from stdin (a JWT, or the /token JSON response)')
     .option('--issuer <url>', 'the expected issuer (byte for byte)')
     .option('--audience <aud>', `the expected audience (repeatable: any of them; default ${AWS_STS_AUDIENCE})`, collectList)
@@ -184,7 +221,11 @@ function addCheckToken(program: Command, io: FederationIo): void {
       let r;
       try {
         text = jwt === '-' ? await io.readStdin() : jwt;
-        r = checkToken(text, { now, audience: flags.audience ?? [AWS_STS_AUDIENCE], ...(flags.issuer === undefined ? {} : { issuer: flags.issuer }) });
+        r = checkToken(text, {
+          now,
+          audience: flags.audience ?? [AWS_STS_AUDIENCE],
+          ...(flags.issuer === undefined ? {} : { issuer: flags.issuer }),
+        });
       } catch (e) {
         if (!(e instanceof FederationError && e.code === 'token_unparsable')) throw e;
         if (flags.json === true) io.out(JSON.stringify({ ok: false, unparsable: e.message }) + '\n');
@@ -193,7 +234,13 @@ function addCheckToken(program: Command, io: FederationIo): void {
         return;
       }
       if (flags.json === true) {
-        io.out(JSON.stringify({ ok: r.errors === 0, errors: r.errors, warnings: r.warnings, header: r.header, claims: r.claims, findings: r.findings }, null, 2) + '\n');
+        io.out(
+          JSON.stringify(
+            { ok: r.errors === 0, errors: r.errors, warnings: r.warnings, header: r.header, claims: r.claims, findings: r.findings },
+            null,
+            2,
+          ) + '\n',
+        );
       } else {
         io.out(formatTokenCheck(r, now));
       }
@@ -222,32 +269,40 @@ interface CredentialsFlags {
 function readChain(file: string): unknown[] {
   const doc = parseStrictJson(readFileSync(file, 'utf8'), { maxDepth: 32 });
   const chain = Array.isArray(doc) ? doc : (doc as { attestation_chain?: unknown }).attestation_chain;
-  if (!Array.isArray(chain)) throw new FederationError('invalid_option', `${file}: expected a JSON array of attestations (or an object with "attestation_chain")`);
+  if (!Array.isArray(chain))
+    throw new FederationError('invalid_option', `${file}: expected a JSON array of attestations (or an object with "attestation_chain")`);
   return chain as unknown[];
 }
 
 function addCredentials(program: Command, io: FederationIo): void {
   program
     .command('credentials')
-    .description('for CI: get a token (proof of possession by the device key), exchange it with STS AssumeRoleWithWebIdentity, print AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN')
+    .description(
+      'for CI: get a token (proof of possession by the device key), exchange it with STS AssumeRoleWithWebIdentity, print AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN',
+    )
     .requiredOption('--bridge <url>', 'where the bridge is reachable (POST <url>/token)')
     .requiredOption('--chain <file>', 'the attestation chain: a JSON array root → leaf')
     .requiredOption('--root-key <hex>', 'the Ed25519 root public key (hex)')
     .requiredOption('--device-key <file>', 'the leaf device key (Ed25519 PKCS#8 PEM, mode 0600)')
     .requiredOption('--role-arn <arn>', 'the role to assume')
     .option('--session-name <name>', 'RoleSessionName ([\\w+=,.@-]{2,64}; default tb-<subject without did:>, cut to 64)')
-    .addOption(new Option('--format <format>', 'env: shell exports for eval; github: ::add-mask:: lines and $GITHUB_ENV entries').choices(['env', 'github']).default('env'))
+    .addOption(
+      new Option('--format <format>', 'env: shell exports for eval; github: ::add-mask:: lines and $GITHUB_ENV entries')
+        .choices(['env', 'github'])
+        .default('env'),
+    )
     .option('--audience <aud>', 'token audience (the provider client ID)', AWS_STS_AUDIENCE)
     .option('--issuer <url>', "the bridge's issuer (default: read from its discovery document)")
     .option('--ttl <s>', 'token lifetime in seconds', intArg(1))
     .option('--capability <cap>', 'request only these capabilities (repeatable, comma-separated)', collectList)
     .option('--region <region>', 'STS region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)')
     .option('--sts-endpoint <url>', 'STS endpoint URL (default: the regional endpoint; AWS_ENDPOINT_URL_STS is honoured too)')
-    .option('--duration-seconds <n>', 'session duration (900 up to the role\'s MaxSessionDuration; STS default 3600)', intArg(900, 43200))
+    .option('--duration-seconds <n>', "session duration (900 up to the role's MaxSessionDuration; STS default 3600)", intArg(900, 43200))
     .option('--github-env <file>', 'with --format github: the file to append to (default: $GITHUB_ENV)')
     .action(async (flags: CredentialsFlags) => {
       // Loaded here so that the other commands (and serve) do not load the AWS SDK.
-      const { assumeRoleWithWebIdentity, precheckToken, renderEnv, renderGithub, requestBridgeToken } = await import('../federation/credentials.ts');
+      const { assumeRoleWithWebIdentity, precheckToken, renderEnv, renderGithub, requestBridgeToken } =
+        await import('../federation/credentials.ts');
       const roleArn = checkRoleArn(flags.roleArn);
       const audience = oneAudience(flags.audience);
       if (flags.sessionName !== undefined) checkSessionName(flags.sessionName);
@@ -265,7 +320,8 @@ function addCredentials(program: Command, io: FederationIo): void {
         ...(flags.ttl === undefined ? {} : { ttlSecs: flags.ttl }),
         ...(flags.capability === undefined ? {} : { capabilities: flags.capability }),
       });
-      for (const f of precheckToken(token, audience, Math.floor(Date.now() / 1000))) io.err(`token-bridge: warning: token [${f.id}]: ${f.message}\n`);
+      for (const f of precheckToken(token, audience, Math.floor(Date.now() / 1000)))
+        io.err(`token-bridge: warning: token [${f.id}]: ${f.message}\n`);
       const region = flags.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
       let creds;
       try {
@@ -291,7 +347,9 @@ function addCredentials(program: Command, io: FederationIo): void {
       } else {
         io.out(renderEnv(creds));
       }
-      io.err(`token-bridge: assumed ${creds.assumedRoleArn ?? roleArn} as ${token.subject}${creds.expiration === null ? '' : ` until ${creds.expiration.toISOString()}`}\n`);
+      io.err(
+        `token-bridge: assumed ${creds.assumedRoleArn ?? roleArn} as ${token.subject}${creds.expiration === null ? '' : ` until ${creds.expiration.toISOString()}`}\n`,
+      );
     });
 }
 

@@ -35,17 +35,21 @@ export function healthUrl(text: string): URL {
 /** GET `url` with node:http(s) (fetch refuses some ports, e.g. 6000 and 10080, by its "bad port" list). */
 function get(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(url, { headers: { accept: 'application/json' }, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        if (body.length < 65_536) body += c;
-      });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-      res.on('error', reject);
-    });
+    const req = (url.protocol === 'https:' ? https : http).get(
+      url,
+      { headers: { accept: 'application/json' }, timeout: timeoutMs },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          if (body.length < 65_536) body += c;
+        });
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => {
       req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
     });
@@ -82,7 +86,7 @@ export function addHealthcheckCommand(program: Command): void {
   program
     .command('healthcheck')
     .description('exit 0 when the node at --url is healthy (GET /health → 200 {"status":"ok"}), 1 when it is not')
-    .requiredOption('--url <url>', 'the node\'s base URL (e.g. http://127.0.0.1:8420) or its /health URL')
+    .requiredOption('--url <url>', "the node's base URL (e.g. http://127.0.0.1:8420) or its /health URL")
     .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
     .action(async (opts: { url: string; timeoutMs: number; quiet?: boolean }) => {

@@ -28,7 +28,13 @@ const isMeta = (o: Option): boolean => o.long === '--help' || o.long === '--vers
 
 /** Split comma lists for a repeatable option: `--x a,b --x c` and `X=a,b,c` both give [a,b,c]. */
 export function collectList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+  return [
+    ...(previous ?? []),
+    ...value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  ];
 }
 
 export class EnvCommand extends Command {

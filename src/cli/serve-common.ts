@@ -7,7 +7,8 @@ import { ListenError } from './errors.ts';
 /** `HOST:PORT`, IPv6 as `[::1]:PORT`; port 0 = any free port. */
 export function parseListen(text: string): { host: string; port: number } {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(0|[1-9][0-9]{0,4})$/.exec(text);
-  if (m === null || Number(m[3]) > 65535) throw new ListenError('invalid_listen', `--listen must be HOST:PORT (IPv6 as [::1]:PORT), got ${JSON.stringify(text)}`);
+  if (m === null || Number(m[3]) > 65535)
+    throw new ListenError('invalid_listen', `--listen must be HOST:PORT (IPv6 as [::1]:PORT), got ${JSON.stringify(text)}`);
   return { host: m[1] ?? m[2]!, port: Number(m[3]) };
 }
 

@@ -36,18 +36,22 @@ interface ServeFlags extends HttpLimits {
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
 function applyConfigFile(cmd: Command, path: string): void {
   const doc = readDocument(path);
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
   const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));
   for (const [rawKey, value] of Object.entries(doc as Record<string, unknown>)) {
     const key = rawKey.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     const option = known.get(key);
-    if (option === undefined || key === 'config') throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
+    if (option === undefined || key === 'config')
+      throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
     const source = cmd.getOptionValueSource(key);
     if (source === 'cli' || source === 'env') continue;
     let v: unknown;
     const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
     if (key === 'roles' || key === 'trustProxy' || key === 'cosignKey' || key === 'logsList') {
-      v = Array.isArray(value) ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x))) : collectList(scalar ?? '', undefined);
+      v = Array.isArray(value)
+        ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)))
+        : collectList(scalar ?? '', undefined);
     } else if (option.isBoolean()) {
       v = value === true || value === 'true' || value === 1;
     } else if (scalar === undefined) {
@@ -69,18 +73,34 @@ export function addServeCommand(program: Command): void {
     .option('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints')
     .option('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")')
     .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
-    .option('--cosign-key <file>', 'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign; repeatable: one cosignature line per key', collectList)
+    .option(
+      '--cosign-key <file>',
+      'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign; repeatable: one cosignature line per key',
+      collectList,
+    )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
-    .option('--build-attestation <file>', 'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)')
+    .option(
+      '--build-attestation <file>',
+      'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)',
+    )
     .option('--store <spec>', 'sqlite:PATH (default <data-dir>/witness.db) or postgres://…')
     .option('--allow-underived-seeds', 'let whoever anchors a seed first own it, even when it does not derive from the party')
-    .option('--party-anchors-per-minute <n>', 'default per-party quota of co-signed anchors per minute', intArg(0), DEFAULT_QUOTA.anchorsPerMinute)
+    .option(
+      '--party-anchors-per-minute <n>',
+      'default per-party quota of co-signed anchors per minute',
+      intArg(0),
+      DEFAULT_QUOTA.anchorsPerMinute,
+    )
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
-    .option('--verify-threads <n>', 'worker threads for Ed25519 verification and anchor cosigning (default: CPU cores − 1; 0 = on the event loop)', intArg(0, 64))
+    .option(
+      '--verify-threads <n>',
+      'worker threads for Ed25519 verification and anchor cosigning (default: CPU cores − 1; 0 = on the event loop)',
+      intArg(0, 64),
+    )
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
@@ -105,8 +125,25 @@ export function addServeCommand(program: Command): void {
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
       };
-      const optional = [...HTTP_LIMIT_KEYS, 'key', 'cosignKey', 'logsList', 'registry', 'logs', 'logOrigin', 'buildAttestation', 'store', 'verifyThreads'] as const;
-      const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = { key: 'keyFile', cosignKey: 'cosignKeyFiles', logsList: 'logsLists', registry: 'registryFile', logs: 'logsFile' };
+      const optional = [
+        ...HTTP_LIMIT_KEYS,
+        'key',
+        'cosignKey',
+        'logsList',
+        'registry',
+        'logs',
+        'logOrigin',
+        'buildAttestation',
+        'store',
+        'verifyThreads',
+      ] as const;
+      const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = {
+        key: 'keyFile',
+        cosignKey: 'cosignKeyFiles',
+        logsList: 'logsLists',
+        registry: 'registryFile',
+        logs: 'logsFile',
+      };
       for (const k of optional) {
         const v = flags[k];
         if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;

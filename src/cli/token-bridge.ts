@@ -73,19 +73,34 @@ function addServe(program: Command, io: CliIo): void {
     .option('--key-dir <dir>', 'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start')
     .option('--issuer <url>', 'issuer URL: https://host[/path], no port, query, fragment or trailing slash')
     .option('--audience <aud>', `allowed audience (repeatable, comma-separated; default ${DEFAULT_AUDIENCE})`, collectList)
-    .option('--trusted-roots <file>', 'trusted roots (party registry format plus "revoked"; JSON or YAML), reloaded on SIGHUP and rename-into-place')
+    .option(
+      '--trusted-roots <file>',
+      'trusted roots (party registry format plus "revoked"; JSON or YAML), reloaded on SIGHUP and rename-into-place',
+    )
     .option('--tls-cert <file>', 'TLS certificate chain (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM, mode 0600)')
     .option('--default-ttl <s>', 'token lifetime when the request names none', intArg(1, MAX_TTL_LIMIT_SECONDS), DEFAULT_TTL_SECONDS)
     .option('--max-ttl <s>', 'longest token lifetime a request may ask for', intArg(1, MAX_TTL_LIMIT_SECONDS), MAX_TTL_LIMIT_SECONDS)
     .option('--rate-limit <rps[:burst]>', 'per-client-IP limit on POST /token; 0 = off', '10:20')
-    .option('--no-proof-of-possession', 'accept requests without a proof by the leaf device key (requires --trusted-roots; tokens carry "pop": false)')
+    .option(
+      '--no-proof-of-possession',
+      'accept requests without a proof by the leaf device key (requires --trusted-roots; tokens carry "pop": false)',
+    )
     .option('--aws-session-tags', 'add the https://aws.amazon.com/tags claim (principal tags auths_leaf, auths_caps)')
-    .option('--dev', 'development: http:// or a port allowed in a loopback issuer (default: the listening URL), throwaway keys without --key-dir, a demo chain')
+    .option(
+      '--dev',
+      'development: http:// or a port allowed in a loopback issuer (default: the listening URL), throwaway keys without --key-dir, a demo chain',
+    )
     .addOption(algOption())
     .option('--nonce-capacity <n>', 'proof-of-possession nonces remembered at once (full → 503 overloaded; default 100000)', intArg(1))
-    .option('--data-dir <dir>', 'where the nonce store nonces.sqlite (mode 0600) lives (default: --key-dir); one serve process per data dir')
-    .option('--store <url>', 'postgres://…: keep the nonce store in PostgreSQL instead, shared by bridge replicas of one issuer (the database is bound to --issuer at first use; signing keys stay in --key-dir)')
+    .option(
+      '--data-dir <dir>',
+      'where the nonce store nonces.sqlite (mode 0600) lives (default: --key-dir); one serve process per data dir',
+    )
+    .option(
+      '--store <url>',
+      'postgres://…: keep the nonce store in PostgreSQL instead, shared by bridge replicas of one issuer (the database is bound to --issuer at first use; signing keys stay in --key-dir)',
+    )
     .addOption(
       new Option(
         '--nonce-store <kind>',
@@ -126,10 +141,14 @@ function addServe(program: Command, io: CliIo): void {
 }
 
 function addKeys(program: Command, io: CliIo): void {
-  const keys = program.command('keys').description('manage the signing keys in --key-dir (a running serve picks changes up within 60 s, or at once on SIGHUP)');
+  const keys = program
+    .command('keys')
+    .description('manage the signing keys in --key-dir (a running serve picks changes up within 60 s, or at once on SIGHUP)');
   keys
     .command('rotate')
-    .description('add a signing key: on an empty key dir the first key, active at once; otherwise a "next" key, published now and signing after --prepublish seconds')
+    .description(
+      'add a signing key: on an empty key dir the first key, active at once; otherwise a "next" key, published now and signing after --prepublish seconds',
+    )
     .requiredOption('--key-dir <dir>', 'key directory')
     .option('--prepublish <s>', 'seconds the new key is published before it signs', intArg(0), DEFAULT_PREPUBLISH_SECONDS)
     .addOption(algOption())
@@ -178,11 +197,16 @@ async function fetchIssuer(bridge: string): Promise<string> {
 function addToken(program: Command, io: CliIo): void {
   program
     .command('token')
-    .description('exchange an attestation chain for a token (signs the proof of possession with the leaf device key) and print the response')
+    .description(
+      'exchange an attestation chain for a token (signs the proof of possession with the leaf device key) and print the response',
+    )
     .requiredOption('--bridge <url>', 'where the bridge is reachable (POST <url>/token)')
     .requiredOption('--chain <file>', 'the attestation chain: a JSON array root → leaf (or an object with "attestation_chain")')
     .requiredOption('--root-key <hex>', 'the Ed25519 root public key (hex)')
-    .option('--device-key <file>', 'the leaf device key (Ed25519 PKCS#8 PEM, mode 0600); omit only for a bridge without proof of possession')
+    .option(
+      '--device-key <file>',
+      'the leaf device key (Ed25519 PKCS#8 PEM, mode 0600); omit only for a bridge without proof of possession',
+    )
     .option('--audience <aud>', 'token audience', DEFAULT_AUDIENCE)
     .option('--issuer <url>', "the bridge's issuer URL (default: read from its discovery document)")
     .option('--ttl <s>', 'token lifetime in seconds', intArg(1))
@@ -208,7 +232,11 @@ function addToken(program: Command, io: CliIo): void {
         io.out(JSON.stringify(body) + '\n');
         return;
       }
-      const res = await fetch(bridge + TOKEN_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(bridge + TOKEN_PATH, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       if (!res.ok) {
         process.stderr.write(`token-bridge: ${bridge}${TOKEN_PATH} answered ${res.status}: ${text}\n`);

@@ -63,13 +63,15 @@ export function nextAnchorFields(
   if (chain.seedId.length !== 32) invalid('seed id must be 32 bytes');
   const index = input.index ?? (prev === undefined ? 0 : prev.index + 1);
   if (!Number.isSafeInteger(index) || index < 0) invalid('index must be an integer 0..2^53−1');
-  if (prev !== undefined && index <= prev.index) invalid(`index ${index} must be above the previous anchor's ${prev.index} (a second head at one index is duplicity)`);
+  if (prev !== undefined && index <= prev.index)
+    invalid(`index ${index} must be above the previous anchor's ${prev.index} (a second head at one index is duplicity)`);
   if (input.cumulative !== undefined && input.addCumulative !== undefined) invalid('give cumulative or addCumulative, not both');
   const base = prev?.cumulative ?? 0n;
   const cumulative = input.cumulative ?? base + (input.addCumulative ?? 0n);
   if (cumulative < 0n || cumulative >= U128_LIMIT) invalid('cumulative must be an unsigned integer below 2^128');
   if (cumulative < base) invalid(`cumulative ${cumulative} is below the previous anchor's ${base}`);
   if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) invalid('timestamp must be whole unix seconds');
-  if (prev !== undefined && input.timestamp < prev.timestamp) invalid(`timestamp ${input.timestamp} is before the previous anchor's ${prev.timestamp}`);
+  if (prev !== undefined && input.timestamp < prev.timestamp)
+    invalid(`timestamp ${input.timestamp} is before the previous anchor's ${prev.timestamp}`);
   return { seedId: chain.seedId, index, head: input.head, cumulative, timestamp: input.timestamp, witnessSet: { ...chain.witnessSet } };
 }

@@ -40,9 +40,10 @@ export type ConsistencyCheck =
 /** Check that `newer` extends `older` (same origin, newer.size ≥ older.size), from tiles of `newer`. */
 export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkpoint, fetchTile: TileFetcher): Promise<ConsistencyCheck> {
   if (older.origin !== newer.origin) throw new ClientError('usage', 'checkpoints of two different logs');
-  if (older.size > newer.size) throw new ClientError('usage', 'the older checkpoint is larger: that is a rollback, not a consistency question');
+  if (older.size > newer.size)
+    throw new ClientError('usage', 'the older checkpoint is larger: that is a rollback, not a consistency question');
   if (newer.size === 0 && !hashEqual(newer.rootHash, EMPTY_ROOT)) {
-    throw new VerificationError('checkpoint_invalid', 'a checkpoint of size 0 must carry the empty tree\'s root');
+    throw new VerificationError('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
   }
   if (older.size === newer.size || older.size === 0) {
     const expected = older.size === 0 ? EMPTY_ROOT : newer.rootHash;
@@ -67,7 +68,11 @@ export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkp
       return bytes;
     });
     const newRoot = treeRoot(newer.size, read);
-    if (!hashEqual(newRoot, newer.rootHash)) return { status: 'tiles_mismatch', reason: `the tiles hash to ${encodeBase64(newRoot)}, not the checkpoint root ${encodeBase64(newer.rootHash)}` };
+    if (!hashEqual(newRoot, newer.rootHash))
+      return {
+        status: 'tiles_mismatch',
+        reason: `the tiles hash to ${encodeBase64(newRoot)}, not the checkpoint root ${encodeBase64(newer.rootHash)}`,
+      };
     proof = consistencyProof(older.size, newer.size, read);
     oldRoot = treeRoot(older.size, read);
   } catch (e) {
@@ -83,7 +88,10 @@ export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkp
   // serves tiles that do not match what it signed.
   const evidence: InconsistencyEvidence = { oldSize: older.size, newSize: newer.size, oldRootFromTiles: oldRoot, proof };
   if (!verifyInconsistency(older, newer, evidence)) {
-    return { status: 'tiles_mismatch', reason: `the tiles are not consistent with the checkpoint root ${encodeBase64(newer.rootHash)} (a proof computed from them does not verify)` };
+    return {
+      status: 'tiles_mismatch',
+      reason: `the tiles are not consistent with the checkpoint root ${encodeBase64(newer.rootHash)} (a proof computed from them does not verify)`,
+    };
   }
   return { status: 'inconsistent', evidence };
 }
@@ -96,5 +104,8 @@ export function verifyInconsistency(older: Checkpoint, newer: Checkpoint, ev: In
   if (older.origin !== newer.origin || ev.oldSize !== older.size || ev.newSize !== newer.size || older.size > newer.size) return false;
   if (older.size === newer.size) return !hashEqual(older.rootHash, newer.rootHash);
   if (older.size === 0) return !hashEqual(older.rootHash, EMPTY_ROOT);
-  return !hashEqual(ev.oldRootFromTiles, older.rootHash) && verifyConsistency(older.size, newer.size, ev.oldRootFromTiles, newer.rootHash, ev.proof);
+  return (
+    !hashEqual(ev.oldRootFromTiles, older.rootHash) &&
+    verifyConsistency(older.size, newer.size, ev.oldRootFromTiles, newer.rootHash, ev.proof)
+  );
 }

@@ -11,7 +11,16 @@ import type { Anchor, AnchorWire } from '../anchor/types.ts';
 import { FINALIZED_V, type FinalityFailureCode, type FinalityOptions, type FinalityResult, type MemberResult } from '../verify/finalize.ts';
 import { ClientError } from './errors.ts';
 import { parseReceipt, verifyPartyPin, verifyReceipt, VerificationError, type PinnedParty, type Receipt } from './verify-anchor.ts';
-import { encodeWitnessSet, findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
+import {
+  encodeWitnessSet,
+  findMember,
+  makeWitnessSet,
+  memberPin,
+  parseWitnessSet,
+  witnessSetSaid,
+  type WitnessSet,
+  type WitnessSetWire,
+} from './witness-set.ts';
 
 export { FINALIZED_V } from '../verify/finalize.ts';
 export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, MemberResult } from '../verify/finalize.ts';
@@ -29,7 +38,12 @@ export interface FinalizedBundleWire {
   receipts: Receipt[];
 }
 
-export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): FinalityResult {
+export function verifyFinalized(
+  anchor: Anchor,
+  given: WitnessSet,
+  receipts: readonly Receipt[],
+  opts: FinalityOptions = {},
+): FinalityResult {
   let set: WitnessSet;
   try {
     // Re-validate a set built in code: one name (or one key) twice would count one receipt twice.
@@ -37,13 +51,30 @@ export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: rea
   } catch (e) {
     if (!(e instanceof ClientError)) throw e;
     const members = Array.isArray(given.members) ? given.members : [];
-    return { said: '', threshold: given.threshold, valid: 0, members: members.map((m) => ({ name: m.name, status: 'missing' as const })), outsiders: [], final: false, code: 'witness_set_invalid', reason: e.message };
+    return {
+      said: '',
+      threshold: given.threshold,
+      valid: 0,
+      members: members.map((m) => ({ name: m.name, status: 'missing' as const })),
+      outsiders: [],
+      final: false,
+      code: 'witness_set_invalid',
+      reason: e.message,
+    };
   }
   const said = witnessSetSaid(set);
-  const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
+  const base = {
+    said,
+    threshold: set.threshold,
+    valid: 0,
+    members: [] as MemberResult[],
+    outsiders: [] as { name: string; receipt: number }[],
+  };
   const stop = (code: FinalityFailureCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
-  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said) return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
-  if (anchor.witnessSet.said !== said) return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
+  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said)
+    return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
+  if (anchor.witnessSet.said !== said)
+    return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
   if (anchor.witnessSet.threshold !== set.threshold) {
     return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
   }
@@ -88,10 +119,17 @@ export function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: rea
     return stop('receipt_invalid', `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}`);
   }
   if (base.valid < set.threshold) {
-    const failed = base.members.filter((m) => m.status !== 'valid').map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
+    const failed = base.members
+      .filter((m) => m.status !== 'valid')
+      .map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
     return stop('threshold_not_met', `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`);
   }
-  return { ...base, final: true, code: 'final', reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
+  return {
+    ...base,
+    final: true,
+    code: 'final',
+    reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})`,
+  };
 }
 
 export function verifyFinalizedBundle(bundle: FinalizedBundle, opts: FinalityOptions = {}): FinalityResult {
@@ -99,7 +137,12 @@ export function verifyFinalizedBundle(bundle: FinalizedBundle, opts: FinalityOpt
 }
 
 export function encodeFinalizedBundle(b: FinalizedBundle): FinalizedBundleWire {
-  return { v: FINALIZED_V, anchor: encodeAnchor(b.anchor), witness_set: encodeWitnessSet(b.witnessSet), receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })) };
+  return {
+    v: FINALIZED_V,
+    anchor: encodeAnchor(b.anchor),
+    witness_set: encodeWitnessSet(b.witnessSet),
+    receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })),
+  };
 }
 
 /** Parse a bundle document (ClientError `bundle_invalid` / `witness_set_invalid`). */

@@ -62,7 +62,11 @@ export class HttpFailure extends ClientError {
  * 5xx; 503 and 429 are always retried (the request was not processed). Returns the last response
  * (whatever its status) or throws HttpFailure when no response was obtained.
  */
-export async function httpRequest(url: string, init: { method?: string; body?: string; contentType?: string; idempotent?: boolean } = {}, opts: HttpOptions = {}): Promise<HttpResponse> {
+export async function httpRequest(
+  url: string,
+  init: { method?: string; body?: string; contentType?: string; idempotent?: boolean } = {},
+  opts: HttpOptions = {},
+): Promise<HttpResponse> {
   const doFetch = opts.fetch ?? fetch;
   const sleep = opts.sleep ?? defaultSleep;
   const retries = opts.retries ?? 3;
@@ -84,9 +88,16 @@ export async function httpRequest(url: string, init: { method?: string; body?: s
         signal: AbortSignal.timeout(timeoutMs),
       });
       const bytes = new Uint8Array(await res.arrayBuffer());
-      const response: HttpResponse = { status: res.status, headers: res.headers, bytes, text: Buffer.from(bytes).toString('utf8'), attempts: attempt };
+      const response: HttpResponse = {
+        status: res.status,
+        headers: res.headers,
+        bytes,
+        text: Buffer.from(bytes).toString('utf8'),
+        attempts: attempt,
+      };
       lastStatus = res.status;
-      const retryable = res.status === 503 || res.status === 429 || (idempotent && (res.status === 408 || (res.status >= 500 && res.status !== 501)));
+      const retryable =
+        res.status === 503 || res.status === 429 || (idempotent && (res.status === 408 || (res.status >= 500 && res.status !== 501)));
       if (!retryable || attempt > retries) return response;
       const after = retryAfterMs(res.headers.get('retry-after'));
       if (after !== undefined && after > maxRetryAfter) return response;
@@ -94,7 +105,8 @@ export async function httpRequest(url: string, init: { method?: string; body?: s
       reason = `HTTP ${res.status}`;
     } catch (e) {
       const err = e as Error;
-      reason = err.name === 'TimeoutError' || err.name === 'AbortError' ? `no response within ${timeoutMs} ms` : `${err.message}${causeOf(err)}`;
+      reason =
+        err.name === 'TimeoutError' || err.name === 'AbortError' ? `no response within ${timeoutMs} ms` : `${err.message}${causeOf(err)}`;
       if (!idempotent || attempt > retries) throw new HttpFailure(`${url}: ${reason}`, lastStatus);
     }
     const wait = delay ?? backoff * 2 ** (attempt - 1);

@@ -8,8 +8,27 @@ export { verifyDuplicityProof, makeDuplicityProof } from '../anchor/duplicity.ts
 export type { DuplicityVerdict } from '../anchor/duplicity.ts';
 export { decodeAnchor, encodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
-export { VerificationError, verifyAnchorResponse, verifyReceipt, verifyWitnessReceipt, verifyPartyPin, parseAnchorResponse, parseReceipt, parseCosignature, decodeResponseAnchor } from './verify-anchor.ts';
-export type { AnchorResponseBody, CosignatureWire, InclusionWire, PinnedParty, PinnedPartyKey, PinnedWitness, Receipt, VerifiedReceipt } from './verify-anchor.ts';
+export {
+  VerificationError,
+  verifyAnchorResponse,
+  verifyReceipt,
+  verifyWitnessReceipt,
+  verifyPartyPin,
+  parseAnchorResponse,
+  parseReceipt,
+  parseCosignature,
+  decodeResponseAnchor,
+} from './verify-anchor.ts';
+export type {
+  AnchorResponseBody,
+  CosignatureWire,
+  InclusionWire,
+  PinnedParty,
+  PinnedPartyKey,
+  PinnedWitness,
+  Receipt,
+  VerifiedReceipt,
+} from './verify-anchor.ts';
 export { signAnchor, anchorRequest } from './party.ts';
 export type { UnsignedAnchor, AnchorRequest } from './party.ts';
 export { generatePartyKey, partyKeyFromPem, partyKeyToPem } from './keys.ts';
@@ -38,7 +57,17 @@ export type { ConsistencyCheck, InconsistencyEvidence, TileFetcher } from './con
 export { verifyCheckpointNote, verifyCosignedCheckpoint, verifyTlogProofFile, verifyAnchorCosignature } from './offline.ts';
 export type { CosignedCheckpoint } from './offline.ts';
 export { MONITOR_STATE_V, emptyMonitorState, parseMonitorState, monitorPoll } from './monitor.ts';
-export type { Finding, FindingKind, MonitorConfig, MonitorState, PollReport, WitnessStatus, WitnessRecord, Observation, ObservedAnchor } from './monitor.ts';
+export type {
+  Finding,
+  FindingKind,
+  MonitorConfig,
+  MonitorState,
+  PollReport,
+  WitnessStatus,
+  WitnessRecord,
+  Observation,
+  ObservedAnchor,
+} from './monitor.ts';
 export {
   PARTY_STATE_V,
   initPartyState,

@@ -103,14 +103,33 @@ function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: strin
     if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean') continue;
     if (typeof value === 'string') {
       if (!value.includes('\n')) continue; // short strings (ids, roots) are in the JSON
-      files.push({ name: `${base}-${safeName(key)}.txt`, mime: 'text/plain', body: value, label: key === 'previous' || key === 'current' ? `${key} checkpoint` : key === 'a' || key === 'b' ? `checkpoint ${key}` : key });
+      files.push({
+        name: `${base}-${safeName(key)}.txt`,
+        mime: 'text/plain',
+        body: value,
+        label: key === 'previous' || key === 'current' ? `${key} checkpoint` : key === 'a' || key === 'b' ? `checkpoint ${key}` : key,
+      });
     } else {
       const who = (value as { witness?: unknown }).witness;
-      const label = key === 'duplicity_proof' ? 'duplicity proof' : key === 'a' || key === 'b' ? `co-signed anchor ${key} (${typeof who === 'string' ? who : '?'})` : key;
+      const label =
+        key === 'duplicity_proof'
+          ? 'duplicity proof'
+          : key === 'a' || key === 'b'
+            ? `co-signed anchor ${key} (${typeof who === 'string' ? who : '?'})`
+            : key;
       files.push({ name: `${base}-${safeName(key)}.json`, mime: 'application/json', body: stringifyJson(value, 2) + '\n', label });
     }
   }
-  files.push({ name: `${base}-evidence.json`, mime: 'application/json', body: stringifyJson({ finding: { id: f.id, kind: f.kind, severity: f.severity, message: f.message, witness: f.witness, seed: f.seed }, evidence: ev }, 2) + '\n', label: 'all evidence (JSON)' });
+  files.push({
+    name: `${base}-evidence.json`,
+    mime: 'application/json',
+    body:
+      stringifyJson(
+        { finding: { id: f.id, kind: f.kind, severity: f.severity, message: f.message, witness: f.witness, seed: f.seed }, evidence: ev },
+        2,
+      ) + '\n',
+    label: 'all evidence (JSON)',
+  });
   return files;
 }
 
@@ -147,24 +166,40 @@ function findingBlock(v: FindingView, n: number, state: ReportState): SafeHtml {
         ? html` · reported ${formatUtc(v.first)}`
         : html` · reported ${formatUtc(v.first)} – ${formatUtc(v.last ?? v.first)}`;
   return html`<article class="finding ${f.severity}" id="finding-${n}" data-kind="${f.kind}">
-<p><span class="pill ${f.severity}">${f.severity}</span><strong>${f.kind}</strong>${v.current ? html` <span class="pill">holds now</span>` : html` <span class="pill">no longer reported</span>`}${when}</p>
-<p class="message">${f.message}</p>
-<p class="muted">${f.witness === undefined ? '' : html`witness <code>${f.witness}</code> `}${f.seed === undefined ? '' : html`seed <code>${f.seed}</code>`}</p>
-${
-  files.length === 0
-    ? ''
-    : html`<p class="downloads">Evidence: ${files.map((x) => html`<a download="${x.name}" href="${dataUrl(x.mime, x.body)}">${x.label}</a>`)}</p>
-${cmds.length === 0 ? '' : html`<pre class="checks">${cmds.join('\n')}</pre>`}
-<details><summary>show the evidence</summary><pre class="evidence">${stringifyJson(f.evidence, 2)}</pre></details>`
-}
-</article>`;
+    <p>
+      <span class="pill ${f.severity}">${f.severity}</span
+      ><strong>${f.kind}</strong
+      >${v.current ? html` <span class="pill">holds now</span>` : html` <span class="pill">no longer reported</span>`}${when}
+    </p>
+    <p class="message">${f.message}</p>
+    <p class="muted">
+      ${f.witness === undefined ? '' : html`witness <code>${f.witness}</code> `}${f.seed === undefined ? '' : html`seed <code>${f.seed}</code>`}
+    </p>
+    ${
+      files.length === 0
+        ? ''
+        : html`<p class="downloads">
+              Evidence: ${files.map((x) => html`<a download="${x.name}" href="${dataUrl(x.mime, x.body)}">${x.label}</a>`)}
+            </p>
+            ${cmds.length === 0 ? '' : html`<pre class="checks">${cmds.join('\n')}</pre>`}
+            <details>
+              <summary>show the evidence</summary>
+              <pre class="evidence">${stringifyJson(f.evidence, 2)}</pre>
+            </details>`
+    }
+  </article>`;
 }
 
 /** Points (time, latest index) of one witness for one seed: observations first seen, then every poll. */
 function seriesFor(seed: string, witness: string, state: ReportState, polls: readonly ReportPoll[]): ChartPoint[] {
   const raw: ChartPoint[] = [];
   for (const o of state.seeds[seed]?.observations ?? []) {
-    if (o.witness === witness) raw.push({ t: o.seen, v: o.anchor.index, note: `${witness}: index ${o.anchor.index}, head ${short(o.anchor.head)}, first seen ${formatUtc(o.seen)}` });
+    if (o.witness === witness)
+      raw.push({
+        t: o.seen,
+        v: o.anchor.index,
+        note: `${witness}: index ${o.anchor.index}, head ${short(o.anchor.head)}, first seen ${formatUtc(o.seen)}`,
+      });
   }
   for (const p of polls) {
     for (const w of p.witnesses) {
@@ -183,30 +218,72 @@ function seriesFor(seed: string, witness: string, state: ReportState, polls: rea
   return out;
 }
 
-function seedSection(seed: string, views: readonly FindingView[], state: ReportState, polls: readonly ReportPoll[], witnesses: readonly string[], generatedAt: number): SafeHtml {
+function seedSection(
+  seed: string,
+  views: readonly FindingView[],
+  state: ReportState,
+  polls: readonly ReportPoll[],
+  witnesses: readonly string[],
+  generatedAt: number,
+): SafeHtml {
   const names = witnesses.filter((w) => seriesFor(seed, w, state, polls).length > 0);
   const series: ChartSeries[] = names.map((w) => ({ label: w, points: seriesFor(seed, w, state, polls) }));
   const related = views.filter((v) => v.finding.seed === seed);
   const markers: ChartMarker[] = related.map((v) => {
     const ev = v.finding.evidence ?? {};
-    const idx = typeof ev.index === 'number' ? ev.index : typeof ev.expected === 'number' ? ev.expected : (series.find((s) => s.label === v.finding.witness)?.points.at(-1)?.v ?? 0);
+    const idx =
+      typeof ev.index === 'number'
+        ? ev.index
+        : typeof ev.expected === 'number'
+          ? ev.expected
+          : (series.find((s) => s.label === v.finding.witness)?.points.at(-1)?.v ?? 0);
     return { t: v.first ?? generatedAt, v: idx, label: `${v.finding.kind}: ${v.finding.message}`, severity: v.finding.severity };
   });
   const latest = names.map((w) => {
     const pts = seriesFor(seed, w, state, polls);
     const last = pts.at(-1);
-    return html`<tr><td><code>${w}</code></td><td class="num">${last?.v ?? '—'}</td><td>${last === undefined ? '' : formatUtc(last.t)}</td><td class="num">${pts.length}</td></tr>`;
+    return html`<tr>
+      <td><code>${w}</code></td>
+      <td class="num">${last?.v ?? '—'}</td>
+      <td>${last === undefined ? '' : formatUtc(last.t)}</td>
+      <td class="num">${pts.length}</td>
+    </tr>`;
   });
   return html`<section class="seed" id="seed-${seed}">
-<h3>Seed <code>${seed}</code></h3>
-${related.length === 0 ? html`<p class="muted">No finding for this seed.</p>` : html`<p>${joinHtml(related.map((v) => html`<a href="#finding-${views.indexOf(v) + 1}"><span class="pill ${v.finding.severity}">${v.finding.kind}</span></a>`))}</p>`}
-<figure>${stepChart({ title: `Latest co-signed index of seed ${seed} per witness over time`, series, markers, end: generatedAt, yLabel: 'index' })}
-<figcaption>Latest index each witness co-signed for this seed (from the monitor's observations and this run's polls; a hollow dot is a poll where the witness had no anchor). Triangles mark findings.</figcaption></figure>
-<details><summary>data</summary><table><thead><tr><th>witness</th><th class="num">latest index</th><th>since</th><th class="num">points</th></tr></thead><tbody>${latest}</tbody></table></details>
-</section>`;
+    <h3>Seed <code>${seed}</code></h3>
+    ${related.length === 0 ? html`<p class="muted">No finding for this seed.</p>` : html`<p>${joinHtml(related.map((v) => html`<a href="#finding-${views.indexOf(v) + 1}"><span class="pill ${v.finding.severity}">${v.finding.kind}</span></a>`))}</p>`}
+    <figure>
+      ${stepChart({ title: `Latest co-signed index of seed ${seed} per witness over time`, series, markers, end: generatedAt, yLabel: 'index' })}
+      <figcaption>
+        Latest index each witness co-signed for this seed (from the monitor's observations and this run's polls; a hollow dot is a poll
+        where the witness had no anchor). Triangles mark findings.
+      </figcaption>
+    </figure>
+    <details>
+      <summary>data</summary>
+      <table>
+        <thead>
+          <tr>
+            <th>witness</th>
+            <th class="num">latest index</th>
+            <th>since</th>
+            <th class="num">points</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${latest}
+        </tbody>
+      </table>
+    </details>
+  </section>`;
 }
 
-function logSection(views: readonly FindingView[], polls: readonly ReportPoll[], witnesses: readonly string[], generatedAt: number): SafeHtml {
+function logSection(
+  views: readonly FindingView[],
+  polls: readonly ReportPoll[],
+  witnesses: readonly string[],
+  generatedAt: number,
+): SafeHtml {
   const series: ChartSeries[] = [];
   for (const w of witnesses) {
     const pts: ChartPoint[] = [];
@@ -220,10 +297,19 @@ function logSection(views: readonly FindingView[], polls: readonly ReportPoll[],
   const logKinds = new Set(['log_rollback', 'log_equivocation', 'log_inconsistent', 'tiles_mismatch']);
   const markers: ChartMarker[] = views
     .filter((v) => logKinds.has(v.finding.kind) && v.finding.witness !== undefined)
-    .map((v) => ({ t: v.first ?? generatedAt, v: series.find((s) => s.label === v.finding.witness)?.points.find((p) => p.t === v.first)?.v ?? 0, label: `${v.finding.kind}: ${v.finding.message}`, severity: v.finding.severity }));
+    .map((v) => ({
+      t: v.first ?? generatedAt,
+      v: series.find((s) => s.label === v.finding.witness)?.points.find((p) => p.t === v.first)?.v ?? 0,
+      label: `${v.finding.kind}: ${v.finding.message}`,
+      severity: v.finding.severity,
+    }));
   return html`<h2 id="logs">Witness logs</h2>
-<figure>${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
-<figcaption>Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).</figcaption></figure>`;
+    <figure>
+      ${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
+      <figcaption>
+        Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).
+      </figcaption>
+    </figure>`;
 }
 
 export function renderMonitorReport(input: MonitorReportInput): string {
@@ -231,8 +317,12 @@ export function renderMonitorReport(input: MonitorReportInput): string {
   const views = collectFindings(polls);
   const max = input.maxFindings ?? 200;
   const latest = polls.at(-1);
-  const witnessNames = [...new Set([...Object.keys(state.witnesses), ...polls.flatMap((p) => p.witnesses.map((w) => w.name ?? w.url))])].sort();
-  const seeds = [...new Set([...Object.keys(state.seeds), ...polls.flatMap((p) => p.witnesses.flatMap((w) => Object.keys(w.anchors)))])].sort();
+  const witnessNames = [
+    ...new Set([...Object.keys(state.witnesses), ...polls.flatMap((p) => p.witnesses.map((w) => w.name ?? w.url))]),
+  ].sort();
+  const seeds = [
+    ...new Set([...Object.keys(state.seeds), ...polls.flatMap((p) => p.witnesses.flatMap((w) => Object.keys(w.anchors)))]),
+  ].sort();
   const current = views.filter((v) => v.current);
   const alerts = current.filter((v) => v.finding.severity === 'alert').length;
   const warnings = current.length - alerts;
@@ -241,38 +331,82 @@ export function renderMonitorReport(input: MonitorReportInput): string {
   const witnessRows = witnessNames.map((name) => {
     const rec = state.witnesses[name];
     const st = latest?.witnesses.find((w) => (w.name ?? w.url) === name);
-    const status = st === undefined ? html`<span class="muted">not polled</span>` : st.reachable ? html`<span class="pill ok">reachable</span>` : html`<span class="pill warning">unreachable</span>`;
+    const status =
+      st === undefined
+        ? html`<span class="muted">not polled</span>`
+        : st.reachable
+          ? html`<span class="pill ok">reachable</span>`
+          : html`<span class="pill warning">unreachable</span>`;
     let hw = '—';
     if (rec?.checkpoint !== undefined) {
       const line = rec.checkpoint.split('\n')[1];
       if (line !== undefined && /^[0-9]+$/.test(line)) hw = formatCount(Number(line));
     }
-    return html`<tr><td><code>${name}</code>${st === undefined ? '' : html`<br><span class="muted">${st.url}</span>`}</td><td>${status}</td><td class="num">${st?.logSize === undefined ? '—' : formatCount(st.logSize)}</td><td class="num">${hw}</td><td>${rec === undefined ? '—' : html`<code>${rec.public_key}</code><br><span class="muted">${rec.log_origin}</span>`}</td></tr>`;
+    return html`<tr>
+      <td><code>${name}</code>${st === undefined ? '' : html`<br /><span class="muted">${st.url}</span>`}</td>
+      <td>${status}</td>
+      <td class="num">${st?.logSize === undefined ? '—' : formatCount(st.logSize)}</td>
+      <td class="num">${hw}</td>
+      <td>${rec === undefined ? '—' : html`<code>${rec.public_key}</code><br /><span class="muted">${rec.log_origin}</span>`}</td>
+    </tr>`;
   });
 
   const shown = views.slice(0, max);
   const body = html`<section class="cards">
-<div class="card" id="summary-alerts"><div class="label">alerts now</div><div class="value">${alerts}</div><div class="note">${plural(warnings, 'warning')} now</div></div>
-<div class="card" id="summary-witnesses"><div class="label">witnesses</div><div class="value">${reachable === undefined ? witnessNames.length : `${reachable}/${latest!.witnesses.length}`}</div><div class="note">${reachable === undefined ? 'known from the state' : 'reachable at the last poll'}</div></div>
-<div class="card" id="summary-seeds"><div class="label">seeds watched</div><div class="value">${seeds.length}</div><div class="note">&nbsp;</div></div>
-<div class="card" id="summary-polls"><div class="label">polls</div><div class="value">${polls.length}</div><div class="note">${polls.length === 0 ? 'none in this run' : polls.length === 1 ? formatUtc(polls[0]!.time) : `over ${formatDuration(polls.at(-1)!.time - polls[0]!.time)}`}</div></div>
-</section>
-<h2 id="findings">Findings</h2>
-${
-  views.length === 0
-    ? html`<p class="pill ok" id="no-findings">no finding</p>`
-    : html`${shown.map((v, i) => findingBlock(v, i + 1, state))}${views.length > shown.length ? html`<p class="muted">and ${formatCount(views.length - shown.length)} more findings not shown</p>` : ''}`
-}
-<h2 id="seeds">Seeds</h2>
-${seeds.length === 0 ? html`<p class="muted">No seed watched (<code>--seed</code>).</p>` : seeds.map((s) => seedSection(s, views, state, polls, witnessNames, generatedAt))}
-${logSection(views, polls, witnessNames, generatedAt)}
-<h2 id="witnesses">Witnesses</h2>
-<table id="witness-table"><thead><tr><th>witness</th><th>last poll</th><th class="num">log size</th><th class="num">high-water checkpoint</th><th>pinned key and log origin</th></tr></thead><tbody>${witnessRows}</tbody></table>`;
+      <div class="card" id="summary-alerts">
+        <div class="label">alerts now</div>
+        <div class="value">${alerts}</div>
+        <div class="note">${plural(warnings, 'warning')} now</div>
+      </div>
+      <div class="card" id="summary-witnesses">
+        <div class="label">witnesses</div>
+        <div class="value">${reachable === undefined ? witnessNames.length : `${reachable}/${latest!.witnesses.length}`}</div>
+        <div class="note">${reachable === undefined ? 'known from the state' : 'reachable at the last poll'}</div>
+      </div>
+      <div class="card" id="summary-seeds">
+        <div class="label">seeds watched</div>
+        <div class="value">${seeds.length}</div>
+        <div class="note">&nbsp;</div>
+      </div>
+      <div class="card" id="summary-polls">
+        <div class="label">polls</div>
+        <div class="value">${polls.length}</div>
+        <div class="note">
+          ${polls.length === 0 ? 'none in this run' : polls.length === 1 ? formatUtc(polls[0]!.time) : `over ${formatDuration(polls.at(-1)!.time - polls[0]!.time)}`}
+        </div>
+      </div>
+    </section>
+    <h2 id="findings">Findings</h2>
+    ${
+      views.length === 0
+        ? html`<p class="pill ok" id="no-findings">no finding</p>`
+        : html`${shown.map((v, i) => findingBlock(v, i + 1, state))}${views.length > shown.length ? html`<p class="muted">and ${formatCount(views.length - shown.length)} more findings not shown</p>` : ''}`
+    }
+    <h2 id="seeds">Seeds</h2>
+    ${seeds.length === 0 ? html`<p class="muted">No seed watched (<code>--seed</code>).</p>` : seeds.map((s) => seedSection(s, views, state, polls, witnessNames, generatedAt))}
+    ${logSection(views, polls, witnessNames, generatedAt)}
+    <h2 id="witnesses">Witnesses</h2>
+    <table id="witness-table">
+      <thead>
+        <tr>
+          <th>witness</th>
+          <th>last poll</th>
+          <th class="num">log size</th>
+          <th class="num">high-water checkpoint</th>
+          <th>pinned key and log origin</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${witnessRows}
+      </tbody>
+    </table>`;
   return renderPage({
     title: `monitor report ${formatUtc(generatedAt)}`,
     heading: 'anchor-witness monitor report',
-    subtitle: html`generated ${formatUtc(generatedAt)} · ${plural(witnessNames.length, 'witness', 'witnesses')} · ${plural(seeds.length, 'seed')}${alerts > 0 ? html` · <strong>${plural(alerts, 'alert')}</strong>` : ''}`,
+    subtitle: html`generated ${formatUtc(generatedAt)} · ${plural(witnessNames.length, 'witness', 'witnesses')} ·
+    ${plural(seeds.length, 'seed')}${alerts > 0 ? html` · <strong>${plural(alerts, 'alert')}</strong>` : ''}`,
     body,
-    footer: html`Self-contained: no script, nothing loaded from anywhere. The evidence verifies offline with <code>anchor-witness verify</code>; the pinned keys are the monitor's (witness set or first use), never a key a response carried.`,
+    footer: html`Self-contained: no script, nothing loaded from anywhere. The evidence verifies offline with
+      <code>anchor-witness verify</code>; the pinned keys are the monitor's (witness set or first use), never a key a response carried.`,
   });
 }

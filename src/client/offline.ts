@@ -31,12 +31,16 @@ function rethrow(code: VerificationCode, what: string, e: unknown): never {
  */
 function checkEmptyTree(checkpoint: Checkpoint): void {
   if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) {
-    throw new VerificationError('checkpoint_invalid', 'a checkpoint of size 0 must carry the empty tree\'s root');
+    throw new VerificationError('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
   }
 }
 
 /** A checkpoint signed note, verified against `verifiers` (signed-note rules), optionally of `origin`. */
-export function verifyCheckpointNote(note: string, verifiers: readonly NoteVerifier[], origin?: string): { checkpoint: Checkpoint; note: VerifiedNote } {
+export function verifyCheckpointNote(
+  note: string,
+  verifiers: readonly NoteVerifier[],
+  origin?: string,
+): { checkpoint: Checkpoint; note: VerifiedNote } {
   let verified: VerifiedNote;
   let checkpoint: Checkpoint;
   try {
@@ -46,7 +50,10 @@ export function verifyCheckpointNote(note: string, verifiers: readonly NoteVerif
     return rethrow('checkpoint_invalid', 'checkpoint', e);
   }
   if (origin !== undefined && checkpoint.origin !== origin) {
-    throw new VerificationError('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
+    throw new VerificationError(
+      'checkpoint_wrong_origin',
+      `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`,
+    );
   }
   checkEmptyTree(checkpoint);
   return { checkpoint, note: verified };
@@ -68,13 +75,18 @@ export interface CosignedCheckpoint {
  * verifiers, the log's own signature must verify too, by a log key named after the checkpoint's
  * origin (`checkpoint_wrong_origin` otherwise).
  */
-export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readonly NoteVerifier[]; log?: readonly NoteVerifier[]; quorum?: number }): CosignedCheckpoint {
-  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1)) throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
+export function verifyCosignedCheckpoint(
+  note: string,
+  opts: { cosigners: readonly NoteVerifier[]; log?: readonly NoteVerifier[]; quorum?: number },
+): CosignedCheckpoint {
+  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
+    throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
   const distinct = new Map<string, string>();
   for (const c of opts.cosigners) {
     const hex = encodeHex(c.publicKey);
     const seen = distinct.get(hex);
-    if (seen !== undefined && seen !== c.name) throw new VerificationError('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
+    if (seen !== undefined && seen !== c.name)
+      throw new VerificationError('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
     distinct.set(hex, c.name);
   }
   if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
@@ -99,7 +111,10 @@ export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readon
   const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
   if (log.length > 0 && byLog.length === 0) throw new VerificationError('checkpoint_invalid', 'no signature by the log key');
   if (log.length > 0 && !logVerified) {
-    throw new VerificationError('checkpoint_wrong_origin', `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`);
+    throw new VerificationError(
+      'checkpoint_wrong_origin',
+      `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`,
+    );
   }
   // One entry per distinct key (the first verified name), in note order.
   const counted = new Set<string>();
@@ -115,32 +130,51 @@ export function verifyCosignedCheckpoint(note: string, opts: { cosigners: readon
   const need = opts.quorum ?? distinct.size;
   if (cosigners.length < need) {
     const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
-    throw new VerificationError('cosignature_missing', `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
+    throw new VerificationError(
+      'cosignature_missing',
+      `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`,
+    );
   }
   return { checkpoint, logVerified, cosigners };
 }
 
 /** A tlog-proof for an entry (bytes) or leaf hash, under the log's key(s). */
-export function verifyTlogProofFile(text: string, leaf: { data: Uint8Array } | { hash: Uint8Array }, verifiers: readonly NoteVerifier[], origin?: string): VerifiedTlogProof {
+export function verifyTlogProofFile(
+  text: string,
+  leaf: { data: Uint8Array } | { hash: Uint8Array },
+  verifiers: readonly NoteVerifier[],
+  origin?: string,
+): VerifiedTlogProof {
   try {
     return verifyTlogProof(text, leaf, verifiers, origin === undefined ? {} : { origin });
   } catch (e) {
-    const code = e instanceof ProofError && e.code === 'inclusion_proof_invalid' ? 'inclusion_invalid' : e instanceof NoteError && e.code === 'origin_mismatch' ? 'checkpoint_wrong_origin' : 'tlog_proof_invalid';
+    const code =
+      e instanceof ProofError && e.code === 'inclusion_proof_invalid'
+        ? 'inclusion_invalid'
+        : e instanceof NoteError && e.code === 'origin_mismatch'
+          ? 'checkpoint_wrong_origin'
+          : 'tlog_proof_invalid';
     return rethrow(code, 'tlog-proof', e);
   }
 }
 
 /** The witness cosignature alone (no inclusion): Ed25519 over the cosign message under the pinned key. */
-export function verifyAnchorCosignature(anchor: Anchor, cosignature: CosignatureWire, witness: Pick<PinnedWitness, 'publicKey' | 'name'>): void {
+export function verifyAnchorCosignature(
+  anchor: Anchor,
+  cosignature: CosignatureWire,
+  witness: Pick<PinnedWitness, 'publicKey' | 'name'>,
+): void {
   if (witness.name !== undefined && cosignature.witness_name !== witness.name) {
     throw new VerificationError('wrong_witness', `cosignature is by ${cosignature.witness_name}, expected ${witness.name}`);
   }
-  if (!hexIsBytes(cosignature.witness_public_key, witness.publicKey)) throw new VerificationError('wrong_witness', 'the cosignature names another witness key than the pinned one');
+  if (!hexIsBytes(cosignature.witness_public_key, witness.publicKey))
+    throw new VerificationError('wrong_witness', 'the cosignature names another witness key than the pinned one');
   let signature: Uint8Array;
   try {
     signature = decodeHex(cosignature.signature, 64);
   } catch {
     throw new VerificationError('malformed_response', 'cosignature.signature must be 64 bytes of hex');
   }
-  if (!verifyEd25519(witness.publicKey, cosignMessage(anchor), signature)) throw new VerificationError('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+  if (!verifyEd25519(witness.publicKey, cosignMessage(anchor), signature))
+    throw new VerificationError('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 }

@@ -53,7 +53,13 @@ function bad(message: string): never {
 }
 
 /** A fresh chain state. `seedId` given: an underived seed; else derived from root, agent and scope. */
-export function initPartyState(opts: { keyFile: string; key: PartyKey; party: PartyIdentity; witnessSet: WitnessSet; seedId?: Uint8Array }): PartyState {
+export function initPartyState(opts: {
+  keyFile: string;
+  key: PartyKey;
+  party: PartyIdentity;
+  witnessSet: WitnessSet;
+  seedId?: Uint8Array;
+}): PartyState {
   const seedId = opts.seedId ?? partySeedId(opts.party);
   return {
     keyFile: opts.keyFile,
@@ -76,9 +82,15 @@ export function chainTip(s: PartyState): Anchor | undefined {
 
 /** Sign the next anchor and make it pending. Returns it (and the one it superseded, if any). */
 export function signNextAnchor(s: PartyState, key: PartyKey, input: NextAnchorInput): { anchor: Anchor; superseded?: Anchor } {
-  if (s.frozen !== null) throw new ClientError('state_conflict', `the seed is frozen: a witness holds a duplicity proof at index ${s.frozen.index}`);
-  if (key.curve !== s.curve || Buffer.compare(key.publicKey, s.publicKey) !== 0) throw new ClientError('party_key_invalid', 'the key is not the one this chain state was created with');
-  const fields = nextAnchorFields(chainTip(s), { seedId: s.seedId, witnessSet: { said: witnessSetSaid(s.witnessSet), threshold: s.witnessSet.threshold } }, input);
+  if (s.frozen !== null)
+    throw new ClientError('state_conflict', `the seed is frozen: a witness holds a duplicity proof at index ${s.frozen.index}`);
+  if (key.curve !== s.curve || Buffer.compare(key.publicKey, s.publicKey) !== 0)
+    throw new ClientError('party_key_invalid', 'the key is not the one this chain state was created with');
+  const fields = nextAnchorFields(
+    chainTip(s),
+    { seedId: s.seedId, witnessSet: { said: witnessSetSaid(s.witnessSet), threshold: s.witnessSet.threshold } },
+    input,
+  );
   const anchor = signAnchor(key.privateKey, key.curve, fields);
   const superseded = s.pending?.anchor;
   s.pending = { anchor, receipts: [] };
@@ -136,10 +148,11 @@ export function freeze(s: PartyState, wire: DuplicityProofWire): void {
   }
   const verdict = verifyDuplicityProof(proof);
   if (!verdict.valid) throw new ClientError('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
-  if (Buffer.compare(proof.seedId, s.seedId) !== 0) throw new ClientError('duplicity_proof_foreign', 'the duplicity proof is for another seed than this chain\'s');
+  if (Buffer.compare(proof.seedId, s.seedId) !== 0)
+    throw new ClientError('duplicity_proof_foreign', "the duplicity proof is for another seed than this chain's");
   const signer = proof.anchorA.sigParty; // verifyDuplicityProof: anchor_b has the same key
   if (signer.curve !== s.curve || Buffer.compare(signer.publicKey, s.publicKey) !== 0) {
-    throw new ClientError('duplicity_proof_foreign', 'the duplicity proof is signed by another key than this chain\'s');
+    throw new ClientError('duplicity_proof_foreign', "the duplicity proof is signed by another key than this chain's");
   }
   s.frozen ??= encodeDuplicityProof(proof);
 }
@@ -202,11 +215,25 @@ export function parsePartyState(doc: unknown): PartyState {
     keyFile: d.key_file,
     curve: d.curve,
     publicKey,
-    party: { agent: party.agent, ...(typeof party.root === 'string' ? { root: party.root } : {}), ...(typeof party.scope === 'string' ? { scope: party.scope } : {}) },
+    party: {
+      agent: party.agent,
+      ...(typeof party.root === 'string' ? { root: party.root } : {}),
+      ...(typeof party.scope === 'string' ? { scope: party.scope } : {}),
+    },
     seedId,
     witnessSet: parseWitnessSet(d.witness_set),
-    latest: latest === null || latest === undefined ? null : { anchor: anchorOf(latest.anchor, '/latest/anchor'), receipts: receiptsOf(latest.receipts, '/latest/receipts'), final: latest.final === true },
-    pending: pending === null || pending === undefined ? null : { anchor: anchorOf(pending.anchor, '/pending/anchor'), receipts: receiptsOf(pending.receipts, '/pending/receipts') },
+    latest:
+      latest === null || latest === undefined
+        ? null
+        : {
+            anchor: anchorOf(latest.anchor, '/latest/anchor'),
+            receipts: receiptsOf(latest.receipts, '/latest/receipts'),
+            final: latest.final === true,
+          },
+    pending:
+      pending === null || pending === undefined
+        ? null
+        : { anchor: anchorOf(pending.anchor, '/pending/anchor'), receipts: receiptsOf(pending.receipts, '/pending/receipts') },
     history: d.history as PartyState['history'],
     frozen: null,
   };

@@ -18,7 +18,14 @@ import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, problemOf, type HttpOptions } from './http.ts';
 import { anchorRequest } from './party.ts';
 import { verifyFinalized, type FinalityOptions, type FinalityResult, type FinalizedBundle } from './finalize.ts';
-import { decodeResponseAnchor, parseAnchorResponse, verifyPartyPin, verifyWitnessReceipt, VerificationError, type Receipt } from './verify-anchor.ts';
+import {
+  decodeResponseAnchor,
+  parseAnchorResponse,
+  verifyPartyPin,
+  verifyWitnessReceipt,
+  VerificationError,
+  type Receipt,
+} from './verify-anchor.ts';
 import { memberPin, type WitnessSet, type WitnessSetMember } from './witness-set.ts';
 
 export interface WitnessTarget {
@@ -46,8 +53,7 @@ export interface SubmitResult {
 }
 
 export type SubmitEvent =
-  | { type: 'retry'; witness: string; attempt: number; delayMs: number; reason: string }
-  | { type: 'result'; result: SubmitResult };
+  { type: 'retry'; witness: string; attempt: number; delayMs: number; reason: string } | { type: 'result'; result: SubmitResult };
 
 export interface SubmitOptions extends HttpOptions {
   onEvent?: (e: SubmitEvent) => void;
@@ -66,7 +72,13 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
       if (!sameMessage(returned, anchor)) return invalid('anchor_mismatch', 'the witness co-signed another anchor than the one submitted');
       // The anchor is the one submitted: pinned to its own party key (the submitter's), signature checked.
       verifyPartyPin(anchor, { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey });
-      return { kind: 'cosigned', replay: body.replay === true, receipt: { cosignature: body.cosignature, inclusion: body.inclusion }, treeSize: v.treeSize, leafIndex: v.leafIndex };
+      return {
+        kind: 'cosigned',
+        replay: body.replay === true,
+        receipt: { cosignature: body.cosignature, inclusion: body.inclusion },
+        treeSize: v.treeSize,
+        leafIndex: v.leafIndex,
+      };
     } catch (e) {
       if (e instanceof VerificationError || e instanceof ClientError) return invalid(e.code, e.message);
       throw e;
@@ -83,9 +95,13 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
     }
     const verdict = verifyDuplicityProof(proof);
     if (!verdict.valid) return invalid('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
-    if (Buffer.compare(proof.seedId, anchor.seedId) !== 0) return invalid('duplicity_proof_foreign', `the duplicity proof is for seed ${encodeHex(proof.seedId)}, not the seed submitted`);
+    if (Buffer.compare(proof.seedId, anchor.seedId) !== 0)
+      return invalid('duplicity_proof_foreign', `the duplicity proof is for seed ${encodeHex(proof.seedId)}, not the seed submitted`);
     if (!samePartyKey(proof.anchorA, anchor)) {
-      return invalid('duplicity_proof_foreign', `the duplicity proof is signed by ${proof.anchorA.sigParty.curve} key ${encodeHex(proof.anchorA.sigParty.publicKey)}, not by the party's key`);
+      return invalid(
+        'duplicity_proof_foreign',
+        `the duplicity proof is signed by ${proof.anchorA.sigParty.curve} key ${encodeHex(proof.anchorA.sigParty.publicKey)}, not by the party's key`,
+      );
     }
     // Canonical (lowercase) wire form of what was verified, whatever case the witness used.
     return { kind: 'duplicity', proof, wire: encodeDuplicityProof(proof) };
@@ -95,22 +111,41 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
 }
 
 /** Submit to every target concurrently; one result per target, in target order. */
-export async function submitAnchor(anchor: Anchor, party: { agent: string; root?: string; scope?: string }, targets: readonly WitnessTarget[], opts: SubmitOptions = {}): Promise<SubmitResult[]> {
+export async function submitAnchor(
+  anchor: Anchor,
+  party: { agent: string; root?: string; scope?: string },
+  targets: readonly WitnessTarget[],
+  opts: SubmitOptions = {},
+): Promise<SubmitResult[]> {
   const body = stringifyJson(anchorRequest(anchor, party));
   return Promise.all(
     targets.map(async (t): Promise<SubmitResult> => {
       let result: SubmitResult;
       try {
-        const res = await httpRequest(joinUrl(t.url, '/v1/anchor'), { method: 'POST', body, contentType: 'application/json', idempotent: true }, {
-          ...opts,
-          onRetry: (info) => {
-            opts.onEvent?.({ type: 'retry', witness: t.member.name, attempt: info.attempt, delayMs: info.delayMs, reason: info.reason });
+        const res = await httpRequest(
+          joinUrl(t.url, '/v1/anchor'),
+          { method: 'POST', body, contentType: 'application/json', idempotent: true },
+          {
+            ...opts,
+            onRetry: (info) => {
+              opts.onEvent?.({ type: 'retry', witness: t.member.name, attempt: info.attempt, delayMs: info.delayMs, reason: info.reason });
+            },
           },
-        });
-        result = { witness: t.member.name, url: t.url, attempts: res.attempts, outcome: interpretAnchorResponse(anchor, t.member, res.status, res.text) };
+        );
+        result = {
+          witness: t.member.name,
+          url: t.url,
+          attempts: res.attempts,
+          outcome: interpretAnchorResponse(anchor, t.member, res.status, res.text),
+        };
       } catch (e) {
         if (!(e instanceof ClientError)) throw e;
-        result = { witness: t.member.name, url: t.url, attempts: (opts.retries ?? 3) + 1, outcome: { kind: 'unavailable', reason: e.message } };
+        result = {
+          witness: t.member.name,
+          url: t.url,
+          attempts: (opts.retries ?? 3) + 1,
+          outcome: { kind: 'unavailable', reason: e.message },
+        };
       }
       opts.onEvent?.({ type: 'result', result });
       return result;
@@ -124,7 +159,13 @@ export function receiptsOf(results: readonly SubmitResult[]): Receipt[] {
 }
 
 /** Finality of `anchor` from submission results (plus receipts gathered earlier). */
-export function finalityOf(anchor: Anchor, set: WitnessSet, results: readonly SubmitResult[], earlier: readonly Receipt[] = [], opts: FinalityOptions = {}): { result: FinalityResult; bundle: FinalizedBundle } {
+export function finalityOf(
+  anchor: Anchor,
+  set: WitnessSet,
+  results: readonly SubmitResult[],
+  earlier: readonly Receipt[] = [],
+  opts: FinalityOptions = {},
+): { result: FinalityResult; bundle: FinalizedBundle } {
   const receipts = mergeReceipts([...earlier, ...receiptsOf(results)]);
   return { result: verifyFinalized(anchor, set, receipts, opts), bundle: { anchor, witnessSet: set, receipts } };
 }
@@ -147,7 +188,11 @@ export interface HealthInfo {
 export async function fetchHealth(url: string, opts: HttpOptions = {}): Promise<HealthInfo> {
   const res = await httpRequest(joinUrl(url, '/health'), {}, opts);
   if (res.status !== 200) throw new ClientError('http_failed', `${url}/health: HTTP ${res.status}`);
-  const doc = parseJsonBody(res.text) as { witness_name?: unknown; keys?: { witness?: unknown }; log?: { origin?: unknown; size?: unknown } };
+  const doc = parseJsonBody(res.text) as {
+    witness_name?: unknown;
+    keys?: { witness?: unknown };
+    log?: { origin?: unknown; size?: unknown };
+  };
   if (typeof doc.witness_name !== 'string' || typeof doc.keys?.witness !== 'string' || typeof doc.log?.origin !== 'string') {
     throw new ClientError('http_failed', `${url}/health: not an anchor-witness health body`);
   }
@@ -167,10 +212,15 @@ export async function fetchHealth(url: string, opts: HttpOptions = {}): Promise<
  * URLs whose /health cannot be read are returned as `unreachable` (a submission can still be
  * final without them); a URL whose key is not a member is an error.
  */
-export async function resolveTargets(set: WitnessSet, urls: readonly string[], opts: HttpOptions = {}): Promise<{ targets: WitnessTarget[]; unreachable: { url: string; reason: string }[] }> {
+export async function resolveTargets(
+  set: WitnessSet,
+  urls: readonly string[],
+  opts: HttpOptions = {},
+): Promise<{ targets: WitnessTarget[]; unreachable: { url: string; reason: string }[] }> {
   if (urls.length === 0) {
     const withUrl = set.members.filter((m) => m.url !== undefined);
-    if (withUrl.length === 0) throw new ClientError('usage', 'no witness URLs: give --witness URL… or put "url" in the witness set members');
+    if (withUrl.length === 0)
+      throw new ClientError('usage', 'no witness URLs: give --witness URL… or put "url" in the witness set members');
     return { targets: withUrl.map((m) => ({ url: m.url!, member: m })), unreachable: [] };
   }
   const norm = (u: string): string => u.replace(/\/+$/, '');
@@ -187,7 +237,8 @@ export async function resolveTargets(set: WitnessSet, urls: readonly string[], o
         return undefined;
       }
       const member = set.members.find((m) => Buffer.compare(m.publicKey, h.publicKey) === 0);
-      if (member === undefined) throw new ClientError('unknown_witness', `${url} (${h.name}, key ${encodeHex(h.publicKey)}) is not a member of the witness set`);
+      if (member === undefined)
+        throw new ClientError('unknown_witness', `${url} (${h.name}, key ${encodeHex(h.publicKey)}) is not a member of the witness set`);
       return { url, member };
     }),
   );

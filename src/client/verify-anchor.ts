@@ -20,12 +20,31 @@ import { ed25519NoteVerifier } from '../note/vkey.ts';
 import { hashLeaf } from '../tlog/hash.ts';
 import { verifyInclusion } from '../tlog/merkle.ts';
 import { fail, VerificationError, type VerificationCode } from '../verify/errors.ts';
-import { checkPartyKeyPinned, hexIsBytes, parseAnchorResponse, decodeResponseAnchor, type AnchorResponseBody, type PinnedParty, type PinnedWitness, type Receipt, type VerifiedReceipt } from '../verify/receipt.ts';
+import {
+  checkPartyKeyPinned,
+  hexIsBytes,
+  parseAnchorResponse,
+  decodeResponseAnchor,
+  type AnchorResponseBody,
+  type PinnedParty,
+  type PinnedWitness,
+  type Receipt,
+  type VerifiedReceipt,
+} from '../verify/receipt.ts';
 
 // The error class, the wire types and the JSON shape checks are the verifier SDK's (src/verify), shared.
 export { VerificationError, type VerificationCode } from '../verify/errors.ts';
 export { decodeResponseAnchor, hexIsBytes, parseAnchorResponse, parseCosignature, parseReceipt } from '../verify/receipt.ts';
-export type { AnchorResponseBody, CosignatureWire, InclusionWire, PinnedParty, PinnedPartyKey, PinnedWitness, Receipt, VerifiedReceipt } from '../verify/receipt.ts';
+export type {
+  AnchorResponseBody,
+  CosignatureWire,
+  InclusionWire,
+  PinnedParty,
+  PinnedPartyKey,
+  PinnedWitness,
+  Receipt,
+  VerifiedReceipt,
+} from '../verify/receipt.ts';
 
 function wrap<T>(code: VerificationCode, what: string, fn: () => T): T {
   try {
@@ -43,7 +62,8 @@ function wrap<T>(code: VerificationCode, what: string, fn: () => T): T {
  */
 export function verifyPartyPin(anchor: Anchor, party: PinnedParty): void {
   checkPartyKeyPinned(anchor, party);
-  if (!verifyPartySignature(anchor)) fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
+  if (!verifyPartySignature(anchor))
+    fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
 }
 
 /**
@@ -54,18 +74,28 @@ export function verifyPartyPin(anchor: Anchor, party: PinnedParty): void {
  */
 export function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): VerifiedReceipt {
   const cos = receipt.cosignature;
-  if (witness.name !== undefined && cos.witness_name !== witness.name) fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
-  if (!hexIsBytes(cos.witness_public_key, witness.publicKey)) fail('wrong_witness', 'the response names another witness key than the pinned one');
+  if (witness.name !== undefined && cos.witness_name !== witness.name)
+    fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
+  if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
+    fail('wrong_witness', 'the response names another witness key than the pinned one');
   wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
   const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
   const message = cosignMessage(anchor);
-  if (!verifyEd25519(witness.publicKey, message, signature)) fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+  if (!verifyEd25519(witness.publicKey, message, signature))
+    fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 
   const inc = receipt.inclusion;
-  if (inc.log_origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
+  if (inc.log_origin !== witness.logOrigin)
+    fail(
+      'checkpoint_wrong_origin',
+      `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
+    );
   const unverified = wrap('checkpoint_invalid', 'checkpoint', () => parseCheckpoint(parseNote(inc.checkpoint).text));
   if (unverified.origin !== witness.logOrigin) {
-    fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
+    fail(
+      'checkpoint_wrong_origin',
+      `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
+    );
   }
   const verifier = ed25519NoteVerifier(witness.logOrigin, witness.publicKey);
   const note = wrap('checkpoint_invalid', 'checkpoint', () => verifyNote(inc.checkpoint, [verifier]));

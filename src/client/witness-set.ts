@@ -23,7 +23,10 @@ function asClientError<T>(fn: () => T): T {
 }
 
 /** Validate and normalise (sort) a set built in code. */
-export function makeWitnessSet(threshold: number, members: readonly (Omit<WitnessSetMember, 'curve' | 'logOrigin'> & { curve?: 'ed25519'; logOrigin?: string })[]): WitnessSet {
+export function makeWitnessSet(
+  threshold: number,
+  members: readonly (Omit<WitnessSetMember, 'curve' | 'logOrigin'> & { curve?: 'ed25519'; logOrigin?: string })[],
+): WitnessSet {
   return asClientError(() => rules.makeWitnessSet(threshold, members));
 }
 
@@ -42,7 +45,8 @@ export function parseWitnessSet(doc: unknown): WitnessSet {
   const { set, d } = asClientError(() => rules.parseWitnessSetShape(doc));
   if (d !== undefined) {
     const said = witnessSetSaid(set);
-    if (d !== said) throw new ClientError('witness_set_invalid', `invalid witness set: d is ${JSON.stringify(d)} but the set's SAID is ${said}`);
+    if (d !== said)
+      throw new ClientError('witness_set_invalid', `invalid witness set: d is ${JSON.stringify(d)} but the set's SAID is ${said}`);
   }
   return set;
 }

@@ -35,9 +35,19 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
     requests: reuse(
       registry,
       'cosign_add_checkpoint_total',
-      () => new Counter({ name: 'cosign_add_checkpoint_total', help: 'add-checkpoint requests by log origin and outcome', labelNames: ['origin', 'outcome'], registers }),
+      () =>
+        new Counter({
+          name: 'cosign_add_checkpoint_total',
+          help: 'add-checkpoint requests by log origin and outcome',
+          labelNames: ['origin', 'outcome'],
+          registers,
+        }),
     ),
-    size: reuse(registry, 'cosign_origin_size', () => new Gauge({ name: 'cosign_origin_size', help: 'Tree size last cosigned, per log origin', labelNames: ['origin'], registers })),
+    size: reuse(
+      registry,
+      'cosign_origin_size',
+      () => new Gauge({ name: 'cosign_origin_size', help: 'Tree size last cosigned, per log origin', labelNames: ['origin'], registers }),
+    ),
     evidence: reuse(
       registry,
       'cosign_evidence_total',
@@ -52,13 +62,29 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
     evidenceEvicted: reuse(
       registry,
       'cosign_evidence_evicted_total',
-      () => new Counter({ name: 'cosign_evidence_evicted_total', help: 'Evidence rows evicted (oldest first) by the per-origin bound', labelNames: ['origin'], registers }),
+      () =>
+        new Counter({
+          name: 'cosign_evidence_evicted_total',
+          help: 'Evidence rows evicted (oldest first) by the per-origin bound',
+          labelNames: ['origin'],
+          registers,
+        }),
     ),
-    knownLogs: reuse(registry, 'cosign_known_logs', () => new Gauge({ name: 'cosign_known_logs', help: 'Log origins this witness cosigns for', registers })),
+    knownLogs: reuse(
+      registry,
+      'cosign_known_logs',
+      () => new Gauge({ name: 'cosign_known_logs', help: 'Log origins this witness cosigns for', registers }),
+    ),
     reloads: reuse(
       registry,
       'cosign_logs_reloads_total',
-      () => new Counter({ name: 'cosign_logs_reloads_total', help: 'Reloads of the logs file and lists, by result', labelNames: ['result'], registers }),
+      () =>
+        new Counter({
+          name: 'cosign_logs_reloads_total',
+          help: 'Reloads of the logs file and lists, by result',
+          labelNames: ['result'],
+          registers,
+        }),
     ),
   };
 }

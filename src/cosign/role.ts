@@ -93,7 +93,10 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         hex = undefined; // the service reports bad keys
       }
       if (hex === witnessHex) {
-        throw new CosignConfigError('invalid_cosign_key', 'the cosign key must not be the witness key (a key signs one kind of statement only)');
+        throw new CosignConfigError(
+          'invalid_cosign_key',
+          'the cosign key must not be the witness key (a key signs one kind of statement only)',
+        );
       }
     }
   }

@@ -55,7 +55,14 @@ import type { AddCheckpointRequest } from './request.ts';
 import { parseAddCheckpointRequest } from './request.ts';
 
 export type AddCheckpointOutcome =
-  | { readonly kind: 'cosigned'; readonly status: 200; readonly origin: string; readonly size: number; readonly timestamp: number; readonly body: string }
+  | {
+      readonly kind: 'cosigned';
+      readonly status: 200;
+      readonly origin: string;
+      readonly size: number;
+      readonly timestamp: number;
+      readonly body: string;
+    }
   | { readonly kind: 'conflict'; readonly status: 409; readonly origin: string; readonly size: number }
   | {
       readonly kind: 'rejected';
@@ -150,9 +157,14 @@ export class CosignService {
         throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: not an Ed25519 private key (${(e as Error).message})`);
       }
       const hex = Buffer.from(pub).toString('hex');
-      if (seen.has(hex)) throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: the same key twice (each cosigner needs a distinct key)`);
+      if (seen.has(hex))
+        throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: the same key twice (each cosigner needs a distinct key)`);
       seen.add(hex);
-      return { key, keyId: computeKeyId(opts.name, SIG_TYPE_COSIGNATURE_V1, pub), vkey: formatVkey(opts.name, SIG_TYPE_COSIGNATURE_V1, pub) };
+      return {
+        key,
+        keyId: computeKeyId(opts.name, SIG_TYPE_COSIGNATURE_V1, pub),
+        vkey: formatVkey(opts.name, SIG_TYPE_COSIGNATURE_V1, pub),
+      };
     });
     this.name = opts.name;
     this.store = opts.store;
@@ -161,7 +173,8 @@ export class CosignService {
     this.onEvidence = opts.onEvidence;
     this.onEvidenceEvicted = opts.onEvidenceEvicted;
     const limit = opts.evidenceLimit ?? EVIDENCE_LIMIT;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new CosignConfigError('invalid_evidence_limit', `evidence limit ${limit}: a positive integer is required`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new CosignConfigError('invalid_evidence_limit', `evidence limit ${limit}: a positive integer is required`);
     this.evidenceLimit = limit;
     this.verifyPool = opts.verifyPool;
   }
@@ -195,7 +208,8 @@ export class CosignService {
           ? verifyNote(req.note, log.verifiers)
           : await verifyNoteWith(req.note, log.verifiers, (pk, m, sig) => pool.verify(pk, m, sig));
     } catch (e) {
-      if (e instanceof NoteError && e.code === 'invalid_signature') return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
+      if (e instanceof NoteError && e.code === 'invalid_signature')
+        return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
       if (e instanceof NoteError && e.code === 'unverified_note') {
         return reject(403, 'no_trusted_signature', 'invalid signature: no signature by a known key of the log', origin);
       }
@@ -206,7 +220,14 @@ export class CosignService {
     // 4. quota
     const retryAfter = this.quota.take(origin, log.qpd, this.now());
     if (retryAfter !== null) {
-      return { kind: 'rejected', status: 429, code: 'quota_exceeded', detail: `quota of ${log.qpd} requests per day exceeded for this log`, origin, retryAfter };
+      return {
+        kind: 'rejected',
+        status: 429,
+        code: 'quota_exceeded',
+        detail: `quota of ${log.qpd} requests per day exceeded for this log`,
+        origin,
+        retryAfter,
+      };
     }
     // 5. old ≤ new
     if (req.oldSize > checkpoint.size) {
@@ -251,7 +272,13 @@ export class CosignService {
       const text = req.note.text;
       const message = cosignatureMessage(text, timestamp);
       const lines = this.signers
-        .map((s) => formatSignatureLine({ name: this.name, keyId: s.keyId, signature: encodeCosignatureBytes(timestamp, signEd25519(s.key, message)) }))
+        .map((s) =>
+          formatSignatureLine({
+            name: this.name,
+            keyId: s.keyId,
+            signature: encodeCosignatureBytes(timestamp, signEd25519(s.key, message)),
+          }),
+        )
         .join('');
       const next: OriginState = {
         origin,
@@ -275,7 +302,12 @@ export class CosignService {
    * Keep the checkpoint as evidence, durably, when its log signature alone proves misbehaviour
    * against `state` (see `misbehaviour`). True when it is evidence (stored now or already).
    */
-  private async keepEvidence(origin: string, req: AddCheckpointRequest, verified: VerifiedNote, state: OriginState | undefined): Promise<boolean> {
+  private async keepEvidence(
+    origin: string,
+    req: AddCheckpointRequest,
+    verified: VerifiedNote,
+    state: OriginState | undefined,
+  ): Promise<boolean> {
     const reason = misbehaviour(req.checkpoint, state);
     if (reason === undefined) return false;
     const text = req.note.text;
@@ -320,6 +352,11 @@ export function misbehaviour(checkpoint: Checkpoint, state: OriginState | undefi
   return undefined;
 }
 
-function reject(status: 400 | 403 | 404 | 422, code: CosignRejectionCode, detail: string, origin: string | undefined): AddCheckpointOutcome {
+function reject(
+  status: 400 | 403 | 404 | 422,
+  code: CosignRejectionCode,
+  detail: string,
+  origin: string | undefined,
+): AddCheckpointOutcome {
   return { kind: 'rejected', status, code, detail: oneLine(detail), origin };
 }

@@ -7,7 +7,14 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { KeyError } from './errors.ts';
-import { P256_HALF_N as HALF_N, P256_N as N, P256_P as P, bigIntFromBytes as toBigInt, bytes32FromBigInt as toBytes32, p256StrictPrecheck } from './p256-strict.ts';
+import {
+  P256_HALF_N as HALF_N,
+  P256_N as N,
+  P256_P as P,
+  bigIntFromBytes as toBigInt,
+  bytes32FromBigInt as toBytes32,
+  p256StrictPrecheck,
+} from './p256-strict.ts';
 
 /** SPKI DER prefix for an id-ecPublicKey / prime256v1 key with a 33-byte compressed point. */
 const SPKI_COMPRESSED_PREFIX = Buffer.from('3039301306072a8648ce3d020106082a8648ce3d030107032200', 'hex');

@@ -21,13 +21,28 @@ export class WebCryptoUnavailable extends ProtocolError {
 /** The part of SubtleCrypto used here (declared locally: this module compiles without the DOM lib). */
 interface Subtle {
   digest(algorithm: string, data: Uint8Array<ArrayBuffer>): Promise<ArrayBuffer>;
-  importKey(format: 'raw', key: Uint8Array<ArrayBuffer>, algorithm: { name: string; namedCurve?: string }, extractable: boolean, usages: string[]): Promise<unknown>;
-  verify(algorithm: { name: string; hash?: string }, key: unknown, signature: Uint8Array<ArrayBuffer>, data: Uint8Array<ArrayBuffer>): Promise<boolean>;
+  importKey(
+    format: 'raw',
+    key: Uint8Array<ArrayBuffer>,
+    algorithm: { name: string; namedCurve?: string },
+    extractable: boolean,
+    usages: string[],
+  ): Promise<unknown>;
+  verify(
+    algorithm: { name: string; hash?: string },
+    key: unknown,
+    signature: Uint8Array<ArrayBuffer>,
+    data: Uint8Array<ArrayBuffer>,
+  ): Promise<boolean>;
 }
 
 function subtle(): Subtle {
   const s = (globalThis as { crypto?: { subtle?: Subtle } }).crypto?.subtle;
-  if (s === undefined) throw new WebCryptoUnavailable('crypto_unavailable', 'WebCrypto (crypto.subtle) is not available here (browsers offer it only in secure contexts)');
+  if (s === undefined)
+    throw new WebCryptoUnavailable(
+      'crypto_unavailable',
+      'WebCrypto (crypto.subtle) is not available here (browsers offer it only in secure contexts)',
+    );
   return s;
 }
 
@@ -36,7 +51,8 @@ function view(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : Uint8Array.from(bytes);
 }
 
-const isNotSupported = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'NotSupportedError';
+const isNotSupported = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'NotSupportedError';
 
 /** SHA-256 of the concatenation of `parts`. */
 export async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
@@ -74,7 +90,11 @@ async function importKey(tag: 'ed' | 'p256', raw: Uint8Array, algorithm: { name:
       .importKey('raw', view(raw), algorithm, false, ['verify'])
       .catch((e: unknown) => {
         keyCache.delete(id);
-        if (isNotSupported(e)) throw new WebCryptoUnavailable('crypto_unavailable', `WebCrypto here has no ${algorithm.name}${algorithm.namedCurve === undefined ? '' : ` ${algorithm.namedCurve}`}`);
+        if (isNotSupported(e))
+          throw new WebCryptoUnavailable(
+            'crypto_unavailable',
+            `WebCrypto here has no ${algorithm.name}${algorithm.namedCurve === undefined ? '' : ` ${algorithm.namedCurve}`}`,
+          );
         return null;
       });
     keyCache.set(id, pending);
@@ -82,7 +102,12 @@ async function importKey(tag: 'ed' | 'p256', raw: Uint8Array, algorithm: { name:
   return pending;
 }
 
-async function subtleVerify(algorithm: { name: string; hash?: string }, key: unknown, signature: Uint8Array, message: Uint8Array): Promise<boolean> {
+async function subtleVerify(
+  algorithm: { name: string; hash?: string },
+  key: unknown,
+  signature: Uint8Array,
+  message: Uint8Array,
+): Promise<boolean> {
   try {
     return await subtle().verify(algorithm, key, view(signature), view(message));
   } catch (e) {

@@ -60,23 +60,33 @@ export function checkAccountId(id: string): string {
 }
 
 export function checkPartition(p: string): string {
-  if (!PARTITION_RE.test(p)) throw new FederationError('invalid_option', `--partition must be aws, aws-cn, aws-us-gov, …, got ${JSON.stringify(p)}`);
+  if (!PARTITION_RE.test(p))
+    throw new FederationError('invalid_option', `--partition must be aws, aws-cn, aws-us-gov, …, got ${JSON.stringify(p)}`);
   return p;
 }
 
 export function checkRoleName(name: string): string {
-  if (!ROLE_NAME_RE.test(name)) throw new FederationError('invalid_option', `--role-name must match [\\w+=,.@-]{1,64}, got ${JSON.stringify(name)}`);
+  if (!ROLE_NAME_RE.test(name))
+    throw new FederationError('invalid_option', `--role-name must match [\\w+=,.@-]{1,64}, got ${JSON.stringify(name)}`);
   return name;
 }
 
 export function checkRoleArn(arn: string): string {
-  if (!ROLE_ARN_RE.test(arn)) throw new FederationError('invalid_option', `--role-arn must be arn:<partition>:iam::<12-digit account>:role/<name>, got ${JSON.stringify(arn)}`);
+  if (!ROLE_ARN_RE.test(arn))
+    throw new FederationError(
+      'invalid_option',
+      `--role-arn must be arn:<partition>:iam::<12-digit account>:role/<name>, got ${JSON.stringify(arn)}`,
+    );
   return arn;
 }
 
 /** A client ID (audience) as IAM takes it: 1–255 printable characters. */
 export function checkAudience(aud: string): string {
-  if (!/^[\x21-\x7e]{1,255}$/.test(aud)) throw new FederationError('invalid_option', `--audience must be 1–255 printable ASCII characters without spaces, got ${JSON.stringify(aud)}`);
+  if (!/^[\x21-\x7e]{1,255}$/.test(aud))
+    throw new FederationError(
+      'invalid_option',
+      `--audience must be 1–255 printable ASCII characters without spaces, got ${JSON.stringify(aud)}`,
+    );
   return aud;
 }
 
@@ -92,11 +102,15 @@ export function checkSubject(subject: string, allowWildcard: boolean): string {
         `--subject ${JSON.stringify(subject)} contains a wildcard: the role would trust every identity it matches, and anyone can make a did:key or did:keri:B… identity of their own (rule 3). Name each subject exactly; --allow-wildcard-subject overrides this`,
       );
     }
-    if (!DID_WILDCARD_RE.test(subject)) throw new FederationError('invalid_subject', `--subject ${JSON.stringify(subject)} is not a did:keri:… or did:key:… pattern`);
+    if (!DID_WILDCARD_RE.test(subject))
+      throw new FederationError('invalid_subject', `--subject ${JSON.stringify(subject)} is not a did:keri:… or did:key:… pattern`);
     return subject;
   }
   if (!isBridgeSubject(subject)) {
-    throw new FederationError('invalid_subject', `--subject ${JSON.stringify(subject)} is not a DID the bridge issues: did:keri:<prefix> or did:key:z… (the root DID of the attestation chain, chain[0].issuer)`);
+    throw new FederationError(
+      'invalid_subject',
+      `--subject ${JSON.stringify(subject)} is not a DID the bridge issues: did:keri:<prefix> or did:key:z… (the root DID of the attestation chain, chain[0].issuer)`,
+    );
   }
   return subject;
 }
@@ -112,6 +126,7 @@ export function sessionNameFor(subject: string): string {
 }
 
 export function checkSessionName(name: string): string {
-  if (!SESSION_NAME_RE.test(name)) throw new FederationError('invalid_session_name', `--session-name must match [\\w+=,.@-]{2,64}, got ${JSON.stringify(name)}`);
+  if (!SESSION_NAME_RE.test(name))
+    throw new FederationError('invalid_session_name', `--session-name must match [\\w+=,.@-]{2,64}, got ${JSON.stringify(name)}`);
   return name;
 }

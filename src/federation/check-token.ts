@@ -85,7 +85,8 @@ export function tokenFromInput(text: string): string {
 
 export function decodeJwt(token: string): { header: Record<string, unknown>; claims: Record<string, unknown> } {
   const parts = token.split('.');
-  if (parts.length !== 3) unparsable(`a JWT has three dot-separated parts, got ${parts.length} (STS: "The ID Token provided is not a valid JWT")`);
+  if (parts.length !== 3)
+    unparsable(`a JWT has three dot-separated parts, got ${parts.length} (STS: "The ID Token provided is not a valid JWT")`);
   const header = decodePart(parts[0]!, 'header');
   const claims = decodePart(parts[1]!, 'payload');
   if (parts[2] === '') unparsable('the signature part is empty (an unsigned token)');
@@ -104,23 +105,64 @@ export function checkToken(text: string, opts: TokenCheckOptions): TokenCheck {
   };
 
   // header
-  if (header.alg !== 'RS256' && header.alg !== 'ES256') err('alg', `header alg ${JSON.stringify(header.alg)}: the bridge signs with RS256 (or ES256)`);
-  if (typeof header.kid !== 'string' || header.kid === '') err('kid', 'header has no kid: STS picks the verification key from the JWKS by kid', `${STS_INVALID} ("Couldn't retrieve verification key from your identity provider")`);
+  if (header.alg !== 'RS256' && header.alg !== 'ES256')
+    err('alg', `header alg ${JSON.stringify(header.alg)}: the bridge signs with RS256 (or ES256)`);
+  if (typeof header.kid !== 'string' || header.kid === '')
+    err(
+      'kid',
+      'header has no kid: STS picks the verification key from the JWKS by kid',
+      `${STS_INVALID} ("Couldn't retrieve verification key from your identity provider")`,
+    );
   if (header.typ !== undefined && header.typ !== 'JWT') warn('typ', `header typ ${JSON.stringify(header.typ)} (the bridge writes "JWT")`);
 
   // azp
-  if ('azp' in claims) err('azp', `the token has an azp claim (${JSON.stringify(claims.azp)}): AWS uses azp as the audience when present and ignores aud; the bridge never issues azp`, `${STS_INVALID} ("Incorrect token audience")`);
+  if ('azp' in claims)
+    err(
+      'azp',
+      `the token has an azp claim (${JSON.stringify(claims.azp)}): AWS uses azp as the audience when present and ignores aud; the bridge never issues azp`,
+      `${STS_INVALID} ("Incorrect token audience")`,
+    );
 
   // aud
-  const expectedAud: readonly string[] = opts.audience === undefined ? [AWS_STS_AUDIENCE] : typeof opts.audience === 'string' ? [opts.audience] : opts.audience;
-  if (claims.aud === undefined) err('aud_missing', 'no aud claim: STS matches aud against the provider\'s client ID list', `${STS_INVALID} ("Incorrect token audience")`);
-  else if (typeof claims.aud !== 'string') err('aud_not_string', `aud is ${JSON.stringify(claims.aud)}: the bridge issues exactly one audience, as a string`, `${STS_INVALID} ("Incorrect token audience")`);
-  else if (!expectedAud.includes(claims.aud)) err('aud_unexpected', `aud is ${JSON.stringify(claims.aud)}, expected ${expectedAud.map((a) => JSON.stringify(a)).join(' or ')}: the provider's client ID list and the trust policy's P:aud must name the token's audience`, `${STS_INVALID} ("Incorrect token audience")`);
+  const expectedAud: readonly string[] =
+    opts.audience === undefined ? [AWS_STS_AUDIENCE] : typeof opts.audience === 'string' ? [opts.audience] : opts.audience;
+  if (claims.aud === undefined)
+    err(
+      'aud_missing',
+      "no aud claim: STS matches aud against the provider's client ID list",
+      `${STS_INVALID} ("Incorrect token audience")`,
+    );
+  else if (typeof claims.aud !== 'string')
+    err(
+      'aud_not_string',
+      `aud is ${JSON.stringify(claims.aud)}: the bridge issues exactly one audience, as a string`,
+      `${STS_INVALID} ("Incorrect token audience")`,
+    );
+  else if (!expectedAud.includes(claims.aud))
+    err(
+      'aud_unexpected',
+      `aud is ${JSON.stringify(claims.aud)}, expected ${expectedAud.map((a) => JSON.stringify(a)).join(' or ')}: the provider's client ID list and the trust policy's P:aud must name the token's audience`,
+      `${STS_INVALID} ("Incorrect token audience")`,
+    );
 
   // sub
-  if (typeof claims.sub !== 'string') err('sub_missing', 'no sub claim (string): the trust policy pins P:sub', 'AccessDenied ("Not authorized to perform sts:AssumeRoleWithWebIdentity")');
-  else if (!isBridgeSubject(claims.sub)) err('sub_not_did', `sub ${JSON.stringify(claims.sub)} is not a did:keri or did:key (the bridge's sub is the chain's root DID)`, 'AccessDenied ("Not authorized to perform sts:AssumeRoleWithWebIdentity")');
-  else if (claims.sub.startsWith(DID_KERI) && claims.keri_prefix !== undefined && claims.keri_prefix !== claims.sub.slice(DID_KERI.length)) {
+  if (typeof claims.sub !== 'string')
+    err(
+      'sub_missing',
+      'no sub claim (string): the trust policy pins P:sub',
+      'AccessDenied ("Not authorized to perform sts:AssumeRoleWithWebIdentity")',
+    );
+  else if (!isBridgeSubject(claims.sub))
+    err(
+      'sub_not_did',
+      `sub ${JSON.stringify(claims.sub)} is not a did:keri or did:key (the bridge's sub is the chain's root DID)`,
+      'AccessDenied ("Not authorized to perform sts:AssumeRoleWithWebIdentity")',
+    );
+  else if (
+    claims.sub.startsWith(DID_KERI) &&
+    claims.keri_prefix !== undefined &&
+    claims.keri_prefix !== claims.sub.slice(DID_KERI.length)
+  ) {
     warn('keri_prefix', `keri_prefix ${JSON.stringify(claims.keri_prefix)} does not match sub`);
   }
 
@@ -131,10 +173,18 @@ export function checkToken(text: string, opts: TokenCheckOptions): TokenCheck {
     try {
       validateIssuer(claims.iss, false);
     } catch (e) {
-      err('iss_form', `iss ${(e as Error).message.replace(/^--issuer /, '')}: IAM looks the provider up by this exact URL`, `${STS_INVALID} ("No OpenIDConnect provider found in your account for ${claims.iss}")`);
+      err(
+        'iss_form',
+        `iss ${(e as Error).message.replace(/^--issuer /, '')}: IAM looks the provider up by this exact URL`,
+        `${STS_INVALID} ("No OpenIDConnect provider found in your account for ${claims.iss}")`,
+      );
     }
     if (opts.issuer !== undefined && claims.iss !== opts.issuer) {
-      err('iss_unexpected', `iss is ${JSON.stringify(claims.iss)}, expected ${JSON.stringify(opts.issuer)} (byte for byte: the IAM provider URL must be exactly the issuer)`, `${STS_INVALID} ("No OpenIDConnect provider found in your account for ${claims.iss}")`);
+      err(
+        'iss_unexpected',
+        `iss is ${JSON.stringify(claims.iss)}, expected ${JSON.stringify(opts.issuer)} (byte for byte: the IAM provider URL must be exactly the issuer)`,
+        `${STS_INVALID} ("No OpenIDConnect provider found in your account for ${claims.iss}")`,
+      );
     }
   }
 
@@ -146,23 +196,39 @@ export function checkToken(text: string, opts: TokenCheckOptions): TokenCheck {
   if (nbf !== undefined && !isInt(nbf)) err('nbf_form', `nbf ${JSON.stringify(nbf)} is not integer seconds`);
   if (isInt(exp) && isInt(iat)) {
     if (exp <= iat) err('lifetime', `exp (${iso(exp)}) is not after iat (${iso(iat)})`);
-    else if (exp - iat > MAX_TTL_LIMIT_SECONDS) warn('lifetime', `lifetime ${exp - iat} s exceeds the bridge's maximum of ${MAX_TTL_LIMIT_SECONDS} s: not a token this bridge issues`);
-    if (isInt(nbf) && nbf !== iat - NBF_BACKDATE_SECONDS) warn('nbf', `nbf is ${nbf}, the bridge writes iat − ${NBF_BACKDATE_SECONDS} (${iat - NBF_BACKDATE_SECONDS})`);
+    else if (exp - iat > MAX_TTL_LIMIT_SECONDS)
+      warn(
+        'lifetime',
+        `lifetime ${exp - iat} s exceeds the bridge's maximum of ${MAX_TTL_LIMIT_SECONDS} s: not a token this bridge issues`,
+      );
+    if (isInt(nbf) && nbf !== iat - NBF_BACKDATE_SECONDS)
+      warn('nbf', `nbf is ${nbf}, the bridge writes iat − ${NBF_BACKDATE_SECONDS} (${iat - NBF_BACKDATE_SECONDS})`);
   }
-  if (isInt(iat) && iat > now + AWS_EXP_LEEWAY_SECONDS) err('iat_future', `iat ${iso(iat)} is ${iat - now} s in the future: check the clocks of the bridge and of this machine`);
-  if (isInt(nbf) && nbf > now + AWS_EXP_LEEWAY_SECONDS) err('nbf_future', `nbf ${iso(nbf)} is ${nbf - now} s in the future: the token is not valid yet`);
+  if (isInt(iat) && iat > now + AWS_EXP_LEEWAY_SECONDS)
+    err('iat_future', `iat ${iso(iat)} is ${iat - now} s in the future: check the clocks of the bridge and of this machine`);
+  if (isInt(nbf) && nbf > now + AWS_EXP_LEEWAY_SECONDS)
+    err('nbf_future', `nbf ${iso(nbf)} is ${nbf - now} s in the future: the token is not valid yet`);
   if (isInt(exp)) {
     const hardLimit = exp + AWS_EXP_LEEWAY_SECONDS;
     if (now > hardLimit) {
-      err('expired', `expired at ${iso(exp)}; AWS accepts a token until exp + ${AWS_EXP_LEEWAY_SECONDS} s (${iso(hardLimit)}), ${now - hardLimit} s ago: get a new token`, 'ExpiredTokenException ("Token expired: current date/time … must be before the expiration date/time …")');
+      err(
+        'expired',
+        `expired at ${iso(exp)}; AWS accepts a token until exp + ${AWS_EXP_LEEWAY_SECONDS} s (${iso(hardLimit)}), ${now - hardLimit} s ago: get a new token`,
+        'ExpiredTokenException ("Token expired: current date/time … must be before the expiration date/time …")',
+      );
     } else if (now > exp) {
-      warn('expiring', `past exp (${iso(exp)}): AWS still accepts it for ${hardLimit - now} s (until exp + ${AWS_EXP_LEEWAY_SECONDS} s), other relying parties may not`);
+      warn(
+        'expiring',
+        `past exp (${iso(exp)}): AWS still accepts it for ${hardLimit - now} s (until exp + ${AWS_EXP_LEEWAY_SECONDS} s), other relying parties may not`,
+      );
     }
   }
 
   // bridge-specific
-  if (claims.pop === false) warn('pop_off', 'issued without proof of possession ("pop": false): whoever held a copy of the chain could have minted it');
-  if (claims.capabilities !== undefined && !(Array.isArray(claims.capabilities) && claims.capabilities.every((c) => typeof c === 'string'))) warn('capabilities', 'capabilities is not a list of strings');
+  if (claims.pop === false)
+    warn('pop_off', 'issued without proof of possession ("pop": false): whoever held a copy of the chain could have minted it');
+  if (claims.capabilities !== undefined && !(Array.isArray(claims.capabilities) && claims.capabilities.every((c) => typeof c === 'string')))
+    warn('capabilities', 'capabilities is not a list of strings');
   if (typeof claims.jti !== 'string') warn('jti', 'no jti claim');
 
   const errors = findings.filter((f) => f.severity === 'error').length;
@@ -181,10 +247,15 @@ export function formatTokenCheck(r: TokenCheck, now: number): string {
   for (const k of ['iss', 'sub', 'aud', 'azp']) show(k, c[k]);
   for (const k of ['iat', 'nbf', 'exp']) {
     const v = c[k];
-    if (isInt(v)) lines.push(`  ${k.padEnd(4)} ${v} (${iso(v)}, ${v >= now ? 'in ' + String(v - now) + ' s' : String(now - v) + ' s ago'})`);
+    if (isInt(v))
+      lines.push(`  ${k.padEnd(4)} ${v} (${iso(v)}, ${v >= now ? 'in ' + String(v - now) + ' s' : String(now - v) + ' s ago'})`);
     else show(k, v);
   }
   for (const f of r.findings) lines.push(`${f.severity} [${f.id}]: ${f.message}${f.sts === undefined ? '' : `\n    STS: ${f.sts}`}`);
-  lines.push(r.errors === 0 ? `ok: ${r.warnings === 0 ? 'no findings' : `${r.warnings} warning(s)`}` : `${r.errors} error(s), ${r.warnings} warning(s)`);
+  lines.push(
+    r.errors === 0
+      ? `ok: ${r.warnings === 0 ? 'no findings' : `${r.warnings} warning(s)`}`
+      : `${r.errors} error(s), ${r.warnings} warning(s)`,
+  );
   return lines.join('\n') + '\n';
 }

@@ -59,7 +59,10 @@ export async function discoverIssuer(bridge: string, f: FetchLike): Promise<stri
   try {
     res = await f(url);
   } catch (e) {
-    throw new FederationError('token_request_failed', `${url}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`);
+    throw new FederationError(
+      'token_request_failed',
+      `${url}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`,
+    );
   }
   if (!res.ok) throw new FederationError('token_request_failed', `${url}: HTTP ${res.status}`);
   const doc = (await res.json()) as { issuer?: unknown };
@@ -85,12 +88,16 @@ export async function requestBridgeToken(input: BridgeTokenInput): Promise<Bridg
   try {
     res = await f(bridge + TOKEN_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   } catch (e) {
-    throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`);
+    throw new FederationError(
+      'token_request_failed',
+      `${bridge}${TOKEN_PATH}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`,
+    );
   }
   const text = await res.text();
   if (!res.ok) throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH} answered ${describeProblem(res.status, text)}`);
   const doc = JSON.parse(text) as { access_token?: unknown; subject?: unknown; expires_in?: unknown };
-  if (typeof doc.access_token !== 'string' || typeof doc.subject !== 'string') throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH}: the response has no access_token/subject`);
+  if (typeof doc.access_token !== 'string' || typeof doc.subject !== 'string')
+    throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH}: the response has no access_token/subject`);
   return { token: doc.access_token, subject: doc.subject, issuer, expiresIn: typeof doc.expires_in === 'number' ? doc.expires_in : 0 };
 }
 
@@ -99,9 +106,16 @@ export function precheckToken(token: BridgeToken, audience: string, now: number)
   const r = checkToken(token.token, { issuer: token.issuer, audience, now });
   const errors = r.findings.filter((f) => f.severity === 'error');
   if (errors.length > 0) {
-    throw new FederationError('token_rejected', `the bridge's token would be refused by STS: ${errors.map((f) => `[${f.id}] ${f.message}`).join('; ')}`);
+    throw new FederationError(
+      'token_rejected',
+      `the bridge's token would be refused by STS: ${errors.map((f) => `[${f.id}] ${f.message}`).join('; ')}`,
+    );
   }
-  if (r.claims.sub !== token.subject) throw new FederationError('token_rejected', `the token's sub ${JSON.stringify(r.claims.sub)} differs from the response's subject ${JSON.stringify(token.subject)}`);
+  if (r.claims.sub !== token.subject)
+    throw new FederationError(
+      'token_rejected',
+      `the token's sub ${JSON.stringify(r.claims.sub)} differs from the response's subject ${JSON.stringify(token.subject)}`,
+    );
   return r.findings;
 }
 
@@ -171,7 +185,8 @@ export const defaultSessionName = sessionNameFor;
 
 /** Credential values go into shell code and into $GITHUB_ENV: printable ASCII, one line, bounded. */
 function safeValue(name: string, v: string): string {
-  if (!/^[\x21-\x7e]{1,8192}$/.test(v)) throw new FederationError('unsafe_credential', `STS returned a ${name} that is not one line of printable ASCII; refusing to print it`);
+  if (!/^[\x21-\x7e]{1,8192}$/.test(v))
+    throw new FederationError('unsafe_credential', `STS returned a ${name} that is not one line of printable ASCII; refusing to print it`);
   return v;
 }
 
@@ -187,7 +202,9 @@ const singleQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** `--format env`: three `export NAME='value'` lines for `eval "$(token-bridge credentials …)"`. */
 export function renderEnv(c: AwsCredentials): string {
-  return entries(c).map(([k, v]) => `export ${k}=${singleQuote(v)}\n`).join('');
+  return entries(c)
+    .map(([k, v]) => `export ${k}=${singleQuote(v)}\n`)
+    .join('');
 }
 
 /**

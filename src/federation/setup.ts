@@ -64,7 +64,11 @@ export type PolicyDocument = Record<string, unknown>;
 export function planSetup(input: SetupInput): SetupPlan {
   const path = providerPath(input.issuer);
   const audience = checkAudience(input.audience ?? AWS_STS_AUDIENCE);
-  if (input.subjects.length === 0) throw new FederationError('invalid_subject', '--subject is required: the root DID(s) the role trusts (chain[0].issuer of the attestation chain)');
+  if (input.subjects.length === 0)
+    throw new FederationError(
+      'invalid_subject',
+      '--subject is required: the root DID(s) the role trusts (chain[0].issuer of the attestation chain)',
+    );
   const subjects = [...new Set(input.subjects.map((s) => checkSubject(s, input.allowWildcardSubject === true)))];
   const wildcard = subjects.some(hasWildcard);
   const thumbprints = thumbprintList(input.thumbprints, input.extraThumbprints ?? []);
@@ -73,14 +77,36 @@ export function planSetup(input: SetupInput): SetupPlan {
   const accountId = input.accountId === undefined ? null : checkAccountId(input.accountId);
   const warnings = [THUMBPRINT_WARNING];
   if (wildcard) {
-    warnings.push('a wildcard subject was forced (--allow-wildcard-subject): the role trusts every identity the pattern matches, including identities anyone can create (rule 3); lint-policy reports this policy as an error');
+    warnings.push(
+      'a wildcard subject was forced (--allow-wildcard-subject): the role trusts every identity the pattern matches, including identities anyone can create (rule 3); lint-policy reports this policy as an error',
+    );
   }
-  if (audience !== AWS_STS_AUDIENCE) warnings.push(`the audience ${JSON.stringify(audience)} is not ${AWS_STS_AUDIENCE}: the bridge must allow it (--audience) and tokens must ask for it`);
+  if (audience !== AWS_STS_AUDIENCE)
+    warnings.push(
+      `the audience ${JSON.stringify(audience)} is not ${AWS_STS_AUDIENCE}: the bridge must allow it (--audience) and tokens must ask for it`,
+    );
   const keri = subjects.filter((s) => /^did:keri:[DE]/.test(s));
-  if (keri.length > 0) warnings.push(`${keri.join(', ')}: transferable did:keri roots get tokens only when the bridge's --trusted-roots file lists them with their keys`);
-  const plan: SetupPlan = { issuer: input.issuer, path, audience, subjects, thumbprints, roleName, partition, accountId, wildcard, warnings };
+  if (keri.length > 0)
+    warnings.push(
+      `${keri.join(', ')}: transferable did:keri roots get tokens only when the bridge's --trusted-roots file lists them with their keys`,
+    );
+  const plan: SetupPlan = {
+    issuer: input.issuer,
+    path,
+    audience,
+    subjects,
+    thumbprints,
+    roleName,
+    partition,
+    accountId,
+    wildcard,
+    warnings,
+  };
   const size = JSON.stringify(trustPolicy(plan, providerArn(partition, accountId ?? '000000000000', path))).replace(/\s/g, '').length;
-  if (size > TRUST_POLICY_DEFAULT_LIMIT) warnings.push(`the trust policy has ${size} characters (without whitespace); IAM's default limit is ${TRUST_POLICY_DEFAULT_LIMIT} (a quota increase allows up to 4096): use fewer subjects per role`);
+  if (size > TRUST_POLICY_DEFAULT_LIMIT)
+    warnings.push(
+      `the trust policy has ${size} characters (without whitespace); IAM's default limit is ${TRUST_POLICY_DEFAULT_LIMIT} (a quota increase allows up to 4096): use fewer subjects per role`,
+    );
   return plan;
 }
 
@@ -97,7 +123,8 @@ export function trustPolicy(plan: SetupPlan, federated: unknown): PolicyDocument
 }
 
 function needAccount(plan: SetupPlan, format: string): string {
-  if (plan.accountId === null) throw new FederationError('invalid_option', `--format ${format} needs --account-id (the provider ARN names the account)`);
+  if (plan.accountId === null)
+    throw new FederationError('invalid_option', `--format ${format} needs --account-id (the provider ARN names the account)`);
   return plan.accountId;
 }
 
@@ -162,7 +189,7 @@ export function renderCli(plan: SetupPlan): string {
     'aws iam create-role \\',
     `  --role-name ${shellQuote(plan.roleName)} \\`,
     '  --assume-role-policy-document "file://$POLICY_FILE" \\',
-    "  --query Role.Arn --output text",
+    '  --query Role.Arn --output text',
     '',
   ].join('\n');
 }

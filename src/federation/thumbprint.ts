@@ -50,7 +50,9 @@ export function chainThumbprint(chain: readonly X509Certificate[], now: number):
   const warnings: string[] = [];
   for (let i = 0; i + 1 < chain.length; i++) {
     if (!chain[i]!.checkIssued(chain[i + 1]!)) {
-      warnings.push(`certificate ${i + 1} (${chain[i]!.subject.replace(/\n/g, ', ')}) is not issued by certificate ${i + 2}: the chain should be leaf first, then each issuer in turn`);
+      warnings.push(
+        `certificate ${i + 1} (${chain[i]!.subject.replace(/\n/g, ', ')}) is not issued by certificate ${i + 2}: the chain should be leaf first, then each issuer in turn`,
+      );
     }
   }
   chain.forEach((c, i) => {
@@ -62,7 +64,11 @@ export function chainThumbprint(chain: readonly X509Certificate[], now: number):
 /** Normalise an `--extra-thumbprint`: 40 hex characters, colons allowed on input, lowercase out. */
 export function normalizeThumbprint(text: string): string {
   const t = text.replace(/:/g, '').toLowerCase();
-  if (!THUMBPRINT_RE.test(t)) throw new FederationError('invalid_thumbprint', `thumbprint must be a SHA-1 fingerprint (40 hex characters), got ${JSON.stringify(text)}`);
+  if (!THUMBPRINT_RE.test(t))
+    throw new FederationError(
+      'invalid_thumbprint',
+      `thumbprint must be a SHA-1 fingerprint (40 hex characters), got ${JSON.stringify(text)}`,
+    );
   return t;
 }
 
@@ -70,9 +76,13 @@ export function normalizeThumbprint(text: string): string {
 export function thumbprintList(computed: readonly string[], extra: readonly string[]): string[] {
   const list = [...new Set([...computed.map(normalizeThumbprint), ...extra.map(normalizeThumbprint)])];
   if (list.length === 0) {
-    throw new FederationError('no_thumbprint', 'no thumbprint: give --tls-cert FILE (the chain the bridge serves), --connect (read it from the live TLS handshake), or --extra-thumbprint HEX');
+    throw new FederationError(
+      'no_thumbprint',
+      'no thumbprint: give --tls-cert FILE (the chain the bridge serves), --connect (read it from the live TLS handshake), or --extra-thumbprint HEX',
+    );
   }
-  if (list.length > MAX_THUMBPRINTS) throw new FederationError('too_many_thumbprints', `IAM takes at most ${MAX_THUMBPRINTS} thumbprints, got ${list.length}`);
+  if (list.length > MAX_THUMBPRINTS)
+    throw new FederationError('too_many_thumbprints', `IAM takes at most ${MAX_THUMBPRINTS} thumbprints, got ${list.length}`);
   return list;
 }
 

@@ -86,6 +86,9 @@ function presented(socket: TLSSocket): X509Certificate[] {
 
 export async function probePresentedChain(target: ProbeTarget): Promise<PresentedChain> {
   const chain = await handshake(target, true, presented);
-  const verdict = await handshake(target, false, (s) => ({ verified: s.authorized, verifyError: s.authorized ? null : String(s.authorizationError) }));
+  const verdict = await handshake(target, false, (s) => ({
+    verified: s.authorized,
+    verifyError: s.authorized ? null : String(s.authorizationError),
+  }));
   return { chain, ...verdict };
 }

@@ -27,7 +27,8 @@ const TABLE: readonly Entry[] = [
     name: /InvalidIdentityToken/,
     message: /No OpenIDConnect provider found/i,
     advice: {
-      cause: "no IAM OIDC provider in this account has exactly the token's iss as its URL (another account or partition, http vs https, a path or trailing slash that differs)",
+      cause:
+        "no IAM OIDC provider in this account has exactly the token's iss as its URL (another account or partition, http vs https, a path or trailing slash that differs)",
       fix: 'compare `check-token` iss with `aws iam list-open-id-connect-providers`; re-run aws-setup with --issuer set to the bridge issuer byte for byte',
     },
   },
@@ -35,7 +36,8 @@ const TABLE: readonly Entry[] = [
     name: /InvalidIdentityToken/,
     message: /thumbprint/i,
     advice: {
-      cause: "the last certificate of the chain the bridge host presents no longer matches the provider's thumbprint list (self-signed or private-CA certificate was renewed)",
+      cause:
+        "the last certificate of the chain the bridge host presents no longer matches the provider's thumbprint list (self-signed or private-CA certificate was renewed)",
       fix: 'recompute with `token-bridge aws-setup --connect` and add it with `aws iam update-open-id-connect-provider-thumbprint` (up to 5 thumbprints, so add the next one before rotating)',
     },
   },
@@ -72,7 +74,8 @@ const TABLE: readonly Entry[] = [
     name: /AccessDenied/,
     message: /./,
     advice: {
-      cause: "the token is valid but the role's trust policy does not admit it: sub not listed exactly, P:aud differs, the Federated ARN names another provider or account, or condition keys carry https://",
+      cause:
+        "the token is valid but the role's trust policy does not admit it: sub not listed exactly, P:aud differs, the Federated ARN names another provider or account, or condition keys carry https://",
       fix: 'run `aws iam get-role --role-name R | token-bridge lint-policy - --issuer <issuer>` and compare P:sub with the sub printed by `token-bridge check-token`',
     },
   },
@@ -80,7 +83,8 @@ const TABLE: readonly Entry[] = [
     name: /ValidationError/,
     message: /./,
     advice: {
-      cause: 'a request parameter is invalid (RoleSessionName must match [\\w+=,.@-]{2,64}; DurationSeconds must not exceed the role\'s MaxSessionDuration; the role ARN must be well formed)',
+      cause:
+        "a request parameter is invalid (RoleSessionName must match [\\w+=,.@-]{2,64}; DurationSeconds must not exceed the role's MaxSessionDuration; the role ARN must be well formed)",
       fix: 'check --role-arn, --session-name and --duration-seconds',
     },
   },

@@ -33,7 +33,10 @@ export function readKeyFile(path: string): string {
     throw new KeyFileError('key_missing', `cannot read key file ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
   }
   if ((mode & 0o077) !== 0) {
-    throw new KeyFileError('key_permissions', `key file ${path} is accessible by group or others (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${path}`);
+    throw new KeyFileError(
+      'key_permissions',
+      `key file ${path} is accessible by group or others (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${path}`,
+    );
   }
   return readFileSync(path, 'utf8');
 }

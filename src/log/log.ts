@@ -67,7 +67,10 @@ export class TransparencyLog<S extends LogStore = LogStore> {
    * entries and hashes are written and, if anything was appended (or `sign` is set), the new head
    * is signed and stored as the checkpoint; then the transaction commits.
    */
-  async transaction<T>(fn: (tx: StoreTransaction, batch: LogBatch) => Promise<T>, options: { sign?: boolean } = {}): Promise<LogTransactionResult<T>> {
+  async transaction<T>(
+    fn: (tx: StoreTransaction, batch: LogBatch) => Promise<T>,
+    options: { sign?: boolean } = {},
+  ): Promise<LogTransactionResult<T>> {
     const result = await this.store.transaction(async (tx) => {
       const batch = await this.open(tx.log);
       const value = await fn(tx, batch);
@@ -104,17 +107,26 @@ export class TransparencyLog<S extends LogStore = LogStore> {
       }
     }
     const nodes = refs.map((r) => known.get(`${r.level}/${r.index}`));
-    if (nodes.some((n) => n === undefined)) throw new StoreUnavailableError(`store: missing tree nodes on the right edge of the log (size ${size})`);
+    if (nodes.some((n) => n === undefined))
+      throw new StoreUnavailableError(`store: missing tree nodes on the right edge of the log (size ${size})`);
     return new LogBatch(size, nodes as StoredNode[], this.cache);
   }
 
   /** Inclusion proof of leaf `index` in the tree of `size` (≤ the committed size). */
   inclusionProof(index: number, size: number): Promise<Uint8Array[]> {
-    return withNodes((read) => inclusionProof(index, size, read), (refs) => this.store.log.readNodes(refs), this.cache);
+    return withNodes(
+      (read) => inclusionProof(index, size, read),
+      (refs) => this.store.log.readNodes(refs),
+      this.cache,
+    );
   }
 
   consistencyProof(oldSize: number, newSize: number): Promise<Uint8Array[]> {
-    return withNodes((read) => consistencyProof(oldSize, newSize, read), (refs) => this.store.log.readNodes(refs), this.cache);
+    return withNodes(
+      (read) => consistencyProof(oldSize, newSize, read),
+      (refs) => this.store.log.readNodes(refs),
+      this.cache,
+    );
   }
 
   /**

@@ -38,7 +38,8 @@ export function formatInclusion(origin: string, leafIndex: number, checkpoint: S
   };
 }
 
-export const missingNode = (level: number, index: number): Error => new StoreUnavailableError(`store: missing tree node (${level}, ${index})`);
+export const missingNode = (level: number, index: number): Error =>
+  new StoreUnavailableError(`store: missing tree node (${level}, ${index})`);
 
 const PLACEHOLDER = new Uint8Array(32);
 
@@ -56,7 +57,11 @@ export function nodesRead(compute: (read: HashReader) => unknown): NodeRef[] {
  * Two-pass evaluation: record the nodes `compute` needs, fetch the ones not in `cache` with `fetch`
  * (one call), run `compute` again over them. Fetched nodes are committed, so they join the cache.
  */
-export async function withNodes<T>(compute: (read: HashReader) => T, fetch: (nodes: NodeRef[]) => Promise<StoredNode[]>, cache: NodeCache): Promise<T> {
+export async function withNodes<T>(
+  compute: (read: HashReader) => T,
+  fetch: (nodes: NodeRef[]) => Promise<StoredNode[]>,
+  cache: NodeCache,
+): Promise<T> {
   const got = new Map<number, Uint8Array>();
   const absent: NodeRef[] = [];
   for (const n of nodesRead(compute)) {

@@ -28,10 +28,12 @@ export interface Cosignature {
 /** A timestamp as bigint: a non-negative safe integer number or a bigint ≤ 2^63 − 1. */
 export function toCosignatureTimestamp(timestamp: bigint | number): bigint {
   if (typeof timestamp === 'number') {
-    if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new NoteError('invalid_timestamp', 'timestamp must be a non-negative integer');
+    if (!Number.isSafeInteger(timestamp) || timestamp < 0)
+      throw new NoteError('invalid_timestamp', 'timestamp must be a non-negative integer');
     return BigInt(timestamp);
   }
-  if (timestamp < 0n || timestamp > MAX_COSIGNATURE_TIMESTAMP) throw new NoteError('invalid_timestamp', 'timestamp must be in [0, 2^63 − 1]');
+  if (timestamp < 0n || timestamp > MAX_COSIGNATURE_TIMESTAMP)
+    throw new NoteError('invalid_timestamp', 'timestamp must be in [0, 2^63 − 1]');
   return timestamp;
 }
 

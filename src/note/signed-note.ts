@@ -163,7 +163,8 @@ export function parseNote(input: string | Uint8Array): Note {
 export function formatNote(note: Note): string {
   checkNoteText(note.text);
   if (note.signatures.length === 0) throw malformed('a signed note needs at least one signature');
-  if (note.signatures.length > MAX_NOTE_SIGNATURES) throw new NoteError('too_many_signatures', `more than ${MAX_NOTE_SIGNATURES} signatures`);
+  if (note.signatures.length > MAX_NOTE_SIGNATURES)
+    throw new NoteError('too_many_signatures', `more than ${MAX_NOTE_SIGNATURES} signatures`);
   let out = `${note.text}\n`;
   for (const sig of note.signatures) {
     if (sig.signature.length === 0) throw malformed('empty signature');
@@ -254,7 +255,10 @@ function decideNote(plan: NotePlan, valid: readonly boolean[]): VerifiedNote {
  */
 export function verifyNote(input: string | Uint8Array | Note, verifiers: readonly NoteVerifier[]): VerifiedNote {
   const plan = planNote(input, verifiers);
-  return decideNote(plan, plan.known.map(({ sig, verifier }) => verifier.verify(plan.textBytes, sig.signature)));
+  return decideNote(
+    plan,
+    plan.known.map(({ sig, verifier }) => verifier.verify(plan.textBytes, sig.signature)),
+  );
 }
 
 /**

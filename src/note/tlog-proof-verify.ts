@@ -37,7 +37,10 @@ export function verifyTlogProof(
   const parsed = parseTlogProof(input);
   const note = verifyNote(parsed.note, verifiers);
   if (options.origin !== undefined && parsed.tree.origin !== options.origin) {
-    throw new NoteError('origin_mismatch', `checkpoint origin is ${JSON.stringify(parsed.tree.origin)}, expected ${JSON.stringify(options.origin)}`);
+    throw new NoteError(
+      'origin_mismatch',
+      `checkpoint origin is ${JSON.stringify(parsed.tree.origin)}, expected ${JSON.stringify(options.origin)}`,
+    );
   }
   const leafHash = 'data' in leaf ? hashLeaf(leaf.data) : leaf.hash;
   checkInclusion(leafHash, parsed.index, parsed.tree.size, parsed.proof, parsed.tree.rootHash);

@@ -105,7 +105,10 @@ export function parseVkey(vkey: string): NoteVerifier {
   }
   const type = raw[0];
   if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1) {
-    throw new NoteError('unsupported_key_type', `unsupported signature type ${type === undefined ? '(none)' : `0x${type.toString(16).padStart(2, '0')}`}`);
+    throw new NoteError(
+      'unsupported_key_type',
+      `unsupported signature type ${type === undefined ? '(none)' : `0x${type.toString(16).padStart(2, '0')}`}`,
+    );
   }
   const publicKey = raw.subarray(1);
   if (publicKey.length !== 32) throw badVkey(`Ed25519 vkey key must be 32 bytes, got ${publicKey.length}`);

@@ -105,7 +105,10 @@ export function shellCommand(words: readonly string[]): string {
  */
 export function displayHost(header: string | undefined): string | undefined {
   if (header === undefined || header.length > 262) return undefined;
-  const m = /^(?:((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?)|\[([0-9A-Fa-f:.]{2,45})\])(?::([0-9]{1,5}))?$/.exec(header);
+  const m =
+    /^(?:((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?)|\[([0-9A-Fa-f:.]{2,45})\])(?::([0-9]{1,5}))?$/.exec(
+      header,
+    );
   if (m === null) return undefined;
   const port = m[3];
   if (port !== undefined && (Number(port) < 1 || Number(port) > 65535 || /^0/.test(port))) return undefined;

@@ -39,11 +39,15 @@ function readSmallFile(path: string): Uint8Array {
     fd = openSync(path, 'r');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new BuildError('attestation_unreadable', `cannot read build attestation ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
+    throw new BuildError(
+      'attestation_unreadable',
+      `cannot read build attestation ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`,
+    );
   }
   try {
     const size = fstatSync(fd).size;
-    if (size > MAX_ATTESTATION_BYTES) throw new BuildError('attestation_unreadable', `build attestation ${path} is larger than ${MAX_ATTESTATION_BYTES} bytes`);
+    if (size > MAX_ATTESTATION_BYTES)
+      throw new BuildError('attestation_unreadable', `build attestation ${path} is larger than ${MAX_ATTESTATION_BYTES} bytes`);
     const buf = new Uint8Array(size);
     let off = 0;
     while (off < size) {
@@ -90,7 +94,10 @@ export function loadBuildAttestation(path: string, running: RunningBundle | unde
   }
   const parsed = parseAttestationJson(text, path);
   if (parsed.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
-    throw new BuildError('unsupported_payload_type', `build attestation ${path}: payloadType is ${JSON.stringify(parsed.payloadType)}, expected ${IN_TOTO_PAYLOAD_TYPE}`);
+    throw new BuildError(
+      'unsupported_payload_type',
+      `build attestation ${path}: payloadType is ${JSON.stringify(parsed.payloadType)}, expected ${IN_TOTO_PAYLOAD_TYPE}`,
+    );
   }
   const statement = parseStatement(parsed.payload);
   if (!hasSubjectDigest(statement, running.digest)) {
@@ -102,7 +109,10 @@ export function loadBuildAttestation(path: string, running: RunningBundle | unde
     );
   }
   if (statement.version !== version) {
-    throw new BuildError('version_mismatch', `build attestation ${path} is for version ${statement.version}, but this bundle is version ${version}; refusing to start`);
+    throw new BuildError(
+      'version_mismatch',
+      `build attestation ${path} is for version ${statement.version}, but this bundle is version ${version}; refusing to start`,
+    );
   }
   const body: BuildBody = { version, running_digest: running.digest, attestation: parsed.envelope, node_version: process.version };
   return { body, json: JSON.stringify(body), file: running.file };

@@ -58,7 +58,8 @@ export async function bundle(opts: { outFile?: string; write?: boolean } = {}): 
     metafile: true,
     logLevel: 'silent',
   });
-  if (result.errors.length > 0 || result.outputFiles.length !== 1) throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
+  if (result.errors.length > 0 || result.outputFiles.length !== 1)
+    throw new Error(`esbuild failed: ${result.errors.map((e) => e.text).join('; ')}`);
   const out = result.outputFiles[0]!;
   const bytes = out.contents;
   const meta = Object.values(result.metafile.outputs)[0]!;
@@ -93,7 +94,9 @@ if (import.meta.main) {
     (r) => {
       const rel = relative(process.cwd(), r.file!);
       const shown = rel === '' || rel.startsWith('..') || isAbsolute(rel) ? r.file! : rel;
-      process.stderr.write(`bundled ${r.inputs.length} modules with esbuild ${ESBUILD_VERSION} into ${shown} (${r.bytes.length} bytes); left to run time: Node built-ins, ${r.externals.join(', ')}\n`);
+      process.stderr.write(
+        `bundled ${r.inputs.length} modules with esbuild ${ESBUILD_VERSION} into ${shown} (${r.bytes.length} bytes); left to run time: Node built-ins, ${r.externals.join(', ')}\n`,
+      );
       process.stdout.write(`${r.digest}  ${shown}\n`);
     },
     (e: unknown) => {

@@ -102,9 +102,11 @@ export function parseEnvelope(value: unknown): ParsedEnvelope {
   if (!isRecord(value)) throw new BuildError('malformed_envelope', 'the DSSE envelope must be a JSON object');
   onlyKeys(value, ['payloadType', 'payload', 'signatures'], 'envelope');
   const { payloadType, payload, signatures } = value;
-  if (typeof payloadType !== 'string' || payloadType === '') throw new BuildError('malformed_envelope', 'envelope.payloadType must be a non-empty string');
+  if (typeof payloadType !== 'string' || payloadType === '')
+    throw new BuildError('malformed_envelope', 'envelope.payloadType must be a non-empty string');
   if (typeof payload !== 'string') throw new BuildError('malformed_envelope', 'envelope.payload must be a base64 string');
-  if (!Array.isArray(signatures) || signatures.length === 0) throw new BuildError('malformed_envelope', 'envelope.signatures must be a non-empty array');
+  if (!Array.isArray(signatures) || signatures.length === 0)
+    throw new BuildError('malformed_envelope', 'envelope.signatures must be a non-empty array');
   const decoded: ParsedEnvelope['signatures'] = [];
   const kept: DsseSignature[] = [];
   signatures.forEach((s: unknown, i) => {
@@ -114,7 +116,8 @@ export function parseEnvelope(value: unknown): ParsedEnvelope {
     if (s.keyid !== undefined && typeof s.keyid !== 'string') throw new BuildError('malformed_envelope', `${at}.keyid must be a string`);
     if (typeof s.sig !== 'string') throw new BuildError('malformed_envelope', `${at}.sig must be a base64 string`);
     const sig = decodeDsseBase64(s.sig, `${at}.sig`);
-    if (sig.length !== 64) throw new BuildError('malformed_envelope', `${at}.sig must be a 64-byte Ed25519 signature, got ${sig.length} bytes`);
+    if (sig.length !== 64)
+      throw new BuildError('malformed_envelope', `${at}.sig must be a 64-byte Ed25519 signature, got ${sig.length} bytes`);
     decoded.push({ keyid: s.keyid, sig });
     kept.push(s.keyid === undefined ? { sig: s.sig } : { keyid: s.keyid, sig: s.sig });
   });

@@ -8,10 +8,14 @@ export const BuildStatementSchema = Type.Object(
     attestation: Type.Object(
       {
         payloadType: Type.Literal('application/vnd.in-toto+json'),
-        payload: Type.String({ description: 'base64 of an in-toto v1 Statement (SLSA provenance v1 predicate) whose subject is the bundle with running_digest' }),
+        payload: Type.String({
+          description: 'base64 of an in-toto v1 Statement (SLSA provenance v1 predicate) whose subject is the bundle with running_digest',
+        }),
         signatures: Type.Array(Type.Object({ keyid: Type.Optional(Type.String()), sig: Type.String() })),
       },
-      { description: 'DSSE envelope signed by a release key (Ed25519); verify it with the release key you pin: anchor-witness verify build' },
+      {
+        description: 'DSSE envelope signed by a release key (Ed25519); verify it with the release key you pin: anchor-witness verify build',
+      },
     ),
     node_version: Type.String({ description: 'process.version of the Node.js runtime (not covered by the digest or the signature)' }),
   },

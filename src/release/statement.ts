@@ -46,7 +46,10 @@ export interface BuildStatement {
 export function encodeStatement(s: StatementInput): Uint8Array {
   if (!isHex(s.digest, 32)) throw new BuildError('malformed_statement', 'subject digest must be 64 hex characters');
   const source = s.sourceUri === undefined ? { commit: s.sourceCommit } : { commit: s.sourceCommit, uri: s.sourceUri };
-  const dependency = s.sourceUri === undefined ? { digest: { gitCommit: s.sourceCommit } } : { uri: `git+${s.sourceUri}`, digest: { gitCommit: s.sourceCommit } };
+  const dependency =
+    s.sourceUri === undefined
+      ? { digest: { gitCommit: s.sourceCommit } }
+      : { uri: `git+${s.sourceUri}`, digest: { gitCommit: s.sourceCommit } };
   const statement = {
     _type: STATEMENT_TYPE,
     subject: [{ name: s.name, digest: { sha256: s.digest.toLowerCase() } }],

@@ -33,19 +33,27 @@ export function verifyBuildBody(body: unknown, releaseKey: Uint8Array, opts: { e
   if (!isRecord(body)) throw new BuildError('malformed_response', '/build body is not a JSON object');
   const { version, running_digest: digest, attestation, node_version: nodeVersion } = body;
   if (typeof version !== 'string') throw new BuildError('malformed_response', '/build: version must be a string');
-  if (typeof digest !== 'string' || !isHex(digest, 32)) throw new BuildError('malformed_response', '/build: running_digest must be 64 hex characters');
+  if (typeof digest !== 'string' || !isHex(digest, 32))
+    throw new BuildError('malformed_response', '/build: running_digest must be 64 hex characters');
   if (typeof nodeVersion !== 'string') throw new BuildError('malformed_response', '/build: node_version must be a string');
   const parsed = parseEnvelope(attestation);
   const keyid = verifyEnvelope(parsed, releaseKey);
   if (parsed.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
-    throw new BuildError('unsupported_payload_type', `payloadType is ${JSON.stringify(parsed.payloadType)}, expected ${IN_TOTO_PAYLOAD_TYPE}`);
+    throw new BuildError(
+      'unsupported_payload_type',
+      `payloadType is ${JSON.stringify(parsed.payloadType)}, expected ${IN_TOTO_PAYLOAD_TYPE}`,
+    );
   }
   const statement = parseStatement(parsed.payload);
   const running = digest.toLowerCase();
   if (!hasSubjectDigest(statement, running)) {
-    throw new BuildError('digest_mismatch', `the signed statement does not name running_digest ${running} (it names ${statement.subjects.map((s) => s.sha256 ?? '(none)').join(', ')})`);
+    throw new BuildError(
+      'digest_mismatch',
+      `the signed statement does not name running_digest ${running} (it names ${statement.subjects.map((s) => s.sha256 ?? '(none)').join(', ')})`,
+    );
   }
-  if (statement.version !== version) throw new BuildError('version_mismatch', `the node reports version ${version}, the signed statement ${statement.version}`);
+  if (statement.version !== version)
+    throw new BuildError('version_mismatch', `the node reports version ${version}, the signed statement ${statement.version}`);
   if (opts.expectDigest !== undefined && opts.expectDigest.toLowerCase() !== running) {
     throw new BuildError('unexpected_digest', `running_digest ${running} is not the expected ${opts.expectDigest.toLowerCase()}`);
   }

@@ -18,7 +18,9 @@ export function admitRate(st: RequestState, reply: FastifyReply): boolean {
   const r = server.buckets.take(clientKey(st.ip));
   if (r.ok) return true;
   server.metrics.rejected.inc({ reason: 'rate_limited' });
-  sendProblem(reply, 429, 'rate_limited', `too many requests; retry in ${r.retryAfterSeconds} s`, { 'retry-after': String(r.retryAfterSeconds) });
+  sendProblem(reply, 429, 'rate_limited', `too many requests; retry in ${r.retryAfterSeconds} s`, {
+    'retry-after': String(r.retryAfterSeconds),
+  });
   return false;
 }
 

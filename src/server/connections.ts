@@ -62,7 +62,9 @@ export function nodeServerFactory(state: ServerState, tls: https.ServerOptions |
       checked(req, res, 'request');
     };
     const server =
-      tls !== null ? https.createServer({ ...tls, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, onRequest) : http.createServer(httpOptions, onRequest);
+      tls !== null
+        ? https.createServer({ ...tls, ...httpOptions, handshakeTimeout: Math.min(requestTimeoutMs, 10_000) }, onRequest)
+        : http.createServer(httpOptions, onRequest);
     server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
       checked(req, res, 'checkExpectation');
     });
@@ -161,7 +163,8 @@ function onClientError(state: ServerState, err: Error & { code?: string }, socke
   }
   // The request being answered is not the bad one when it was read whole (pipelining).
   const st = answeringEarlierRequest(socket) ? null : connectionOf(socket).active;
-  if (st !== null) st.rawStatus = status; // counted when that request's response closes
+  if (st !== null)
+    st.rawStatus = status; // counted when that request's response closes
   else metrics.requests.inc({ route: 'other', method: 'other', status: String(status) });
   const id = st?.id ?? randomUUID();
   state.log?.info({ reqId: id, code, status, ip: socket.remoteAddress }, 'client error');

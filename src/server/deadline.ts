@@ -22,19 +22,22 @@ export function withDeadline(handler: RouteHandlerMethod): RouteHandlerMethod {
     const st = requestStateOf(request);
     if (st === undefined || !isThenable(result)) return result;
     return new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (reply.raw.headersSent) return; // already answering; let it finish
-        if (st.ac !== null && !st.ac.signal.aborted) st.ac.abort();
-        st.server.metrics.rejected.inc({ reason: 'request_timeout' });
-        reject(
-          new HttpProblem(
-            408,
-            'request_timeout',
-            `the request did not complete within ${st.server.limits.requestTimeoutMs} ms; its outcome is unknown (an identical retry is safe where the route is idempotent)`,
-            { connection: 'close' },
-          ),
-        );
-      }, Math.max(0, st.deadline - performance.now()));
+      const timer = setTimeout(
+        () => {
+          if (reply.raw.headersSent) return; // already answering; let it finish
+          if (st.ac !== null && !st.ac.signal.aborted) st.ac.abort();
+          st.server.metrics.rejected.inc({ reason: 'request_timeout' });
+          reject(
+            new HttpProblem(
+              408,
+              'request_timeout',
+              `the request did not complete within ${st.server.limits.requestTimeoutMs} ms; its outcome is unknown (an identical retry is safe where the route is idempotent)`,
+              { connection: 'close' },
+            ),
+          );
+        },
+        Math.max(0, st.deadline - performance.now()),
+      );
       result.then(
         (v) => {
           clearTimeout(timer);

@@ -21,11 +21,18 @@ const OWS = /^[ \t]+|[ \t]+$/g;
  */
 export function expectationProblem(value: string | undefined): EarlyProblem | null {
   if (value === undefined) return null;
-  const members = value.split(',').map((m) => m.replace(OWS, '')).filter((m) => m !== '');
+  const members = value
+    .split(',')
+    .map((m) => m.replace(OWS, ''))
+    .filter((m) => m !== '');
   const other = members.find((m) => m.toLowerCase() !== '100-continue');
   if (other === undefined) return null;
   const shown = other.length > 60 ? `${other.slice(0, 60)}…` : other;
-  return { status: 417, code: 'expectation_failed', detail: `unsupported expectation ${JSON.stringify(shown)}; only 100-continue is supported` };
+  return {
+    status: 417,
+    code: 'expectation_failed',
+    detail: `unsupported expectation ${JSON.stringify(shown)}; only 100-continue is supported`,
+  };
 }
 
 /** Only HTTP/1.0 and HTTP/1.1 are served (the parser also accepts 0.9 and 2.0 request lines). */
@@ -34,7 +41,11 @@ export function versionProblem(major: number, minor: number): EarlyProblem | nul
   return { status: 400, code: 'malformed_request', detail: `HTTP/${major}.${minor} is not supported; use HTTP/1.1` };
 }
 
-export const CONNECT_PROBLEM: EarlyProblem = { status: 400, code: 'malformed_request', detail: 'CONNECT is not supported: this server is not a proxy' };
+export const CONNECT_PROBLEM: EarlyProblem = {
+  status: 400,
+  code: 'malformed_request',
+  detail: 'CONNECT is not supported: this server is not a proxy',
+};
 
 export const AFTER_UPGRADE_PROBLEM: EarlyProblem = {
   status: 400,

@@ -25,7 +25,10 @@ interface AjvErrorLike {
 }
 
 function statusCodeName(status: number): string {
-  return (http.STATUS_CODES[status] ?? 'error').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return (http.STATUS_CODES[status] ?? 'error')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 }
 
 function escapePointer(key: string): string {
@@ -36,7 +39,12 @@ function escapePointer(key: string): string {
 function validationProblem(error: { validation: unknown; validationContext?: unknown }, config: RouteConfig | undefined): ProblemInit {
   const ctx = typeof error.validationContext === 'string' ? error.validationContext : 'body';
   const codes = config?.validationCodes;
-  const defaults: Record<string, string> = { body: 'malformed_body', querystring: 'malformed_query', params: 'malformed_params', headers: 'malformed_headers' };
+  const defaults: Record<string, string> = {
+    body: 'malformed_body',
+    querystring: 'malformed_query',
+    params: 'malformed_params',
+    headers: 'malformed_headers',
+  };
   const code = (codes as Record<string, string | undefined> | undefined)?.[ctx] ?? defaults[ctx] ?? 'malformed_request';
   const first = (Array.isArray(error.validation) ? (error.validation[0] as AjvErrorLike | undefined) : undefined) ?? {};
   let pointer = first.instancePath ?? '';
@@ -59,11 +67,20 @@ function builtinProblem(error: unknown, request: FastifyRequest, server: ServerS
   const config = requestStateOf(request)?.config;
   const bodyCode = config?.validationCodes?.body ?? 'malformed_body';
   if (error instanceof JsonError) {
-    return { status: 400, code: bodyCode, detail: error.pointer === '' ? `invalid JSON: ${error.message}` : `invalid JSON at ${error.message}` };
+    return {
+      status: 400,
+      code: bodyCode,
+      detail: error.pointer === '' ? `invalid JSON: ${error.message}` : `invalid JSON at ${error.message}`,
+    };
   }
   if (error instanceof EncodingError) return { status: 400, code: bodyCode, detail: error.message };
   if (isStoreUnavailable(error)) {
-    return { status: 503, code: 'store_unavailable', detail: 'the store is unavailable; retry later', headers: { 'retry-after': server.retryAfter } };
+    return {
+      status: 503,
+      code: 'store_unavailable',
+      detail: 'the store is unavailable; retry later',
+      headers: { 'retry-after': server.retryAfter },
+    };
   }
   if (typeof error !== 'object' || error === null) return null;
   const e = error as { code?: unknown; statusCode?: unknown; validation?: unknown; validationContext?: unknown; message?: unknown };
@@ -85,11 +102,22 @@ function builtinProblem(error: unknown, request: FastifyRequest, server: ServerS
     default:
       break;
   }
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 && typeof e.code === 'string' && e.code.startsWith('FST_')) {
-    return { status: e.statusCode, code: statusCodeName(e.statusCode), detail: typeof e.message === 'string' ? truncate(e.message) : http.STATUS_CODES[e.statusCode] ?? 'client error' };
+  if (
+    typeof e.statusCode === 'number' &&
+    e.statusCode >= 400 &&
+    e.statusCode < 500 &&
+    typeof e.code === 'string' &&
+    e.code.startsWith('FST_')
+  ) {
+    return {
+      status: e.statusCode,
+      code: statusCodeName(e.statusCode),
+      detail: typeof e.message === 'string' ? truncate(e.message) : (http.STATUS_CODES[e.statusCode] ?? 'client error'),
+    };
   }
   // A body that could not be read because the client went away: nobody will see the answer.
-  if (e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.message === 'aborted') return { status: 400, code: bodyCode, detail: 'request body aborted' };
+  if (e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.message === 'aborted')
+    return { status: 400, code: bodyCode, detail: 'request body aborted' };
   return null;
 }
 

@@ -57,12 +57,15 @@ export class InFlightLimiter {
   enqueue(timeoutMs: number, done: (outcome: WaitOutcome) => void): Waiter | null {
     if (this.queue.size >= this.maxQueue) return null;
     const waiter: Waiter = { done, timer: undefined };
-    waiter.timer = setTimeout(() => {
-      if (this.queue.delete(waiter)) {
-        this.onChange?.(0, -1);
-        waiter.done('timeout');
-      }
-    }, Math.max(0, timeoutMs));
+    waiter.timer = setTimeout(
+      () => {
+        if (this.queue.delete(waiter)) {
+          this.onChange?.(0, -1);
+          waiter.done('timeout');
+        }
+      },
+      Math.max(0, timeoutMs),
+    );
     this.queue.add(waiter);
     this.onChange?.(0, 1);
     return waiter;

@@ -16,7 +16,8 @@ import { ServerConfigError } from './errors.ts';
 
 export type IpBytes = Uint8Array;
 
-const V4_RE = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
+const V4_RE =
+  /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
 const HEX_GROUP_RE = /^[0-9a-fA-F]{1,4}$/;
 
 function parseV4Octets(text: string): number[] | null {
@@ -102,7 +103,7 @@ export function formatIp(ip: IpBytes): string {
   // Longest run of at least two zero groups, the first one on ties (RFC 5952 §4.2).
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -214,7 +215,11 @@ export function parseForwardedEntry(entry: string): IpBytes | null {
  * The client address under SPEC §2's rule. `peer` is the socket's remote address (as Node reports
  * it), `forwardedFor` the X-Forwarded-For header value(s).
  */
-export function resolveClientIp(peer: string | undefined, forwardedFor: string | readonly string[] | undefined, trusted: CidrSet | null): IpBytes {
+export function resolveClientIp(
+  peer: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: CidrSet | null,
+): IpBytes {
   const peerIp = (peer === undefined ? null : parseIp(peer)) ?? new Uint8Array(16); // `::` when unknown (socket gone)
   if (trusted === null || trusted.size === 0 || !trusted.contains(peerIp)) return peerIp;
   if (forwardedFor === undefined) return peerIp;

@@ -1,7 +1,15 @@
 /** The SPEC §2 limits both servers take from their configuration (flags `--max-body-bytes` …). */
 import type { ServerOptions } from './options.ts';
 
-export const HTTP_LIMIT_KEYS = ['maxBodyBytes', 'maxInFlight', 'maxQueue', 'requestTimeoutMs', 'maxConnections', 'maxConnectionsPerIp', 'trustProxy'] as const;
+export const HTTP_LIMIT_KEYS = [
+  'maxBodyBytes',
+  'maxInFlight',
+  'maxQueue',
+  'requestTimeoutMs',
+  'maxConnections',
+  'maxConnectionsPerIp',
+  'trustProxy',
+] as const;
 
 export interface HttpLimits {
   maxBodyBytes?: number;

@@ -28,14 +28,26 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
   const rejected = reuse(
     registry,
     'http_rejected_total',
-    () => new Counter({ name: 'http_rejected_total', help: 'Requests and connections refused by the HTTP limits, by reason', labelNames: ['reason'], registers }),
+    () =>
+      new Counter({
+        name: 'http_rejected_total',
+        help: 'Requests and connections refused by the HTTP limits, by reason',
+        labelNames: ['reason'],
+        registers,
+      }),
   );
   for (const reason of REJECT_REASONS) rejected.inc({ reason }, 0);
   return {
     requests: reuse(
       registry,
       'http_requests_total',
-      () => new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['route', 'method', 'status'], registers }),
+      () =>
+        new Counter({
+          name: 'http_requests_total',
+          help: 'HTTP requests by route template, method and status',
+          labelNames: ['route', 'method', 'status'],
+          registers,
+        }),
     ),
     duration: reuse(
       registry,
@@ -49,9 +61,21 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
           registers,
         }),
     ),
-    inFlight: reuse(registry, 'http_in_flight', () => new Gauge({ name: 'http_in_flight', help: 'Requests holding an in-flight slot', registers })),
-    queueDepth: reuse(registry, 'http_queue_depth', () => new Gauge({ name: 'http_queue_depth', help: 'Requests waiting for an in-flight slot', registers })),
-    openConnections: reuse(registry, 'http_open_connections', () => new Gauge({ name: 'http_open_connections', help: 'Open client connections', registers })),
+    inFlight: reuse(
+      registry,
+      'http_in_flight',
+      () => new Gauge({ name: 'http_in_flight', help: 'Requests holding an in-flight slot', registers }),
+    ),
+    queueDepth: reuse(
+      registry,
+      'http_queue_depth',
+      () => new Gauge({ name: 'http_queue_depth', help: 'Requests waiting for an in-flight slot', registers }),
+    ),
+    openConnections: reuse(
+      registry,
+      'http_open_connections',
+      () => new Gauge({ name: 'http_open_connections', help: 'Open client connections', registers }),
+    ),
     rejected,
   };
 }

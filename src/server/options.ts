@@ -107,7 +107,8 @@ const DEFAULTS = {
 
 function positiveInt(name: string, v: number | undefined, dflt: number, min = 1): number {
   const n = v ?? dflt;
-  if (!Number.isSafeInteger(n) || n < min) throw new ServerConfigError('invalid_option', `${name} must be an integer ≥ ${min}, got ${String(v)}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new ServerConfigError('invalid_option', `${name} must be an integer ≥ ${min}, got ${String(v)}`);
   return n;
 }
 

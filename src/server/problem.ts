@@ -58,7 +58,13 @@ function typeBaseFor(reply: FastifyReply): string {
  * Answer with a problem. Returns the reply (so `return sendProblem(...)` works in handlers).
  * The body is serialized here, so the reply serializer never sees it.
  */
-export function sendProblem(reply: FastifyReply, status: number, code: string, detail: string, headers?: Readonly<Record<string, string>>): FastifyReply {
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  detail: string,
+  headers?: Readonly<Record<string, string>>,
+): FastifyReply {
   const body = problemBody(status, code, detail, typeBaseFor(reply));
   reply.code(status);
   if (headers !== undefined) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -84,7 +90,11 @@ export function isJsonContentType(header: string | undefined): boolean {
     const eq = param.indexOf('=');
     if (eq === -1) continue;
     if (param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const value = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
     if (value !== 'utf-8' && value !== 'utf8') return false;
   }
   return true;

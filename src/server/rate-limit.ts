@@ -31,7 +31,11 @@ export function defaultBurst(rps: number): number {
  */
 export function parseRateLimit(text: string): RateLimitSpec | null {
   const m = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?(?::([1-9][0-9]*))?$/.exec(text.trim());
-  if (m === null) throw new ServerConfigError('invalid_rate_limit', `rate limit must be RPS[:BURST] (e.g. 10:20, or 0 for off), got ${JSON.stringify(text)}`);
+  if (m === null)
+    throw new ServerConfigError(
+      'invalid_rate_limit',
+      `rate limit must be RPS[:BURST] (e.g. 10:20, or 0 for off), got ${JSON.stringify(text)}`,
+    );
   const rps = Number(m[2] === undefined ? m[1] : `${m[1]}.${m[2]}`);
   if (rps === 0) return null;
   if (!Number.isFinite(rps) || rps > 1e9) throw new ServerConfigError('invalid_rate_limit', `rate limit RPS out of range: ${text}`);
@@ -59,7 +63,8 @@ export class TokenBuckets {
 
   constructor(spec: RateLimitSpec, opts: { maxClients?: number; now?: () => number } = {}) {
     if (!(spec.rps > 0) || !Number.isFinite(spec.rps)) throw new ServerConfigError('invalid_rate_limit', 'rps must be > 0');
-    if (!Number.isSafeInteger(spec.burst) || spec.burst < 1) throw new ServerConfigError('invalid_rate_limit', 'burst must be an integer ≥ 1');
+    if (!Number.isSafeInteger(spec.burst) || spec.burst < 1)
+      throw new ServerConfigError('invalid_rate_limit', 'burst must be an integer ≥ 1');
     this.rps = spec.rps;
     this.burst = spec.burst;
     this.maxClients = opts.maxClients ?? 100_000;

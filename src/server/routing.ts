@@ -37,7 +37,9 @@ export function answerNotFound(server: ServerState, request: FastifyRequest, rep
   const app = server.app;
   const allowed = app === null ? [] : allowedMethods(server, app, request.raw.url ?? '/');
   if (allowed.length > 0 && !allowed.includes(request.method)) {
-    return sendProblem(reply, 405, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+    return sendProblem(reply, 405, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`, {
+      allow: allowed.join(', '),
+    });
   }
   const path = (request.raw.url ?? '/').split('?')[0]!;
   return sendProblem(reply, 404, 'not_found', `no resource at ${truncate(path, 120)}`);

@@ -61,10 +61,13 @@ export async function createServer(options: ServerOptions = {}): Promise<App> {
     },
   };
   const lg = options.logger ?? false;
-  if (typeof lg === 'object' && typeof (lg as { child?: unknown }).child === 'function') fastifyOptions.loggerInstance = lg as FastifyBaseLogger;
+  if (typeof lg === 'object' && typeof (lg as { child?: unknown }).child === 'function')
+    fastifyOptions.loggerInstance = lg as FastifyBaseLogger;
   else fastifyOptions.logger = lg;
 
-  const app = (fastify(fastifyOptions as FastifyServerOptions) as unknown as FastifyInstance).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  const app = (
+    fastify(fastifyOptions as FastifyServerOptions) as unknown as FastifyInstance
+  ).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   state.app = app;
   state.log = app.log;
   bindServerState(app, state);

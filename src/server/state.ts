@@ -200,6 +200,9 @@ function finishRequest(st: RequestState, request: FastifyRequest, reply: Fastify
   server.metrics.requests.inc(labels);
   server.metrics.duration.observe(labels, seconds);
   if (server.accessLog) {
-    request.log.info({ method: request.method, url: truncate(request.url), route: st.route, status, ms: Math.round(seconds * 1000), ip: request.clientIp }, 'request completed');
+    request.log.info(
+      { method: request.method, url: truncate(request.url), route: st.route, status, ms: Math.round(seconds * 1000), ip: request.clientIp },
+      'request completed',
+    );
   }
 }

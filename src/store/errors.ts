@@ -13,7 +13,8 @@
 import { CodedError } from '../errors.ts';
 
 export type StoreUnavailableCode = 'store_unavailable';
-export type StoreOpenErrorCode = 'store_locked' | 'store_unopenable' | 'store_schema' | 'store_identity_mismatch' | 'store_read_only' | 'store_unsafe';
+export type StoreOpenErrorCode =
+  'store_locked' | 'store_unopenable' | 'store_schema' | 'store_identity_mismatch' | 'store_read_only' | 'store_unsafe';
 export type StoreInvariantCode = 'store_invariant';
 export type StoreErrorCode = StoreUnavailableCode | StoreOpenErrorCode | StoreInvariantCode;
 

@@ -11,7 +11,8 @@ import type { SeedRecord } from './types.ts';
 const CUMULATIVE = new Set(['cumulative']);
 
 export const encodeStoredAnchor = (a: Anchor): string => stringifyJson(encodeAnchor(a));
-export const decodeStoredAnchor = (text: string): Anchor => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as AnchorWire, '');
+export const decodeStoredAnchor = (text: string): Anchor =>
+  decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as AnchorWire, '');
 export const encodeStoredProof = (p: DuplicityProof): string => stringifyJson(encodeDuplicityProof(p));
 export const decodeStoredProof = (text: string): DuplicityProof =>
   decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as DuplicityProofWire);

@@ -163,7 +163,10 @@ export interface CosignStateStorage {
    * Then keep at most `limit` rows for the origin (default EVIDENCE_LIMIT), deleting the oldest.
    * `added`: a row was written; `evicted`: rows deleted to make room.
    */
-  recordEvidence(evidence: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit?: number): Promise<{ added: boolean; evicted: number }>;
+  recordEvidence(
+    evidence: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array },
+    limit?: number,
+  ): Promise<{ added: boolean; evicted: number }>;
   /** The evidence rows of an origin, oldest first. */
   listEvidence(origin: string): Promise<EvidenceRecord[]>;
 }

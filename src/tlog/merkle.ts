@@ -289,13 +289,7 @@ export function verifyInclusion(
 }
 
 /** As verifyInclusion, but throws ProofError `inclusion_proof_invalid` (with the reason) on failure. */
-export function checkInclusion(
-  leafHash: Uint8Array,
-  index: number,
-  size: number,
-  proof: readonly Uint8Array[],
-  root: Uint8Array,
-): void {
+export function checkInclusion(leafHash: Uint8Array, index: number, size: number, proof: readonly Uint8Array[], root: Uint8Array): void {
   const why = inclusionFailure(leafHash, index, size, proof, root);
   if (why !== null) throw new ProofError('inclusion_proof_invalid', `inclusion proof invalid: ${why}`);
 }

@@ -183,10 +183,7 @@ export function tilesChanged(oldSize: number, newSize: number): Tile[] {
  * the MTH of the `count` tile hashes starting at position `start` (count = 2^(level mod 8), so a
  * subtree never straddles two tiles; count 1 means the hash is stored as is).
  */
-export function tileHashIndex(
-  level: number,
-  index: number,
-): { tileLevel: number; tileIndex: number; start: number; count: number } {
+export function tileHashIndex(level: number, index: number): { tileLevel: number; tileIndex: number; start: number; count: number } {
   if (!Number.isSafeInteger(level) || level < 0 || level >= TILE_HEIGHT * (MAX_TILE_LEVEL + 1)) {
     throw new TreeError('index_out_of_range', `subtree level ${level} out of range`);
   }
@@ -228,7 +225,12 @@ export function tileHashReader(size: number, readTile: TileReader): HashReader {
       cache.delete(key); // refresh its place in the insertion order
     } else {
       bytes = readTile(tile);
-      if (!(bytes instanceof Uint8Array) || bytes.length % HASH_SIZE !== 0 || bytes.length < tile.width * HASH_SIZE || bytes.length > TILE_WIDTH * HASH_SIZE) {
+      if (
+        !(bytes instanceof Uint8Array) ||
+        bytes.length % HASH_SIZE !== 0 ||
+        bytes.length < tile.width * HASH_SIZE ||
+        bytes.length > TILE_WIDTH * HASH_SIZE
+      ) {
         throw new TileError('tile_invalid', `${tilePath(tile)}: expected ${tile.width} hashes`);
       }
       if (cache.size >= TILE_CACHE_SIZE) cache.delete(cache.keys().next().value!);
@@ -304,11 +306,7 @@ export function inclusionProofTiles(index: number, size: number): Tile[] {
 
 /** Tiles needed to compute the consistency proof oldSize → newSize (and both roots). */
 export function consistencyProofTiles(oldSize: number, newSize: number): Tile[] {
-  return tilesRead(newSize, (read) => [
-    consistencyProof(oldSize, newSize, read),
-    treeRoot(oldSize, read),
-    treeRoot(newSize, read),
-  ]);
+  return tilesRead(newSize, (read) => [consistencyProof(oldSize, newSize, read), treeRoot(oldSize, read), treeRoot(newSize, read)]);
 }
 
 /** An entry bundle: each entry as a big-endian uint16 length and its bytes; 1..256 entries. */

@@ -15,5 +15,7 @@ async function guarded<T>(p: () => Promise<T>): Promise<T> {
 }
 
 export const sha256 = (...parts: Uint8Array[]): Promise<Uint8Array> => guarded(() => web.sha256(...parts));
-export const verifyEd25519 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> => guarded(() => web.verifyEd25519(publicKey, message, signature));
-export const verifyP256 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> => guarded(() => web.verifyP256(publicKey, message, signature));
+export const verifyEd25519 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> =>
+  guarded(() => web.verifyEd25519(publicKey, message, signature));
+export const verifyP256 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> =>
+  guarded(() => web.verifyP256(publicKey, message, signature));

@@ -18,7 +18,15 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
  * when given, is the party the caller holds responsible: the proof's key must be one of its keys.
  */
 export async function verifyDuplicityProof(doc: unknown, party?: PinnedParty): Promise<DuplicityProof> {
-  if (!isObject(doc) || !isObject(doc.anchor_a) || !isObject(doc.anchor_b) || !isObject(doc.anchor_a.sig_party) || !isObject(doc.anchor_b.sig_party) || !isObject(doc.anchor_a.witness_set) || !isObject(doc.anchor_b.witness_set)) {
+  if (
+    !isObject(doc) ||
+    !isObject(doc.anchor_a) ||
+    !isObject(doc.anchor_b) ||
+    !isObject(doc.anchor_a.sig_party) ||
+    !isObject(doc.anchor_b.sig_party) ||
+    !isObject(doc.anchor_a.witness_set) ||
+    !isObject(doc.anchor_b.witness_set)
+  ) {
     fail('malformed_response', 'not a duplicity proof (seed_id, index, anchor_a, anchor_b)');
   }
   const proof = wrap('malformed_response', 'duplicity proof', () => decodeDuplicityProof(doc as unknown as DuplicityProofWire));

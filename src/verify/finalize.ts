@@ -55,7 +55,8 @@ interface FinalityCounts {
   outsiders: { name: string; receipt: number }[];
 }
 
-export type FinalityResult = (FinalityCounts & { final: true; code: 'final' }) | (FinalityCounts & { final: false; code: FinalityFailureCode });
+export type FinalityResult =
+  (FinalityCounts & { final: true; code: 'final' }) | (FinalityCounts & { final: false; code: FinalityFailureCode });
 
 export interface FinalityOptions {
   /** Any invalid receipt fails the verification (default false: it only fails its member). */
@@ -66,21 +67,44 @@ export interface FinalityOptions {
   party?: PinnedParty;
 }
 
-export async function verifyFinalized(anchor: Anchor, given: WitnessSet, receipts: readonly Receipt[], opts: FinalityOptions = {}): Promise<FinalityResult> {
+export async function verifyFinalized(
+  anchor: Anchor,
+  given: WitnessSet,
+  receipts: readonly Receipt[],
+  opts: FinalityOptions = {},
+): Promise<FinalityResult> {
   let set: WitnessSet;
   try {
     set = makeWitnessSet(given.threshold, given.members);
   } catch (e) {
     if (!(e instanceof VerificationError)) throw e;
     const members = Array.isArray(given.members) ? given.members : [];
-    return { said: '', threshold: given.threshold, valid: 0, members: members.map((m) => ({ name: m.name, status: 'missing' as const })), outsiders: [], final: false, code: 'witness_set_invalid', reason: e.message };
+    return {
+      said: '',
+      threshold: given.threshold,
+      valid: 0,
+      members: members.map((m) => ({ name: m.name, status: 'missing' as const })),
+      outsiders: [],
+      final: false,
+      code: 'witness_set_invalid',
+      reason: e.message,
+    };
   }
   const said = await witnessSetSaid(set);
-  const base = { said, threshold: set.threshold, valid: 0, members: [] as MemberResult[], outsiders: [] as { name: string; receipt: number }[] };
+  const base = {
+    said,
+    threshold: set.threshold,
+    valid: 0,
+    members: [] as MemberResult[],
+    outsiders: [] as { name: string; receipt: number }[],
+  };
   const stop = (code: FinalityFailureCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
-  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said) return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
-  if (anchor.witnessSet.said !== said) return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
-  if (anchor.witnessSet.threshold !== set.threshold) return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
+  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said)
+    return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
+  if (anchor.witnessSet.said !== said)
+    return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
+  if (anchor.witnessSet.threshold !== set.threshold)
+    return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
   if (!(await verifyPartySignature(anchor))) return stop('party_signature_invalid', 'the party signature of the anchor does not verify');
   const party: PinnedParty = opts.party ?? { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
   if (opts.party !== undefined) {
@@ -120,10 +144,17 @@ export async function verifyFinalized(anchor: Anchor, given: WitnessSet, receipt
     return stop('receipt_invalid', `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}`);
   }
   if (base.valid < set.threshold) {
-    const failed = base.members.filter((m) => m.status !== 'valid').map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
+    const failed = base.members
+      .filter((m) => m.status !== 'valid')
+      .map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
     return stop('threshold_not_met', `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`);
   }
-  return { ...base, final: true, code: 'final', reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
+  return {
+    ...base,
+    final: true,
+    code: 'final',
+    reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})`,
+  };
 }
 
 /** Parse a finalized bundle document (`bundle_invalid`, `witness_set_invalid`). */
@@ -158,12 +189,20 @@ export async function parseFinalizedBundle(doc: unknown): Promise<FinalizedBundl
  * A finalized bundle (parsed JSON) against a witness set: the bundle's own set must be the one the
  * caller trusts, pinned by `expectedSaid` (or given as `witnessSet`, whose SAID is then expected).
  */
-export async function verifyFinalizedBundle(doc: unknown, opts: FinalityOptions & { witnessSet?: WitnessSet } = {}): Promise<FinalityResult> {
+export async function verifyFinalizedBundle(
+  doc: unknown,
+  opts: FinalityOptions & { witnessSet?: WitnessSet } = {},
+): Promise<FinalityResult> {
   if (opts.expectedSaid === undefined && opts.witnessSet === undefined) {
-    throw new VerificationError('usage', "pin the witness set: give expectedSaid (e.g. from the party's KEL) or witnessSet; a bundle's own set proves nothing");
+    throw new VerificationError(
+      'usage',
+      "pin the witness set: give expectedSaid (e.g. from the party's KEL) or witnessSet; a bundle's own set proves nothing",
+    );
   }
   const bundle = await parseFinalizedBundle(doc);
-  const expectedSaid = opts.expectedSaid ?? (opts.witnessSet === undefined ? undefined : await witnessSetSaid(makeWitnessSet(opts.witnessSet.threshold, opts.witnessSet.members)));
+  const expectedSaid =
+    opts.expectedSaid ??
+    (opts.witnessSet === undefined ? undefined : await witnessSetSaid(makeWitnessSet(opts.witnessSet.threshold, opts.witnessSet.members)));
   const o: FinalityOptions = { ...opts };
   delete (o as { witnessSet?: unknown }).witnessSet;
   if (expectedSaid !== undefined) o.expectedSaid = expectedSaid;

@@ -8,13 +8,15 @@
 
 import { fail } from './errors.ts';
 
-export type Freshness = { status: 'fresh'; anchorIndex: number } | { status: 'stale'; bundleIndex: number; anchorIndex: number } | { status: 'unanchored' };
+export type Freshness =
+  { status: 'fresh'; anchorIndex: number } | { status: 'stale'; bundleIndex: number; anchorIndex: number } | { status: 'unanchored' };
 
 /** `bundleIndex` defaults to 0, as upstream's; `anchorIndex` undefined or null: no finalized anchor. Other than integers ≥ 0: `usage`. */
 export function freshness(bundleIndex: number | undefined, anchorIndex: number | null | undefined): Freshness {
   const b = bundleIndex ?? 0;
   const isIndex = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
-  if (!isIndex(b) || (anchorIndex !== undefined && anchorIndex !== null && !isIndex(anchorIndex))) fail('usage', 'indices are non-negative integers');
+  if (!isIndex(b) || (anchorIndex !== undefined && anchorIndex !== null && !isIndex(anchorIndex)))
+    fail('usage', 'indices are non-negative integers');
   if (anchorIndex === undefined || anchorIndex === null) return { status: 'unanchored' };
   return b >= anchorIndex ? { status: 'fresh', anchorIndex } : { status: 'stale', bundleIndex: b, anchorIndex };
 }

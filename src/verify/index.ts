@@ -6,8 +6,28 @@
  */
 export { VerificationError } from './errors.ts';
 export type { VerificationCode } from './errors.ts';
-export { anchorLogEntry, decodeResponseAnchor, parseAnchorResponse, parseJson, parseReceipt, verifyAnchorResponse, verifyPartyPin, verifyPartySignature, verifyReceipt, verifyWitnessReceipt } from './receipt.ts';
-export type { AnchorResponseBody, CosignatureWire, InclusionWire, PinnedParty, PinnedPartyKey, PinnedWitness, Receipt, VerifiedReceipt } from './receipt.ts';
+export {
+  anchorLogEntry,
+  decodeResponseAnchor,
+  parseAnchorResponse,
+  parseJson,
+  parseReceipt,
+  verifyAnchorResponse,
+  verifyPartyPin,
+  verifyPartySignature,
+  verifyReceipt,
+  verifyWitnessReceipt,
+} from './receipt.ts';
+export type {
+  AnchorResponseBody,
+  CosignatureWire,
+  InclusionWire,
+  PinnedParty,
+  PinnedPartyKey,
+  PinnedWitness,
+  Receipt,
+  VerifiedReceipt,
+} from './receipt.ts';
 export { verifyDuplicityProof } from './duplicity.ts';
 export { cosignatureNoteKey, ed25519NoteKey, noteKeyFromVkey, verifyCheckpoint, verifyCosignedCheckpoint, verifyNote } from './note.ts';
 export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from './note.ts';

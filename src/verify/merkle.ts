@@ -8,8 +8,8 @@ import { sha256 } from './crypto.ts';
 
 /** SHA-256(""), the root of the empty tree. Do not mutate. */
 export const EMPTY_ROOT: Uint8Array = Uint8Array.from([
-  0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
-  0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+  0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93,
+  0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
 ]);
 
 /** The leaf hash of one log entry: SHA-256(0x00 ‖ entry). */
@@ -21,7 +21,13 @@ const isSize = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
 const isHash = (h: Uint8Array): boolean => h.length === 32;
 
 /** Why an inclusion proof fails, or null when `proof` leads from `leafHash` at `index` to `root` of a tree of `size`. */
-export async function inclusionFailure(leafHash: Uint8Array, index: number, size: number, proof: readonly Uint8Array[], root: Uint8Array): Promise<string | null> {
+export async function inclusionFailure(
+  leafHash: Uint8Array,
+  index: number,
+  size: number,
+  proof: readonly Uint8Array[],
+  root: Uint8Array,
+): Promise<string | null> {
   if (!isSize(index) || !isSize(size)) return 'index and size must be non-negative safe integers';
   if (index >= size) return `leaf index ${index} is not in a tree of size ${size}`;
   if (!isHash(leafHash) || !isHash(root)) return 'leaf hash and root must be 32-byte hashes';
@@ -50,6 +56,12 @@ export async function inclusionFailure(leafHash: Uint8Array, index: number, size
 }
 
 /** RFC 9162 §2.1.3.2 inclusion proof verification. */
-export async function verifyInclusion(leafHash: Uint8Array, index: number, size: number, proof: readonly Uint8Array[], root: Uint8Array): Promise<boolean> {
+export async function verifyInclusion(
+  leafHash: Uint8Array,
+  index: number,
+  size: number,
+  proof: readonly Uint8Array[],
+  root: Uint8Array,
+): Promise<boolean> {
   return (await inclusionFailure(leafHash, index, size, proof, root)) === null;
 }

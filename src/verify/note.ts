@@ -12,7 +12,15 @@ import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
-import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, isValidKeyName, verifyNoteWith, type NoteKeyType, type NoteVerifier, type VerifiedNote } from '../note/signed-note.ts';
+import {
+  SIG_TYPE_COSIGNATURE_V1,
+  SIG_TYPE_ED25519,
+  isValidKeyName,
+  verifyNoteWith,
+  type NoteKeyType,
+  type NoteVerifier,
+  type VerifiedNote,
+} from '../note/signed-note.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { sha256, verifyEd25519 } from './crypto.ts';
 import { fail, rethrow, VerificationError } from './errors.ts';
@@ -59,7 +67,8 @@ async function makeKey(name: string, type: NoteKeyType, publicKey: Uint8Array): 
   const raw = new Uint8Array(33);
   raw[0] = type;
   raw.set(pk, 1);
-  const ed25519Input = type === SIG_TYPE_ED25519 ? (text: Uint8Array, signature: Uint8Array) => ({ message: text, signature }) : cosignatureInput;
+  const ed25519Input =
+    type === SIG_TYPE_ED25519 ? (text: Uint8Array, signature: Uint8Array) => ({ message: text, signature }) : cosignatureInput;
   return {
     name,
     keyId,
@@ -97,10 +106,12 @@ export async function noteKeyFromVkey(vkey: string): Promise<NoteKey> {
     return fail('key_invalid', 'vkey key is not canonical padded base64');
   }
   const type = raw[0];
-  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1) fail('key_invalid', 'unsupported vkey signature type (0x01 and 0x04 only)');
+  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1)
+    fail('key_invalid', 'unsupported vkey signature type (0x01 and 0x04 only)');
   if (raw.length !== 33) fail('key_invalid', 'Ed25519 vkey key must be 32 bytes');
   const key = await makeKey(vkey.slice(0, i1), type, raw.subarray(1));
-  if (key.keyId !== Number.parseInt(idHex, 16)) fail('key_invalid', `vkey key ID ${idHex} does not match the key (expected ${keyIdHex(key.keyId)})`);
+  if (key.keyId !== Number.parseInt(idHex, 16))
+    fail('key_invalid', `vkey key ID ${idHex} does not match the key (expected ${keyIdHex(key.keyId)})`);
   return key;
 }
 
@@ -119,11 +130,16 @@ export async function verifyNote(note: string | Uint8Array, keys: readonly NoteK
 
 /** A size-0 checkpoint must carry the empty tree's root (else no consistency check could be trusted with it). */
 function checkEmptyTree(checkpoint: Checkpoint): void {
-  if (checkpoint.size === 0 && encodeHex(checkpoint.rootHash) !== encodeHex(EMPTY_ROOT)) fail('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
+  if (checkpoint.size === 0 && encodeHex(checkpoint.rootHash) !== encodeHex(EMPTY_ROOT))
+    fail('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
 }
 
 /** A checkpoint (c2sp.org/tlog-checkpoint) signed by one of `keys`, optionally of `origin`. */
-export async function verifyCheckpoint(note: string, keys: readonly NoteKey[], origin?: string): Promise<{ checkpoint: Checkpoint; note: VerifiedNote }> {
+export async function verifyCheckpoint(
+  note: string,
+  keys: readonly NoteKey[],
+  origin?: string,
+): Promise<{ checkpoint: Checkpoint; note: VerifiedNote }> {
   let verified: VerifiedNote;
   let checkpoint: Checkpoint;
   try {
@@ -132,7 +148,8 @@ export async function verifyCheckpoint(note: string, keys: readonly NoteKey[], o
   } catch (e) {
     return rethrow('checkpoint_invalid', 'checkpoint', e);
   }
-  if (origin !== undefined && checkpoint.origin !== origin) fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
+  if (origin !== undefined && checkpoint.origin !== origin)
+    fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(checkpoint.origin)}, expected ${JSON.stringify(origin)}`);
   checkEmptyTree(checkpoint);
   return { checkpoint, note: verified };
 }
@@ -150,13 +167,18 @@ export interface CosignedCheckpoint {
  * 0x04) must have a valid line unless `quorum` says how many distinct keys suffice; with `log`
  * keys, the log's signature must verify too, by a key named after the checkpoint's origin.
  */
-export async function verifyCosignedCheckpoint(note: string, opts: { cosigners: readonly NoteKey[]; log?: readonly NoteKey[]; quorum?: number }): Promise<CosignedCheckpoint> {
-  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1)) fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) keys');
+export async function verifyCosignedCheckpoint(
+  note: string,
+  opts: { cosigners: readonly NoteKey[]; log?: readonly NoteKey[]; quorum?: number },
+): Promise<CosignedCheckpoint> {
+  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
+    fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) keys');
   const distinct = new Map<string, string>();
   for (const c of opts.cosigners) {
     const hex = encodeHex(c.publicKey);
     const seen = distinct.get(hex);
-    if (seen !== undefined && seen !== c.name) fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
+    if (seen !== undefined && seen !== c.name)
+      fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
     distinct.set(hex, c.name);
   }
   if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
@@ -179,7 +201,11 @@ export async function verifyCosignedCheckpoint(note: string, opts: { cosigners: 
   const byLog = verified.verified.filter((v) => log.includes(v.verifier));
   const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
   if (log.length > 0 && byLog.length === 0) fail('checkpoint_invalid', 'no signature by the log key');
-  if (log.length > 0 && !logVerified) fail('checkpoint_wrong_origin', `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`);
+  if (log.length > 0 && !logVerified)
+    fail(
+      'checkpoint_wrong_origin',
+      `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`,
+    );
   const counted = new Set<string>();
   const cosigners = verified.verified
     .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && opts.cosigners.includes(v.verifier))

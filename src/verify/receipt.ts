@@ -120,7 +120,14 @@ export function parseReceipt(doc: unknown, at = ''): Receipt {
   }
   return {
     cosignature,
-    inclusion: { log_origin: i.log_origin, leaf_index: i.leaf_index, tree_size: i.tree_size, hashes: i.hashes, checkpoint: i.checkpoint, tlog_proof: i.tlog_proof },
+    inclusion: {
+      log_origin: i.log_origin,
+      leaf_index: i.leaf_index,
+      tree_size: i.tree_size,
+      hashes: i.hashes,
+      checkpoint: i.checkpoint,
+      tlog_proof: i.tlog_proof,
+    },
   };
 }
 
@@ -128,7 +135,8 @@ export function parseReceipt(doc: unknown, at = ''): Receipt {
 export function parseAnchorResponse(doc: unknown): AnchorResponseBody {
   const receipt = parseReceipt(doc);
   const d = doc as Record<string, unknown>;
-  if (!isObject(d.anchor) || !isObject(d.anchor.witness_set) || !isObject(d.anchor.sig_party)) fail('malformed_response', '/anchor is not an anchor object');
+  if (!isObject(d.anchor) || !isObject(d.anchor.witness_set) || !isObject(d.anchor.sig_party))
+    fail('malformed_response', '/anchor is not an anchor object');
   const body: AnchorResponseBody = { anchor: d.anchor as unknown as AnchorWire, ...receipt };
   if (typeof d.replay === 'boolean') body.replay = d.replay;
   if (typeof d.duplicity === 'boolean') body.duplicity = d.duplicity;
@@ -159,7 +167,11 @@ export async function verifyPartySignature(anchor: Anchor): Promise<boolean> {
 /** The pinned keys, or party_unpinned (undefined, null, an empty list). */
 export function pinnedKeys(party: PinnedParty | undefined): readonly PinnedPartyKey[] {
   const given = party as PinnedParty | undefined | null;
-  if (given === undefined || given === null) fail('party_unpinned', "no party key pinned: give the party's key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part");
+  if (given === undefined || given === null)
+    fail(
+      'party_unpinned',
+      "no party key pinned: give the party's key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part",
+    );
   const keys: readonly PinnedPartyKey[] = 'publicKey' in given ? [given] : given;
   if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
   return keys;
@@ -176,7 +188,8 @@ export function checkPartyKeyPinned(anchor: Anchor, party: PinnedParty): void {
 /** The anchor is signed by the pinned party: its key is pinned (party_key_mismatch) and its signature verifies (party_signature_invalid). */
 export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promise<void> {
   checkPartyKeyPinned(anchor, party);
-  if (!(await verifyPartySignature(anchor))) fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
+  if (!(await verifyPartySignature(anchor)))
+    fail('party_signature_invalid', 'the party signature of the anchor does not verify under the pinned party key');
 }
 
 /**
@@ -186,18 +199,31 @@ export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promis
  */
 export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): Promise<VerifiedReceipt> {
   const cos = receipt.cosignature;
-  if (witness.name !== undefined && cos.witness_name !== witness.name) fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
-  if (!hexIsBytes(cos.witness_public_key, witness.publicKey)) fail('wrong_witness', 'the response names another witness key than the pinned one');
+  if (witness.name !== undefined && cos.witness_name !== witness.name)
+    fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
+  if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
+    fail('wrong_witness', 'the response names another witness key than the pinned one');
   wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
   const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
   const message = cosignMessage(anchor);
-  if (!(await verifyEd25519(witness.publicKey, message, signature))) fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+  if (!(await verifyEd25519(witness.publicKey, message, signature)))
+    fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 
   const inc = receipt.inclusion;
-  if (inc.log_origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
+  if (inc.log_origin !== witness.logOrigin)
+    fail(
+      'checkpoint_wrong_origin',
+      `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
+    );
   const unverified = wrap('checkpoint_invalid', 'checkpoint', () => parseCheckpoint(parseNote(inc.checkpoint).text));
-  if (unverified.origin !== witness.logOrigin) fail('checkpoint_wrong_origin', `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`);
-  const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() => fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'));
+  if (unverified.origin !== witness.logOrigin)
+    fail(
+      'checkpoint_wrong_origin',
+      `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
+    );
+  const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() =>
+    fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'),
+  );
   const { checkpoint: tree } = await verifyCheckpoint(inc.checkpoint, [key], witness.logOrigin);
   if (tree.size !== inc.tree_size) fail('inclusion_invalid', 'tree_size differs from the checkpoint size');
   const hashes = wrap('malformed_response', 'inclusion.hashes', () => inc.hashes.map((h) => decodeBase64(h, 32)));
@@ -213,7 +239,12 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, wit
 }
 
 /** A witness's receipt for `anchor`: co-signed and logged by the pinned witness AND signed by the pinned party. */
-export async function verifyReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness, party: PinnedParty): Promise<VerifiedReceipt> {
+export async function verifyReceipt(
+  anchor: Anchor,
+  receipt: Receipt,
+  witness: PinnedWitness,
+  party: PinnedParty,
+): Promise<VerifiedReceipt> {
   pinnedKeys(party);
   const v = await verifyWitnessReceipt(anchor, receipt, witness);
   await verifyPartyPin(anchor, party);

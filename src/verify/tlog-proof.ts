@@ -21,7 +21,12 @@ export interface VerifiedTlogProof {
  * (`{hash}`), under the log's key(s) and optionally its origin. Codes: `tlog_proof_invalid`,
  * `checkpoint_invalid`, `checkpoint_wrong_origin`, `inclusion_invalid`.
  */
-export async function verifyTlogProof(text: string, leaf: { data: Uint8Array } | { hash: Uint8Array }, keys: readonly NoteKey[], origin?: string): Promise<VerifiedTlogProof> {
+export async function verifyTlogProof(
+  text: string,
+  leaf: { data: Uint8Array } | { hash: Uint8Array },
+  keys: readonly NoteKey[],
+  origin?: string,
+): Promise<VerifiedTlogProof> {
   let parsed;
   try {
     parsed = parseTlogProof(text);

@@ -70,10 +70,14 @@ function checkUrl(url: string, at: string): void {
 }
 
 /** Validate and normalise (sort) a set built in code. */
-export function makeWitnessSet(threshold: number, members: readonly (Omit<WitnessSetMember, 'curve' | 'logOrigin'> & { curve?: 'ed25519'; logOrigin?: string })[]): WitnessSet {
+export function makeWitnessSet(
+  threshold: number,
+  members: readonly (Omit<WitnessSetMember, 'curve' | 'logOrigin'> & { curve?: 'ed25519'; logOrigin?: string })[],
+): WitnessSet {
   if (members.length < 1) bad('at least one member is required');
   if (members.length > MAX_WITNESS_SET_MEMBERS) bad(`at most ${MAX_WITNESS_SET_MEMBERS} members`);
-  if (!Number.isSafeInteger(threshold) || threshold < 1 || threshold > members.length) bad(`threshold must be an integer in 1..${members.length}`);
+  if (!Number.isSafeInteger(threshold) || threshold < 1 || threshold > members.length)
+    bad(`threshold must be an integer in 1..${members.length}`);
   const names = new Set<string>();
   const keys = new Set<string>();
   const origins = new Set<string>();
@@ -110,7 +114,9 @@ function canonicalObject(set: WitnessSet, d: string): Record<string, unknown> {
     v: WITNESS_SET_V,
     d,
     threshold: set.threshold,
-    members: [...set.members].sort(byName).map((m) => ({ name: m.name, curve: m.curve, public_key: encodeHex(m.publicKey), log_origin: m.logOrigin })),
+    members: [...set.members]
+      .sort(byName)
+      .map((m) => ({ name: m.name, curve: m.curve, public_key: encodeHex(m.publicKey), log_origin: m.logOrigin })),
   };
 }
 

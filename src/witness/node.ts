@@ -75,7 +75,8 @@ export interface RunningWitness {
 export function parseRoles(text: string[]): Role[] {
   const roles = new Set<Role>();
   for (const r of text) {
-    if (!(ROLES as readonly string[]).includes(r)) throw new ConfigError('invalid_role', `unknown role ${JSON.stringify(r)} (valid: ${ROLES.join(', ')})`);
+    if (!(ROLES as readonly string[]).includes(r))
+      throw new ConfigError('invalid_role', `unknown role ${JSON.stringify(r)} (valid: ${ROLES.join(', ')})`);
     roles.add(r as Role);
   }
   if (roles.size === 0) throw new ConfigError('invalid_role', '--roles must name at least one role');
@@ -87,7 +88,11 @@ function loadKey(file: string | undefined, devFile: string, dev: boolean, what: 
   const flag = what === 'witness' ? '--key' : '--cosign-key';
   let path = file;
   if (path === undefined) {
-    if (!dev) throw new ConfigError('key_required', `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`);
+    if (!dev)
+      throw new ConfigError(
+        'key_required',
+        `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`,
+      );
     path = devFile;
     if (!existsSync(path)) {
       writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
@@ -120,7 +125,11 @@ function witnessMetrics(registry: Registry, anchorQueueDepth: () => number) {
     duplicities: new Counter({ name: 'duplicities_total', help: 'Duplicity proofs stored (seeds frozen)', registers: [registry] }),
     logSize: new Gauge({ name: 'log_size', help: "Size of the witness's own log", registers: [registry] }),
     reloads: new Counter({ name: 'registry_reloads_total', help: 'Successful party registry reloads', registers: [registry] }),
-    reloadFailures: new Counter({ name: 'registry_reload_failures_total', help: 'Failed registry reloads (old copy kept)', registers: [registry] }),
+    reloadFailures: new Counter({
+      name: 'registry_reload_failures_total',
+      help: 'Failed registry reloads (old copy kept)',
+      registers: [registry],
+    }),
     // Group commit: how many POST /v1/anchor requests share one durable commit, and how long the
     // batch's store transaction holds the sequencer (it runs on the event loop, fsync included).
     batchRequests: new Histogram({
@@ -149,7 +158,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
   // SPEC §6: bind the build attestation to the running bundle before anything else starts.
   const build = config.buildAttestation === undefined ? undefined : loadBuildAttestation(config.buildAttestation);
-  if (build !== undefined) log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
+  if (build !== undefined)
+    log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
 
   const witnessKey = loadKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, 'witness', log);
   const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
@@ -225,7 +235,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
 
     let cosign: CosignRole | undefined;
     if (cosignKeys.length > 0) {
-      if (config.logsFile === undefined && (config.logsLists ?? []).length === 0) log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
+      if (config.logsFile === undefined && (config.logsLists ?? []).length === 0)
+        log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
       cosign = await createCosignRole({
         store: store.cosign,
         cosignKeys,

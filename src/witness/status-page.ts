@@ -121,54 +121,114 @@ export function commandBaseUrl(req: StatusPageRequest): { url: string; usable: b
 const MAX_LOG_ROWS = 200;
 
 const kv = (label: string, value: SafeHtml | string, note?: SafeHtml | string): SafeHtml =>
-  html`<tr><th scope="row">${label}</th><td>${value}${note === undefined ? '' : html` <span class="muted">${note}</span>`}</td></tr>`;
+  html`<tr>
+    <th scope="row">${label}</th>
+    <td>${value}${note === undefined ? '' : html` <span class="muted">${note}</span>`}</td>
+  </tr>`;
 const code = (s: string): SafeHtml => html`<code>${s}</code>`;
 const card = (label: string, value: string, note: SafeHtml | string, id: string): SafeHtml =>
-  html`<div class="card" id="${id}"><div class="label">${label}</div><div class="value">${value}</div><div class="note">${note}</div></div>`;
+  html`<div class="card" id="${id}">
+    <div class="label">${label}</div>
+    <div class="value">${value}</div>
+    <div class="note">${note}</div>
+  </div>`;
 
 function checkpointAge(d: WitnessPageData): SafeHtml {
   const age = formatDuration((d.nowMs - d.log.signedAtMs) / 1000);
   const at = formatUtc(d.log.signedAtMs / 1000);
-  return d.log.signedExact ? html`signed ${age} ago (${at})` : html`signed at least ${age} ago (at or before ${at}, when this process first saw it)`;
+  return d.log.signedExact
+    ? html`signed ${age} ago (${at})`
+    : html`signed at least ${age} ago (at or before ${at}, when this process first saw it)`;
 }
 
 function commands(d: WitnessPageData): SafeHtml {
   const url = d.baseUrl;
   const q = shellCommand; // `$WITNESS_URL`, `$HEAD`, `$SEED` stay shell variables
-  const member = JSON.stringify({ name: d.name, curve: 'ed25519', public_key: d.witnessKeyHex, log_origin: d.logOrigin, url: d.hostUsable ? url : 'https://…' }, null, 2);
+  const member = JSON.stringify(
+    { name: d.name, curve: 'ed25519', public_key: d.witnessKeyHex, log_origin: d.logOrigin, url: d.hostUsable ? url : 'https://…' },
+    null,
+    2,
+  );
   const sizeForTile = Math.min(d.log.size, 256);
   const tile = sizeForTile === 0 ? null : `${url}/log/tile/entries/000${sizeForTile === 256 ? '' : `.p/${sizeForTile}`}`;
   const blocks: SafeHtml[] = [];
-  blocks.push(html`<h3>Add this witness to a client's witness set</h3>
-<p>From its <code>/health</code> (trust on first use: compare the key with the one above, out of band):</p>
-<pre id="cmd-witness-set">${q(['anchor-witness', 'party', 'witness-set', '--witness', url, '--threshold', '1', '--out', 'witness-set.json'])}</pre>
-<p>Or add this member to an existing set (<code>members</code> array; the set's SAID changes):</p>
-<pre id="cmd-member">${member}</pre>`);
+  blocks.push(
+    html`<h3>Add this witness to a client's witness set</h3>
+      <p>From its <code>/health</code> (trust on first use: compare the key with the one above, out of band):</p>
+      <pre id="cmd-witness-set">
+${q(['anchor-witness', 'party', 'witness-set', '--witness', url, '--threshold', '1', '--out', 'witness-set.json'])}</pre>
+      <p>Or add this member to an existing set (<code>members</code> array; the set's SAID changes):</p>
+      <pre id="cmd-member">${member}</pre>`,
+  );
   if (d.roles.includes('anchor')) {
-    blocks.push(html`<h3>Submit an anchor</h3>
-<pre id="cmd-submit">${[
-      q(['anchor-witness', 'party', 'keygen', '--out', 'party.pem']),
-      q(['anchor-witness', 'party', 'init', '--state', 'chain.json', '--key', 'party.pem', '--agent', 'did:keri:EYourAgent', '--scope', 'EYourScope', '--witness-set', 'witness-set.json']),
-      q(['anchor-witness', 'party', 'anchor', 'next', '--state', 'chain.json', '--head', '$HEAD']),
-      q(['anchor-witness', 'party', 'submit', '--state', 'chain.json', '--witness', url]),
-    ].join('\n')}</pre>
-<p class="muted">The party (its <code>did:keri:</code> id and key) must be in this witness's registry. Over plain HTTP: <code>${q(['curl', '-sS', '-H', 'content-type: application/json', '--data', '@anchor-request.json', `${url}/v1/anchor`])}</code></p>`);
+    blocks.push(
+      html`<h3>Submit an anchor</h3>
+        <pre id="cmd-submit">
+${[
+            q(['anchor-witness', 'party', 'keygen', '--out', 'party.pem']),
+            q([
+              'anchor-witness',
+              'party',
+              'init',
+              '--state',
+              'chain.json',
+              '--key',
+              'party.pem',
+              '--agent',
+              'did:keri:EYourAgent',
+              '--scope',
+              'EYourScope',
+              '--witness-set',
+              'witness-set.json',
+            ]),
+            q(['anchor-witness', 'party', 'anchor', 'next', '--state', 'chain.json', '--head', '$HEAD']),
+            q(['anchor-witness', 'party', 'submit', '--state', 'chain.json', '--witness', url]),
+          ].join('\n')}</pre>
+        <p class="muted">
+          The party (its <code>did:keri:</code> id and key) must be in this witness's registry. Over plain HTTP:
+          <code>${q(['curl', '-sS', '-H', 'content-type: application/json', '--data', '@anchor-request.json', `${url}/v1/anchor`])}</code>
+        </p>`,
+    );
   }
-  blocks.push(html`<h3>Fetch and check the log</h3>
-<pre id="cmd-log">${[
-    q(['curl', '-sS', '-o', 'checkpoint.txt', `${url}/log/checkpoint`]),
-    q(['anchor-witness', 'verify', 'checkpoint', 'checkpoint.txt', '--vkey', d.logVkey]),
-    ...(tile === null ? [] : [q(['curl', '-sS', '-o', 'entries-000', tile])]),
-    q(['anchor-witness', 'verify', 'consistency', 'old-checkpoint.txt', 'checkpoint.txt', '--tiles', url, '--witness-key', d.witnessKeyHex]),
-    q(['anchor-witness', 'monitor', '--witness', url, '--seed', '$SEED', '--state', 'monitor.json']),
-  ].join('\n')}</pre>`);
+  blocks.push(
+    html`<h3>Fetch and check the log</h3>
+      <pre id="cmd-log">
+${[
+          q(['curl', '-sS', '-o', 'checkpoint.txt', `${url}/log/checkpoint`]),
+          q(['anchor-witness', 'verify', 'checkpoint', 'checkpoint.txt', '--vkey', d.logVkey]),
+          ...(tile === null ? [] : [q(['curl', '-sS', '-o', 'entries-000', tile])]),
+          q([
+            'anchor-witness',
+            'verify',
+            'consistency',
+            'old-checkpoint.txt',
+            'checkpoint.txt',
+            '--tiles',
+            url,
+            '--witness-key',
+            d.witnessKeyHex,
+          ]),
+          q(['anchor-witness', 'monitor', '--witness', url, '--seed', '$SEED', '--state', 'monitor.json']),
+        ].join('\n')}</pre>`,
+  );
   if (d.cosign !== null) {
-    blocks.push(html`<h3>Cosign a log's checkpoints (C2SP tlog-witness)</h3>
-<p>Logs send <code>POST ${url}/add-checkpoint</code>; this witness's cosigner vkey for their configuration:</p>
-<pre id="cmd-cosign">${d.cosignVkeys.join('\n')}</pre>`);
+    blocks.push(
+      html`<h3>Cosign a log's checkpoints (C2SP tlog-witness)</h3>
+        <p>Logs send <code>POST ${url}/add-checkpoint</code>; this witness's cosigner vkey for their configuration:</p>
+        <pre id="cmd-cosign">${d.cosignVkeys.join('\n')}</pre>`,
+    );
   }
-  const note = d.hostUsable ? '' : html`<p class="finding"><strong>Set <code>WITNESS_URL</code> first</strong>: the request's Host header was missing or not a plain host name, so the commands do not name this witness.</p>`;
-  return html`${note}<p class="muted">Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.</p>${blocks}`;
+  const note = d.hostUsable
+    ? ''
+    : html`<p class="finding">
+        <strong>Set <code>WITNESS_URL</code> first</strong>: the request's Host header was missing or not a plain host name, so the commands
+        do not name this witness.
+      </p>`;
+  return html`${note}
+    <p class="muted">
+      Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.
+    </p>
+    ${blocks}`;
 }
 
 function cosignSection(d: WitnessPageData): SafeHtml {
@@ -179,55 +239,84 @@ function cosignSection(d: WitnessPageData): SafeHtml {
       l.qpd === undefined
         ? html`no per-log quota`
         : html`${formatCount(l.qpd)}/day (burst ${formatCount(Math.floor(bucketCapacity(l.qpd)))})`;
-    const last = l.lastCosigned === null ? html`<span class="muted">never</span>` : html`${formatDuration(d.nowMs / 1000 - l.lastCosigned)} ago <span class="muted">${formatUtc(l.lastCosigned)}</span>`;
-    return html`<tr><td><code>${l.origin}</code><br><span class="muted">${l.source}</span> · <a href="/${sha256Hex(l.origin)}/checkpoint">checkpoint</a></td><td class="num">${l.size === null ? '—' : formatCount(l.size)}</td><td>${last}</td><td>${quota}<br><span class="muted">since start: ${formatCount(l.counted)} counted, ${formatCount(l.refused)} refused (429)</span></td></tr>`;
+    const last =
+      l.lastCosigned === null
+        ? html`<span class="muted">never</span>`
+        : html`${formatDuration(d.nowMs / 1000 - l.lastCosigned)} ago <span class="muted">${formatUtc(l.lastCosigned)}</span>`;
+    return html`<tr>
+      <td>
+        <code>${l.origin}</code><br /><span class="muted">${l.source}</span> · <a href="/${sha256Hex(l.origin)}/checkpoint">checkpoint</a>
+      </td>
+      <td class="num">${l.size === null ? '—' : formatCount(l.size)}</td>
+      <td>${last}</td>
+      <td>
+        ${quota}<br /><span class="muted">since start: ${formatCount(l.counted)} counted, ${formatCount(l.refused)} refused (429)</span>
+      </td>
+    </tr>`;
   });
   return html`<h2 id="cosign">Logs cosigned (${plural(total, 'log')})</h2>
-${
-  total === 0
-    ? html`<p class="muted">No log is configured (<code>--logs</code>, <code>--logs-list</code>): every add-checkpoint is 404.</p>`
-    : html`<table id="cosign-logs"><thead><tr><th>origin</th><th class="num">size cosigned</th><th>last cosigned</th><th>quota</th></tr></thead><tbody>${rows}</tbody></table>${
-        total > logs.length ? html`<p class="muted">and ${formatCount(total - logs.length)} more (first ${logs.length} by origin shown)</p>` : ''
-      }`
-}`;
+    ${
+      total === 0
+        ? html`<p class="muted">No log is configured (<code>--logs</code>, <code>--logs-list</code>): every add-checkpoint is 404.</p>`
+        : html`<table id="cosign-logs">
+              <thead>
+                <tr>
+                  <th>origin</th>
+                  <th class="num">size cosigned</th>
+                  <th>last cosigned</th>
+                  <th>quota</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>
+            ${
+              total > logs.length
+                ? html`<p class="muted">and ${formatCount(total - logs.length)} more (first ${logs.length} by origin shown)</p>`
+                : ''
+            }`
+    }`;
 }
 
 export function renderWitnessPage(d: WitnessPageData): string {
   const did = ed25519ToDidKey(decodeHex(d.witnessKeyHex, 32));
-  const cosignKeys = d.cosignVkeys.length === 0 ? html`<span class="muted">— (cosign role off)</span>` : joinHtml(d.cosignVkeys.map(code), html`<br>`);
+  const cosignKeys =
+    d.cosignVkeys.length === 0 ? html`<span class="muted">— (cosign role off)</span>` : joinHtml(d.cosignVkeys.map(code), html`<br />`);
   const body = html`<section class="cards">
-${card('log size', formatCount(d.log.size), checkpointAge(d), 'log-size')}
-${card('anchors co-signed', formatCount(d.counts.anchors), html`on ${plural(d.counts.seeds, 'seed')}`, 'anchors')}
-${card('duplicity proofs', formatCount(d.counts.duplicities), d.counts.duplicities === 0 ? 'no party forked' : 'seeds frozen', 'duplicities')}
-${d.cosign === null ? '' : card('logs cosigned for', formatCount(d.cosign.total), `${d.cosign.logs.filter((l) => l.size !== null).length} with a cosigned checkpoint`, 'cosign-count')}
-</section>
-<h2>Identity</h2>
-<table class="kv" id="identity"><tbody>
-${kv('name', code(d.name))}
-${kv('roles', joinHtml(d.roles.map((r) => html`<span class="pill ok">${r}</span>`)))}
-${kv('version', code(d.version), d.runningDigest === undefined ? undefined : html`bundle sha256 <code>${d.runningDigest}</code> (<a href="/build">/build</a>)`)}
-${kv('witness key', code(d.witnessKeyHex), 'Ed25519, hex')}
-${kv('witness key (did:key)', code(did))}
-${kv('log origin', code(d.logOrigin))}
-${kv('log vkey', code(d.logVkey))}
-${kv('cosignature vkey', cosignKeys)}
-${kv('up since', formatUtc(d.startedAtMs / 1000), formatDuration((d.nowMs - d.startedAtMs) / 1000))}
-</tbody></table>
-<h2>Log</h2>
-<table class="kv" id="log"><tbody>
-${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)}
-${kv('latest checkpoint', checkpointAge(d))}
-</tbody></table>
-${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
-${cosignSection(d)}
-<h2>Use this witness</h2>
-${commands(d)}`;
+      ${card('log size', formatCount(d.log.size), checkpointAge(d), 'log-size')}
+      ${card('anchors co-signed', formatCount(d.counts.anchors), html`on ${plural(d.counts.seeds, 'seed')}`, 'anchors')}
+      ${card('duplicity proofs', formatCount(d.counts.duplicities), d.counts.duplicities === 0 ? 'no party forked' : 'seeds frozen', 'duplicities')}
+      ${d.cosign === null ? '' : card('logs cosigned for', formatCount(d.cosign.total), `${d.cosign.logs.filter((l) => l.size !== null).length} with a cosigned checkpoint`, 'cosign-count')}
+    </section>
+    <h2>Identity</h2>
+    <table class="kv" id="identity">
+      <tbody>
+        ${kv('name', code(d.name))} ${kv('roles', joinHtml(d.roles.map((r) => html`<span class="pill ok">${r}</span>`)))}
+        ${kv('version', code(d.version), d.runningDigest === undefined ? undefined : html`bundle sha256 <code>${d.runningDigest}</code> (<a href="/build">/build</a>)`)}
+        ${kv('witness key', code(d.witnessKeyHex), 'Ed25519, hex')} ${kv('witness key (did:key)', code(did))}
+        ${kv('log origin', code(d.logOrigin))} ${kv('log vkey', code(d.logVkey))} ${kv('cosignature vkey', cosignKeys)}
+        ${kv('up since', formatUtc(d.startedAtMs / 1000), formatDuration((d.nowMs - d.startedAtMs) / 1000))}
+      </tbody>
+    </table>
+    <h2>Log</h2>
+    <table class="kv" id="log">
+      <tbody>
+        ${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)} ${kv('latest checkpoint', checkpointAge(d))}
+      </tbody>
+    </table>
+    ${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
+    ${cosignSection(d)}
+    <h2>Use this witness</h2>
+    ${commands(d)}`;
   return renderPage({
     title: `${d.name} — anchor witness`,
     heading: d.name,
-    subtitle: html`anchor witness ${d.version} · ${joinHtml(d.roles, ', ')} · <a href="/health">/health</a> · <a href="/log/checkpoint">/log/checkpoint</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/metrics">/metrics</a>`,
+    subtitle: html`anchor witness ${d.version} · ${joinHtml(d.roles, ', ')} · <a href="/health">/health</a> ·
+      <a href="/log/checkpoint">/log/checkpoint</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/metrics">/metrics</a>`,
     body,
-    footer: html`Rendered ${formatUtc(d.nowMs / 1000)}; seed and duplicity counts are at most ${COUNTS_TTL_MS / 1000} s old. Everything a witness signs is re-checkable: clients verify under the keys they pinned, never the ones a response carries.`,
+    footer: html`Rendered ${formatUtc(d.nowMs / 1000)}; seed and duplicity counts are at most ${COUNTS_TTL_MS / 1000} s old. Everything a
+    witness signs is re-checkable: clients verify under the keys they pinned, never the ones a response carries.`,
   });
 }
 
@@ -279,7 +368,9 @@ export const COUNTS_TTL_MS = 10_000;
  * `GET /` bypasses the queue and the rate limit, so the expensive reads are bounded: the counts
  * are cached for COUNTS_TTL_MS, and concurrent requests share one read of the cosigned logs.
  */
-export function createWitnessStatusPage(src: WitnessPageSources): (health: Record<string, unknown>, req: StatusPageRequest) => Promise<string> {
+export function createWitnessStatusPage(
+  src: WitnessPageSources,
+): (health: Record<string, unknown>, req: StatusPageRequest) => Promise<string> {
   let counts: { atMs: number; value: Promise<{ seeds: number; duplicities: number }> } | undefined;
   const readCounts = (nowMs: number): Promise<{ seeds: number; duplicities: number }> => {
     if (counts === undefined || nowMs - counts.atMs >= COUNTS_TTL_MS || nowMs < counts.atMs) {
@@ -299,7 +390,15 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Recor
       known.slice(0, MAX_LOG_ROWS).map(async (l): Promise<CosignLogRow> => {
         const state = await src.store.cosign.getOrigin(l.origin);
         const r = requests.get(l.origin) ?? { counted: 0, refused: 0 };
-        return { origin: l.origin, source: l.source, size: state?.size ?? null, lastCosigned: state?.lastTime ?? null, qpd: l.qpd, counted: r.counted, refused: r.refused };
+        return {
+          origin: l.origin,
+          source: l.source,
+          size: state?.size ?? null,
+          lastCosigned: state?.lastTime ?? null,
+          qpd: l.qpd,
+          counted: r.counted,
+          refused: r.refused,
+        };
       }),
     );
     return { logs, total: known.length };
@@ -313,7 +412,11 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Recor
   return async (health, req) => {
     const h = health as unknown as HealthShape;
     const nowMs = (src.now ?? Date.now)();
-    const [cp, counts, cosign] = await Promise.all([src.store.log.checkpoint(), readCounts(nowMs), src.cosign === undefined ? null : sharedLogs(src.cosign)]);
+    const [cp, counts, cosign] = await Promise.all([
+      src.store.log.checkpoint(),
+      readCounts(nowMs),
+      src.cosign === undefined ? null : sharedLogs(src.cosign),
+    ]);
     const size = cp?.size ?? 0;
     const signed = src.clock.signedAt(size, nowMs);
     const base = commandBaseUrl(req);

@@ -25,7 +25,17 @@ function specObject(a: Anchor, v: string, withSigParty: boolean): Record<string,
   return o;
 }
 
-const SAIDS = ['EWitSet', '"quoted"', 'back\\slash', 'tab\tnew\nline\u0000\u001f\u007f', 'é ü ß 漢字', '😀 astral', 'line\u2028sep\u2029', '</script>', 'a'.repeat(128)];
+const SAIDS = [
+  'EWitSet',
+  '"quoted"',
+  'back\\slash',
+  'tab\tnew\nline\u0000\u001f\u007f',
+  'é ü ß 漢字',
+  '😀 astral',
+  'line\u2028sep\u2029',
+  '</script>',
+  'a'.repeat(128),
+];
 
 function randomAnchor(i: number): Anchor {
   const p256 = i % 3 === 0;
@@ -43,8 +53,16 @@ function randomAnchor(i: number): Anchor {
 void test('party and cosign messages equal the generic JCS of the SPEC §3.1 objects', () => {
   for (let i = 0; i < 2000; i++) {
     const a = randomAnchor(i);
-    assert.deepEqual(Buffer.from(partyMessage(a)), Buffer.from(canonicalBytes(specObject(a, 'auths-anchor/party/v1', false))), `party message, case ${i}`);
-    assert.deepEqual(Buffer.from(cosignMessage(a)), Buffer.from(canonicalBytes(specObject(a, 'auths-anchor/cosign/v1', true))), `cosign message, case ${i}`);
+    assert.deepEqual(
+      Buffer.from(partyMessage(a)),
+      Buffer.from(canonicalBytes(specObject(a, 'auths-anchor/party/v1', false))),
+      `party message, case ${i}`,
+    );
+    assert.deepEqual(
+      Buffer.from(cosignMessage(a)),
+      Buffer.from(canonicalBytes(specObject(a, 'auths-anchor/cosign/v1', true))),
+      `cosign message, case ${i}`,
+    );
   }
 });
 

@@ -22,7 +22,10 @@ function listTs(dir: string): string[] {
 }
 
 const rel = (p: string): string => relative(ROOT, p).split(sep).join('/');
-const sources = listTs(join(ROOT, 'src')).map((p) => ({ path: rel(p), sf: ts.createSourceFile(p, readFileSync(p, 'utf8'), ts.ScriptTarget.Latest, true) }));
+const sources = listTs(join(ROOT, 'src')).map((p) => ({
+  path: rel(p),
+  sf: ts.createSourceFile(p, readFileSync(p, 'utf8'), ts.ScriptTarget.Latest, true),
+}));
 
 interface CodeUnion {
   name: string;
@@ -78,13 +81,30 @@ function docSections(): Map<string, string[]> {
 
 void test('the code unions are found (every module with errors declares one)', () => {
   const files = new Set(unions.map((u) => u.file));
-  for (const f of ['src/encoding/errors.ts', 'src/crypto/errors.ts', 'src/note/errors.ts', 'src/tlog/errors.ts', 'src/anchor/errors.ts',
-    'src/keys/errors.ts', 'src/server/errors.ts', 'src/witness/errors.ts', 'src/anchoring/errors.ts', 'src/cosign/errors.ts', 'src/bridge/errors.ts',
-    'src/federation/errors.ts', 'src/release/errors.ts', 'src/cli/errors.ts']) {
+  for (const f of [
+    'src/encoding/errors.ts',
+    'src/crypto/errors.ts',
+    'src/note/errors.ts',
+    'src/tlog/errors.ts',
+    'src/anchor/errors.ts',
+    'src/keys/errors.ts',
+    'src/server/errors.ts',
+    'src/witness/errors.ts',
+    'src/anchoring/errors.ts',
+    'src/cosign/errors.ts',
+    'src/bridge/errors.ts',
+    'src/federation/errors.ts',
+    'src/release/errors.ts',
+    'src/cli/errors.ts',
+  ]) {
     assert.ok(files.has(f), `${f} declares no exported …Code union`);
   }
   const names = unions.map((u) => u.name);
-  assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], 'two unions with one name');
+  assert.deepEqual(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    [],
+    'two unions with one name',
+  );
 });
 
 void test(`every code union is documented in ${DOC}, code for code`, () => {
@@ -102,7 +122,8 @@ void test(`every code union is documented in ${DOC}, code for code`, () => {
     const dup = rows.filter((c, i) => rows.indexOf(c) !== i);
     if (dup.length > 0) problems.push(`${u.name}: rows repeated: ${dup.join(', ')}`);
   }
-  for (const name of sections.keys()) if (!unions.some((u) => u.name === name)) problems.push(`section ${name}: no such union in a src/**/errors.ts`);
+  for (const name of sections.keys())
+    if (!unions.some((u) => u.name === name)) problems.push(`section ${name}: no such union in a src/**/errors.ts`);
   assert.deepEqual(problems, []);
 });
 
@@ -111,7 +132,11 @@ void test('every error class is typed to a code union', () => {
   const problems: string[] = [];
   for (const { path, sf } of sources) {
     const visit = (n: ts.Node): void => {
-      if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && (n.expression.text === 'ProtocolError' || n.expression.text === 'CodedError')) {
+      if (
+        ts.isNewExpression(n) &&
+        ts.isIdentifier(n.expression) &&
+        (n.expression.text === 'ProtocolError' || n.expression.text === 'CodedError')
+      ) {
         problems.push(`${path}: new ${n.expression.text}(…) — throw the module's own class`);
       }
       if (ts.isClassDeclaration(n) && n.heritageClauses !== undefined) {
@@ -120,14 +145,20 @@ void test('every error class is typed to a code union', () => {
         const cls = n.name?.text ?? '(anonymous)';
         if (baseName === 'CodedError') {
           const arg = base?.typeArguments?.[0];
-          if (arg === undefined || arg.kind === ts.SyntaxKind.StringKeyword) problems.push(`${path}: ${cls} extends CodedError without a code union`);
+          if (arg === undefined || arg.kind === ts.SyntaxKind.StringKeyword)
+            problems.push(`${path}: ${cls} extends CodedError without a code union`);
         } else if (baseName === 'ProtocolError') {
           // The two bases themselves: CodedError, and HttpProblem (each route's codes are its module's union).
           const exempt = (path === 'src/errors.ts' && cls === 'CodedError') || (path === 'src/server/errors.ts' && cls === 'HttpProblem');
           const narrows = n.members.some(
-            (m) => ts.isPropertyDeclaration(m) && m.name.getText() === 'code' && m.type !== undefined && m.type.kind !== ts.SyntaxKind.StringKeyword,
+            (m) =>
+              ts.isPropertyDeclaration(m) &&
+              m.name.getText() === 'code' &&
+              m.type !== undefined &&
+              m.type.kind !== ts.SyntaxKind.StringKeyword,
           );
-          if (!exempt && !narrows) problems.push(`${path}: ${cls} extends ProtocolError with a free string code (extend CodedError<YourCode>)`);
+          if (!exempt && !narrows)
+            problems.push(`${path}: ${cls} extends ProtocolError with a free string code (extend CodedError<YourCode>)`);
         }
       }
       ts.forEachChild(n, visit);
@@ -142,13 +173,15 @@ void test('every error class is typed to a code union', () => {
  * typo or a renamed code still compiles. Known cases being removed by work in progress (an entry
  * that no longer matches can simply be deleted).
  */
-const PENDING_STRING_MATCHES: readonly { file: string; code: string; owner: string }[] = [
-];
+const PENDING_STRING_MATCHES: readonly { file: string; code: string; owner: string }[] = [];
 
 void test('no string matching on ProtocolError codes', () => {
   const problems: string[] = [];
   const isProtocolErrorTest = (n: ts.Expression): boolean =>
-    ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword && ts.isIdentifier(n.right) && n.right.text === 'ProtocolError';
+    ts.isBinaryExpression(n) &&
+    n.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword &&
+    ts.isIdentifier(n.right) &&
+    n.right.text === 'ProtocolError';
   for (const { path, sf } of sources) {
     const visit = (n: ts.Node): void => {
       if (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken && isProtocolErrorTest(n.left)) {

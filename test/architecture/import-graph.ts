@@ -10,10 +10,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 /** What one import names: a file of src/ (repository-relative path), a Node built-in or a package. */
-export type ImportTarget =
-  | { kind: 'file'; path: string }
-  | { kind: 'node'; name: string }
-  | { kind: 'package'; name: string };
+export type ImportTarget = { kind: 'file'; path: string } | { kind: 'node'; name: string } | { kind: 'package'; name: string };
 
 export interface ImportEdge {
   /** Repository-relative path of the importing file, e.g. `src/note/vkey.ts`. */

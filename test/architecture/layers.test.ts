@@ -86,12 +86,18 @@ function violations(): { edge: ImportEdge; rule: string }[] {
       if (toMember === undefined) continue;
       const toLayer = LAYERS[layerIndex.get(toMember)!]!;
       if (layerIndex.get(toMember)! > layerIndex.get(fromMember)!) {
-        out.push({ edge: e, rule: `upward: layer '${fromLayer.name}' (${fromMember}) may not import layer '${toLayer.name}' (${toMember})` });
+        out.push({
+          edge: e,
+          rule: `upward: layer '${fromLayer.name}' (${fromMember}) may not import layer '${toLayer.name}' (${toMember})`,
+        });
       }
     } else if (fromLayer.pure !== undefined) {
       const allowed = e.target.kind === 'node' ? fromLayer.pure.node : fromLayer.pure.packages;
       if (!allowed.includes(e.target.name)) {
-        out.push({ edge: e, rule: `impure: layer '${fromLayer.name}' may import only ${[...fromLayer.pure.node, ...fromLayer.pure.packages].join(', ') || 'code of its own or lower layers'}` });
+        out.push({
+          edge: e,
+          rule: `impure: layer '${fromLayer.name}' may import only ${[...fromLayer.pure.node, ...fromLayer.pure.packages].join(', ') || 'code of its own or lower layers'}`,
+        });
       }
     }
   }
@@ -135,7 +141,10 @@ void test('no import cycle between folders', () => {
     if (!via.has(`${a} ${b}`)) via.set(`${a} ${b}`, show(e));
   }
   const cycles = findCycles([...layerIndex.keys()], arrows).map((c) =>
-    c.slice(1).map((b, i) => `${c[i]!} -> ${b} (${via.get(`${c[i]!} ${b}`)!})`).join('; '),
+    c
+      .slice(1)
+      .map((b, i) => `${c[i]!} -> ${b} (${via.get(`${c[i]!} ${b}`)!})`)
+      .join('; '),
   );
   assert.deepEqual(cycles, []);
 });

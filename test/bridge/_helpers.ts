@@ -10,7 +10,9 @@ import { buildTokenRequest } from '../../src/bridge/client.ts';
 import type { BridgePolicy } from '../../src/bridge/decide.ts';
 
 /** ../shared/research/upstream-bridge-vectors.json (derived from the upstream auths repository). */
-export const VECTORS = JSON.parse(readFileSync(join(import.meta.dirname, '../../../shared/research/upstream-bridge-vectors.json'), 'utf8')) as {
+export const VECTORS = JSON.parse(
+  readFileSync(join(import.meta.dirname, '../../../shared/research/upstream-bridge-vectors.json'), 'utf8'),
+) as {
   repo_fixture_attestation: { root_public_key_hex: string; attestation: Record<string, unknown>; canonical_bytes_utf8: string };
   derived_two_link_chain: {
     root_public_key_hex: string;

@@ -48,7 +48,10 @@ void test('derived 2-link vectors: canonical bytes of each link, chain verifies,
   assert.equal(bindRoot(c[0]!.issuer, vectorRoot, undefined), 'did_key');
   checkNarrowing(c);
   assert.deepEqual(grantCapabilities(c[1]!.capabilities, undefined), [...two.expected_bridge_result.capabilities_no_request].sort());
-  assert.deepEqual(grantCapabilities(c[1]!.capabilities, ['deploy:staging']), two.expected_bridge_result.capabilities_requested_deploy_staging);
+  assert.deepEqual(
+    grantCapabilities(c[1]!.capabilities, ['deploy:staging']),
+    two.expected_bridge_result.capabilities_requested_deploy_staging,
+  );
 });
 
 void test('every signed field and both signatures are tamper-evident (chain_signature_invalid names the link)', () => {
@@ -66,8 +69,14 @@ void test('every signed field and both signatures are tamper-evident (chain_sign
     ['signer_type', (a) => (a.signer_type = 'Human')],
     ['capabilities narrowed', (a) => (a.capabilities = ['sign_commit'])],
     ['capabilities reordered', (a) => (a.capabilities = [...(a.capabilities as string[])].reverse())],
-    ['identity_signature flipped', (a) => (a.identity_signature = (a.identity_signature as string).replace(/^./, (c) => (c === '0' ? '1' : '0')))],
-    ['device_signature flipped', (a) => (a.device_signature = (a.device_signature as string).replace(/.$/, (c) => (c === '0' ? '1' : '0')))],
+    [
+      'identity_signature flipped',
+      (a) => (a.identity_signature = (a.identity_signature as string).replace(/^./, (c) => (c === '0' ? '1' : '0'))),
+    ],
+    [
+      'device_signature flipped',
+      (a) => (a.device_signature = (a.device_signature as string).replace(/.$/, (c) => (c === '0' ? '1' : '0'))),
+    ],
     ['identity_signature empty', (a) => (a.identity_signature = '')],
     ['identity_signature missing', (a) => delete a.identity_signature],
     ['device_signature empty', (a) => (a.device_signature = '')],
@@ -86,9 +95,19 @@ void test('every signed field and both signatures are tamper-evident (chain_sign
   // revoked_at injected (signatures are checked before validity, so forging revocation state is a signature failure too)
   const list = wire(two.attestation_chain);
   list[1]!.revoked_at = '2025-06-01T00:00:00Z';
-  assert.match(code(() => { verifyChain(decodeChain(list), vectorRoot, NOW); }), /^chain_signature_invalid: link 1/);
+  assert.match(
+    code(() => {
+      verifyChain(decodeChain(list), vectorRoot, NOW);
+    }),
+    /^chain_signature_invalid: link 1/,
+  );
   // another root key
-  assert.match(code(() => { verifyChain(decodeChain(two.attestation_chain), ROOT.pub, NOW); }), /^chain_signature_invalid: link 0: identity_signature does not verify under root_public_key/);
+  assert.match(
+    code(() => {
+      verifyChain(decodeChain(two.attestation_chain), ROOT.pub, NOW);
+    }),
+    /^chain_signature_invalid: link 0: identity_signature does not verify under root_public_key/,
+  );
 });
 
 void test('signed bytes use decoded values: equivalent encodings verify', () => {
@@ -102,13 +121,27 @@ void test('signed bytes use decoded values: equivalent encodings verify', () => 
   for (const [name, mutate] of variants) {
     const list = wire(two.attestation_chain);
     mutate(list[0]!);
-    assert.equal(code(() => { verifyChain(decodeChain(list), vectorRoot, NOW); }), 'ok', name);
+    assert.equal(
+      code(() => {
+        verifyChain(decodeChain(list), vectorRoot, NOW);
+      }),
+      'ok',
+      name,
+    );
   }
   // 0.500 s re-printed as .500 (3 digits), and 6 / 9 digit precision is kept
   const l1 = wire(two.attestation_chain);
   l1[1]!.timestamp = '2025-01-01T00:00:00.5Z';
-  assert.equal(code(() => { verifyChain(decodeChain(l1), vectorRoot, NOW); }), 'ok');
-  const a = decodeAttestation({ ...wire(two.attestation_chain[1]!), timestamp: '2025-01-01T00:00:15.358487Z', expires_at: '2030-01-01T00:00:00.123456789+00:00' }, '/x');
+  assert.equal(
+    code(() => {
+      verifyChain(decodeChain(l1), vectorRoot, NOW);
+    }),
+    'ok',
+  );
+  const a = decodeAttestation(
+    { ...wire(two.attestation_chain[1]!), timestamp: '2025-01-01T00:00:15.358487Z', expires_at: '2030-01-01T00:00:00.123456789+00:00' },
+    '/x',
+  );
   const w = encodeAttestation(a);
   assert.equal(w.timestamp, '2025-01-01T00:00:15.358487Z');
   assert.equal(w.expires_at, '2030-01-01T00:00:00.123456789Z');
@@ -130,12 +163,19 @@ void test('malformed attestations are malformed_body with a JSON pointer', () =>
   for (const [name, mutate, pointer] of bad) {
     const a = wire(two.attestation_chain[0]!);
     mutate(a);
-    assert.throws(() => decodeAttestation(a, '/attestation_chain/0'), (e: unknown) => e instanceof BridgeError && e.code === 'malformed_body' && e.pointer === pointer, name);
+    assert.throws(
+      () => decodeAttestation(a, '/attestation_chain/0'),
+      (e: unknown) => e instanceof BridgeError && e.code === 'malformed_body' && e.pointer === pointer,
+      name,
+    );
   }
 });
 
 void test('chain rules: continuity, revocation, expiry, future timestamps — each with its own code and link index', () => {
-  const run = (c: readonly unknown[], roots?: Parameters<typeof verifyChain>[3]) => code(() => { verifyChain(decodeChain(c), ROOT.pub, NOW, roots); });
+  const run = (c: readonly unknown[], roots?: Parameters<typeof verifyChain>[3]) =>
+    code(() => {
+      verifyChain(decodeChain(c), ROOT.pub, NOW, roots);
+    });
   assert.equal(run(twoLinks()), 'ok');
   assert.match(run(twoLinks({ l1: { issuer: ROOT.did } })), /^chain_broken: link 1: issuer .* is not link 0's subject/);
   assert.match(run(twoLinks({ l1: { revokedAt: NOW_S + 86400 } })), /^attestation_revoked: link 1: revoked at/); // presence, not time
@@ -156,7 +196,10 @@ void test('chain rules: continuity, revocation, expiry, future timestamps — ea
 
 void test('expiry boundary: valid at expires_at, expired one millisecond later', () => {
   const signed = chain(ROOT, [{ device: DEV1, expiresAt: NOW_S }]);
-  const at = (ms: number) => code(() => { verifyChain(decodeChain(signed), ROOT.pub, instantFromMillis(ms)); });
+  const at = (ms: number) =>
+    code(() => {
+      verifyChain(decodeChain(signed), ROOT.pub, instantFromMillis(ms));
+    });
   assert.equal(at(NOW_MS), 'ok');
   assert.match(at(NOW_MS + 1), /^attestation_expired/);
 });
@@ -166,7 +209,13 @@ void test('root binding: did:key, did:keri:B… of the key, trusted roots; D…/
   assert.equal(keriNonTransferablePrefix(vectorKey), 'BIqI4910CfGV_VLbLTy6XXLKZwm_HZQSG_N0iAG0D29c'); // SPEC §7 vector
   assert.equal(bindRoot('did:keri:BIqI4910CfGV_VLbLTy6XXLKZwm_HZQSG_N0iAG0D29c', vectorKey, undefined), 'keri_non_transferable');
   assert.equal(bindRoot(ROOT.did, ROOT.pub, undefined), 'did_key');
-  const untrusted = (issuer: string, key: Uint8Array, roots?: Parameters<typeof bindRoot>[2]) => { assert.throws(() => bindRoot(issuer, key, roots), (e: unknown) => e instanceof BridgeError && e.code === 'untrusted_root' && e.status === 403, issuer); };
+  const untrusted = (issuer: string, key: Uint8Array, roots?: Parameters<typeof bindRoot>[2]) => {
+    assert.throws(
+      () => bindRoot(issuer, key, roots),
+      (e: unknown) => e instanceof BridgeError && e.code === 'untrusted_root' && e.status === 403,
+      issuer,
+    );
+  };
   untrusted(DEV1.did, ROOT.pub); // did:key of another key
   untrusted('did:keri:' + keriNonTransferablePrefix(DEV1.pub), ROOT.pub); // B prefix of another key
   untrusted('did:keri:EMN-WRXNAkLfavKsaFHS0ehP7eB1s8a1alktBJoDhI7b', ROOT.pub); // transferable, no trusted roots
@@ -191,21 +240,44 @@ void test('trusted-roots file validation reuses the registry rules', () => {
     { parties: [], extra: 1 },
     { parties: [{ id: 'EA', keys: [] }] },
     { parties: [{ id: 'EA', keys: [{ curve: 'ed25519', public_key: '01' + '00'.repeat(31) }] }] }, // small order
-    { parties: [{ id: 'EA', keys: [{ curve: 'ed25519', public_key: ROOT.hex }] }, { id: 'did:keri:EA', keys: [{ curve: 'ed25519', public_key: DEV1.hex }] }] },
+    {
+      parties: [
+        { id: 'EA', keys: [{ curve: 'ed25519', public_key: ROOT.hex }] },
+        { id: 'did:keri:EA', keys: [{ curve: 'ed25519', public_key: DEV1.hex }] },
+      ],
+    },
     { revoked: [{}] },
     { revoked: [{ rid: 'a', device_public_key: DEV1.hex }] },
     { revoked: [{ device_public_key: 'xyz' }] },
     { revoked: [{ rid: '' }] },
   ];
-  for (const doc of bad) assert.throws(() => parseTrustedRoots(doc), (e: unknown) => e instanceof BridgeConfigError && e.code === 'invalid_trusted_roots', JSON.stringify(doc));
+  for (const doc of bad)
+    assert.throws(
+      () => parseTrustedRoots(doc),
+      (e: unknown) => e instanceof BridgeConfigError && e.code === 'invalid_trusted_roots',
+      JSON.stringify(doc),
+    );
 });
 
 void test('capabilities: narrowing along the chain, requested ⊆ leaf, sorted and de-duplicated', () => {
   const widened = decodeChain(twoLinks({ l1: { capabilities: ['sign_commit', 'admin:all'] } }));
-  assert.match(code(() => { checkNarrowing(widened); }), /^capability_escalation: link 1: grants "admin:all" not held by link 0/);
+  assert.match(
+    code(() => {
+      checkNarrowing(widened);
+    }),
+    /^capability_escalation: link 1: grants "admin:all" not held by link 0/,
+  );
   const emptyRoot = decodeChain(twoLinks({ l0: { capabilities: [] } }));
-  assert.match(code(() => { checkNarrowing(emptyRoot); }), /^capability_escalation: link 1/);
-  assert.match(code(() => grantCapabilities(['a', 'b'], ['c'])), /^insufficient_capabilities/);
+  assert.match(
+    code(() => {
+      checkNarrowing(emptyRoot);
+    }),
+    /^capability_escalation: link 1/,
+  );
+  assert.match(
+    code(() => grantCapabilities(['a', 'b'], ['c'])),
+    /^insufficient_capabilities/,
+  );
   assert.deepEqual(grantCapabilities(['b', 'a', 'b'], undefined), ['a', 'b']);
   assert.deepEqual(grantCapabilities(['b', 'a', 'c'], ['c', 'a', 'c']), ['a', 'c']);
   assert.deepEqual(grantCapabilities([], undefined), []);

@@ -66,13 +66,32 @@ void test('serve: one stdout line once listening, JSON logs on stderr, tokens vi
     assert.deepEqual(health.audiences, ['sts.amazonaws.com', 'api://ci']); // comma list from TB_AUDIENCE
     const now = Math.floor(Date.now() / 1000);
     const chainFile = join(tmp.dir, 'chain.json');
-    writeFileSync(chainFile, JSON.stringify(chain(ROOT, [
-      { device: DEV1, capabilities: ['deploy:staging'], expiresAt: now + 600, timestamp: now },
-      { device: DEV2, capabilities: ['deploy:staging'], expiresAt: now + 600, timestamp: now },
-    ])));
+    writeFileSync(
+      chainFile,
+      JSON.stringify(
+        chain(ROOT, [
+          { device: DEV1, capabilities: ['deploy:staging'], expiresAt: now + 600, timestamp: now },
+          { device: DEV2, capabilities: ['deploy:staging'], expiresAt: now + 600, timestamp: now },
+        ]),
+      ),
+    );
     const deviceKeyFile = join(tmp.dir, 'device.pem');
     writeNewKeyFile(deviceKeyFile, ed25519PrivateKeyToPem(DEV2.key));
-    const r = await run(['token', '--bridge', url, '--chain', chainFile, '--root-key', ROOT.hex, '--device-key', deviceKeyFile, '--audience', 'api://ci', '--ttl', '120']);
+    const r = await run([
+      'token',
+      '--bridge',
+      url,
+      '--chain',
+      chainFile,
+      '--root-key',
+      ROOT.hex,
+      '--device-key',
+      deviceKeyFile,
+      '--audience',
+      'api://ci',
+      '--ttl',
+      '120',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const body = JSON.parse(r.stdout) as { access_token: string; expires_in: number; subject: string };
     assert.equal(body.subject, ROOT.did);
@@ -126,8 +145,14 @@ void test('serve refuses bad configurations at once (exit 1, a clear message)', 
   const base = ['serve', '--listen', '127.0.0.1:0', '--key-dir', keyDir];
   // as a process: exit status 1, the reason on stderr, nothing on stdout
   const procs: [string[], RegExp][] = [
-    [[...base, '--issuer', 'https://bridge.example', '--no-proof-of-possession'], /^token-bridge: --no-proof-of-possession requires --trusted-roots\n$/],
-    [['serve', '--listen', '127.0.0.1:0', '--key-dir', badKeyDir, '--issuer', 'https://bridge.example'], /accessible by group or others.*chmod 600/],
+    [
+      [...base, '--issuer', 'https://bridge.example', '--no-proof-of-possession'],
+      /^token-bridge: --no-proof-of-possession requires --trusted-roots\n$/,
+    ],
+    [
+      ['serve', '--listen', '127.0.0.1:0', '--key-dir', badKeyDir, '--issuer', 'https://bridge.example'],
+      /accessible by group or others.*chmod 600/,
+    ],
   ];
   const results = await Promise.all(procs.map(([args]) => run(args)));
   results.forEach((r, i) => {
@@ -162,7 +187,10 @@ void test('serve refuses bad configurations at once (exit 1, a clear message)', 
   assert.match(String((await cli(httpIssuer, { TB_PROOF_OF_POSSESSION: '0' })).error?.message), /must be https/);
   assert.match(String((await cli(httpIssuer, { TB_NO_PROOF_OF_POSSESSION: 'maybe' })).error?.message), /TB_NO_PROOF_OF_POSSESSION must be/);
   // nothing was created for the refused configurations
-  assert.deepEqual(readdirSync(tmp.dir).filter((f) => f === 'refuse-keys'), []);
+  assert.deepEqual(
+    readdirSync(tmp.dir).filter((f) => f === 'refuse-keys'),
+    [],
+  );
 });
 
 void test('keys rotate | list | prune (and TB_KEY_DIR)', async () => {
@@ -177,8 +205,16 @@ void test('keys rotate | list | prune (and TB_KEY_DIR)', async () => {
   assert.ok(Date.parse(b.not_before) - Date.now() > 590_000);
   const third = await cli(['keys', 'rotate', '--key-dir', keyDir, '--alg', 'ES256']);
   assert.match(String(third.error?.message), /already waiting to become active/);
-  const list = JSON.parse((await cli(['keys', 'list', '--key-dir', keyDir])).out) as { keys: { kid: string; state: string; retire_after: null }[] };
-  assert.deepEqual(list.keys.map((k) => [k.kid, k.state]), [[a.kid, 'active'], [b.kid, 'next']]);
+  const list = JSON.parse((await cli(['keys', 'list', '--key-dir', keyDir])).out) as {
+    keys: { kid: string; state: string; retire_after: null }[];
+  };
+  assert.deepEqual(
+    list.keys.map((k) => [k.kid, k.state]),
+    [
+      [a.kid, 'active'],
+      [b.kid, 'next'],
+    ],
+  );
   assert.deepEqual(JSON.parse((await cli(['keys', 'prune', '--key-dir', keyDir])).out), { pruned: [] });
   assert.match(String((await cli(['keys', 'list'])).error?.message), /required option '--key-dir <dir>' not specified/);
 });

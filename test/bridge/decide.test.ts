@@ -13,7 +13,24 @@ import { TokenService } from '../../src/bridge/service.ts';
 import { generateSigningKeyPem, loadSigningKey } from '../../src/bridge/signing.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
 import type { TrustedRoots } from '../../src/bridge/trusted-roots.ts';
-import { AUD, chain, DEV1, DEV2, DEV3, freshNonce, ISSUER, NOW_MS, NOW_S, policy, request, ROOT, seedKey, twoLinks, VECTORS, wire } from './_helpers.ts';
+import {
+  AUD,
+  chain,
+  DEV1,
+  DEV2,
+  DEV3,
+  freshNonce,
+  ISSUER,
+  NOW_MS,
+  NOW_S,
+  policy,
+  request,
+  ROOT,
+  seedKey,
+  twoLinks,
+  VECTORS,
+  wire,
+} from './_helpers.ts';
 
 function decide(body: unknown, p: BridgePolicy = policy(), roots?: TrustedRoots, now = NOW_MS): Decision {
   return decideToken(wire(body), p, roots, now, 'jti-1');
@@ -49,7 +66,9 @@ void test('the derived 2-link vector chain issues with the expected sub and capa
   const g = ok(request({ chain: v.attestation_chain, root: v.root_public_key_hex, device: leaf.key }));
   assert.equal(g.claims.sub, v.expected_bridge_result.sub);
   assert.deepEqual(g.claims.capabilities, [...v.expected_bridge_result.capabilities_no_request].sort());
-  const g2 = ok(request({ chain: v.attestation_chain, root: v.root_public_key_hex, device: leaf.key, requestedCapabilities: ['deploy:staging'] }));
+  const g2 = ok(
+    request({ chain: v.attestation_chain, root: v.root_public_key_hex, device: leaf.key, requestedCapabilities: ['deploy:staging'] }),
+  );
   assert.deepEqual(g2.claims.capabilities, v.expected_bridge_result.capabilities_requested_deploy_staging);
 });
 
@@ -87,7 +106,9 @@ void test('did:keri:B… roots carry keri_prefix; --no-proof-of-possession adds 
   const g2 = ok(request({ device: null, audience: undefined }), off, roots);
   assert.equal(g2.claims.pop, false);
   assert.equal(g2.nonceKey, null);
-  assert.deepEqual(g2.claims['https://aws.amazon.com/tags'], { principal_tags: { auths_leaf: [DEV2.did], auths_caps: ['deploy:staging sign_commit'] } });
+  assert.deepEqual(g2.claims['https://aws.amazon.com/tags'], {
+    principal_tags: { auths_leaf: [DEV2.did], auths_caps: ['deploy:staging sign_commit'] },
+  });
   // without PoP the audience may be omitted: the first allowed audience is used
   const noAud = request({ device: null });
   delete noAud.audience;
@@ -99,7 +120,11 @@ void test('schema failures are 400 malformed_body with the JSON pointer', () => 
     ['unknown member', (r) => (r.scope = 'x'), '/scope'],
     ['missing chain', (r) => delete r.attestation_chain, '/attestation_chain'],
     ['empty chain', (r) => (r.attestation_chain = []), '/attestation_chain'],
-    ['oversize chain (9 links)', (r) => (r.attestation_chain = Array.from({ length: 9 }, () => (r.attestation_chain as unknown[])[0])), '/attestation_chain'],
+    [
+      'oversize chain (9 links)',
+      (r) => (r.attestation_chain = Array.from({ length: 9 }, () => (r.attestation_chain as unknown[])[0])),
+      '/attestation_chain',
+    ],
     ['root key not 32 bytes', (r) => (r.root_public_key = 'ab'.repeat(31)), '/root_public_key'],
     ['ttl 0', (r) => (r.ttl_secs = 0), '/ttl_secs'],
     ['ttl string', (r) => (r.ttl_secs = '600'), '/ttl_secs'],
@@ -109,13 +134,24 @@ void test('schema failures are 400 malformed_body with the JSON pointer', () => 
     ['proof not an object', (r) => (r.proof = 'x'), '/proof'],
     ['proof without iat', (r) => delete (r.proof as Record<string, unknown>).iat, '/proof/iat'],
     ['proof extra member', (r) => ((r.proof as Record<string, unknown>).alg = 'EdDSA'), '/proof/alg'],
-    ['empty object', (r) => { Object.keys(r).forEach((k) => { Reflect.deleteProperty(r, k); }); }, '/attestation_chain'],
+    [
+      'empty object',
+      (r) => {
+        Object.keys(r).forEach((k) => {
+          Reflect.deleteProperty(r, k);
+        });
+      },
+      '/attestation_chain',
+    ],
   ];
   for (const [name, mutate, pointer] of cases) {
     const r = request();
     mutate(r);
     const d = decide(r);
-    assert.ok(!d.ok && d.error.code === 'malformed_body' && d.error.status === 400 && d.error.pointer === pointer, `${name}: ${d.ok ? 'ok' : `${d.error.code} ${d.error.pointer}`}`);
+    assert.ok(
+      !d.ok && d.error.code === 'malformed_body' && d.error.status === 400 && d.error.pointer === pointer,
+      `${name}: ${d.ok ? 'ok' : `${d.error.code} ${d.error.pointer}`}`,
+    );
   }
   assert.match(failure([1, 2]), /^400 malformed_body: request body must be a JSON object/);
 });
@@ -137,7 +173,10 @@ void test('proof of possession: required, fresh ±60 s, signed by the leaf key o
   assert.equal(failure(request({ iat: NOW_S - 60 })), 'ok');
   assert.equal(failure(request({ iat: NOW_S + 60 })), 'ok');
 
-  assert.match(failure(request({ device: DEV1.key })), /^401 pop_invalid: proof signature does not verify under the leaf device key \(link 1\)/); // wrong PoP key
+  assert.match(
+    failure(request({ device: DEV1.key })),
+    /^401 pop_invalid: proof signature does not verify under the leaf device key \(link 1\)/,
+  ); // wrong PoP key
   assert.match(failure(request({ device: ROOT.key })), /^401 pop_invalid/);
   assert.match(failure(request({ issuer: 'https://other-bridge.example' })), /^401 pop_invalid/); // proof for another bridge
   assert.match(failure(request({ nonce: 'short' })), /^401 pop_invalid: proof nonce must match/);
@@ -196,14 +235,20 @@ void test('check order: the first failing step answers', () => {
   assert.match(failure(request({ chain: twoLinks({ l1: { timestamp: NOW_S + 3600 } }) })), /^401 attestation_future: link 1/);
   assert.match(failure(request({ chain: twoLinks({ l0: { signIdentityWith: DEV3.key } }) })), /^401 chain_signature_invalid: link 0/);
   // a trusted-roots revocation
-  assert.match(failure(request(), policy(), parseTrustedRoots({ revoked: [{ device_public_key: DEV1.hex }] })), /^401 attestation_revoked: link 0/);
+  assert.match(
+    failure(request(), policy(), parseTrustedRoots({ revoked: [{ device_public_key: DEV1.hex }] })),
+    /^401 attestation_revoked: link 0/,
+  );
 });
 
 void test('in-memory nonce store only: after a start, every iat ≤ start second + 60 is pop_stale for 121 s', () => {
   // started 10.5 s ago: the start second is NOW_S − 11. A proof used just before the start had
   // iat ≤ NOW_S − 11 + 60 and stays acceptable until NOW_S + 109: all such proofs are refused.
   const restarted = policy({ startedAt: NOW_MS - 10_500 });
-  assert.match(failure(request({ iat: NOW_S - 12 }), restarted), /^401 pop_stale: proof iat .* may have been used before this bridge restarted/);
+  assert.match(
+    failure(request({ iat: NOW_S - 12 }), restarted),
+    /^401 pop_stale: proof iat .* may have been used before this bridge restarted/,
+  );
   assert.match(failure(request({ iat: NOW_S + 49 }), restarted), /^401 pop_stale/); // = start second + 60
   assert.equal(failure(request({ iat: NOW_S + 50 }), restarted), 'ok'); // start second + 61
   // still in force at the last millisecond such a proof is within ±60 s: started on a whole
@@ -221,7 +266,14 @@ void test('exchange service: JWT header {alg, kid, typ}, claims verify; only a v
   const key = await loadSigningKey(await generateSigningKeyPem('ES256'));
   const nonces = new MemoryNonceStore(3);
   let jti = 0;
-  const svc = new TokenService({ policy: policy(), trustedRoots: () => undefined, signingKey: () => key, nonces, now: () => NOW_MS, jti: () => `jti-${++jti}` });
+  const svc = new TokenService({
+    policy: policy(),
+    trustedRoots: () => undefined,
+    signingKey: () => key,
+    nonces,
+    now: () => NOW_MS,
+    jti: () => `jti-${++jti}`,
+  });
   const nonce = freshNonce();
   const forged = request({ device: DEV1.key, nonce });
   await assert.rejects(svc.exchange(wire(forged)), (e: unknown) => e instanceof BridgeError && e.code === 'pop_invalid');
@@ -247,5 +299,8 @@ void test('exchange service: JWT header {alg, kid, typ}, claims verify; only a v
   const c1 = chain(ROOT, [{ device: DEV1, capabilities: ['a'] }]);
   await svc.exchange(wire(request({ chain: c1, device: DEV1.key, nonce })));
   await svc.exchange(wire(request()));
-  await assert.rejects(svc.exchange(wire(request())), (e: unknown) => e instanceof BridgeError && e.code === 'overloaded' && e.status === 503);
+  await assert.rejects(
+    svc.exchange(wire(request())),
+    (e: unknown) => e instanceof BridgeError && e.code === 'overloaded' && e.status === 503,
+  );
 });

@@ -27,7 +27,10 @@ async function bridge(opts: { issuer?: string; rateLimit?: { rps: number; burst:
     nonces: new MemoryNonceStore(1000),
     now: () => NOW_MS,
   });
-  const { app: a } = await createBridgeServer({ service, keys: ring, issuer }, { rateLimit: opts.rateLimit === undefined ? null : opts.rateLimit });
+  const { app: a } = await createBridgeServer(
+    { service, keys: ring, issuer },
+    { rateLimit: opts.rateLimit === undefined ? null : opts.rateLimit },
+  );
   return a;
 }
 
@@ -42,7 +45,12 @@ after(async () => {
 });
 
 async function post(body: unknown, a: App = app, url = '/token') {
-  const r = await a.inject({ method: 'POST', url, payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const r = await a.inject({
+    method: 'POST',
+    url,
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   return { status: r.statusCode, headers: r.headers, json: JSON.parse(r.body) as Record<string, unknown> };
 }
 
@@ -75,22 +83,66 @@ void test('every failure case answers problem+json with its SPEC §7 code and st
   delete missingIdentity[1]!.identity_signature;
   const nineLinks = Array.from({ length: 9 }, () => twoLinks()[0]);
   const cases: [string, unknown, number, string, RegExp?][] = [
-    ['bad issuer signature', request({ chain: twoLinks({ l1: { signIdentityWith: ROOT.key } }) }), 401, 'chain_signature_invalid', /^link 1: /],
-    ['empty issuer signature', request({ chain: emptyIdentity }), 401, 'chain_signature_invalid', /^link 0: identity_signature is missing or empty/],
-    ['missing issuer signature', request({ chain: missingIdentity }), 401, 'chain_signature_invalid', /^link 1: identity_signature is missing/],
+    [
+      'bad issuer signature',
+      request({ chain: twoLinks({ l1: { signIdentityWith: ROOT.key } }) }),
+      401,
+      'chain_signature_invalid',
+      /^link 1: /,
+    ],
+    [
+      'empty issuer signature',
+      request({ chain: emptyIdentity }),
+      401,
+      'chain_signature_invalid',
+      /^link 0: identity_signature is missing or empty/,
+    ],
+    [
+      'missing issuer signature',
+      request({ chain: missingIdentity }),
+      401,
+      'chain_signature_invalid',
+      /^link 1: identity_signature is missing/,
+    ],
     ['broken link', request({ chain: twoLinks({ l1: { issuer: 'did:key:z6MkSomeoneElse' } }) }), 401, 'chain_broken', /^link 1: /],
     ['expired', request({ chain: twoLinks({ l1: { expiresAt: NOW_S - 1 } }) }), 401, 'attestation_expired', /^link 1: expired at/],
     ['revoked (revoked_at)', request({ chain: twoLinks({ l0: { revokedAt: NOW_S - 5 } }) }), 401, 'attestation_revoked', /^link 0: /],
-    ['revoked (trusted roots list)', request({ chain: twoLinks({ l1: { rid: 'revoked-by-operator' } }) }), 401, 'attestation_revoked', /^link 1: rid/],
+    [
+      'revoked (trusted roots list)',
+      request({ chain: twoLinks({ l1: { rid: 'revoked-by-operator' } }) }),
+      401,
+      'attestation_revoked',
+      /^link 1: rid/,
+    ],
     ['future timestamp', request({ chain: twoLinks({ l0: { timestamp: NOW_S + 301 } }) }), 401, 'attestation_future', /^link 0: /],
-    ['untrusted root', request({ chain: chain(stranger, [{ device: DEV2, issuer: ROOT.did }]), root: stranger.hex }), 403, 'untrusted_root'],
-    ['widened capabilities', request({ chain: twoLinks({ l1: { capabilities: ['deploy:staging', 'admin'] } }) }), 403, 'capability_escalation', /^link 1: grants "admin"/],
+    [
+      'untrusted root',
+      request({ chain: chain(stranger, [{ device: DEV2, issuer: ROOT.did }]), root: stranger.hex }),
+      403,
+      'untrusted_root',
+    ],
+    [
+      'widened capabilities',
+      request({ chain: twoLinks({ l1: { capabilities: ['deploy:staging', 'admin'] } }) }),
+      403,
+      'capability_escalation',
+      /^link 1: grants "admin"/,
+    ],
     ['insufficient capabilities', request({ requestedCapabilities: ['deploy:production'] }), 403, 'insufficient_capabilities'],
     ['disallowed audience', request({ audience: 'api://other' }), 403, 'audience_not_allowed'],
     ['TTL too long', request({ ttlSecs: 3601 }), 400, 'ttl_too_large'],
     ['stale iat', request({ iat: NOW_S - 120 }), 401, 'pop_stale'],
     ['wrong PoP key', request({ device: DEV1.key }), 401, 'pop_invalid'],
-    ['no proof', (() => { const r = request(); delete r.proof; return r; })(), 401, 'pop_required'],
+    [
+      'no proof',
+      (() => {
+        const r = request();
+        delete r.proof;
+        return r;
+      })(),
+      401,
+      'pop_required',
+    ],
     ['oversize chain', request({ chain: nineLinks }), 400, 'malformed_body', /^\/attestation_chain: must hold at most 8/],
     ['malformed JSON', '{"attestation_chain": [', 400, 'malformed_body'],
     ['duplicate member', '{"audience":"a","audience":"b"}', 400, 'malformed_body', /duplicate member name/],
@@ -128,14 +180,25 @@ void test('discovery and JWKS: documents, Cache-Control public max-age=300, CORS
   assert.equal(d.headers['cache-control'], 'public, max-age=300');
   assert.equal(d.headers['access-control-allow-origin'], '*');
   const doc = JSON.parse(d.body) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(doc), ['issuer', 'jwks_uri', 'token_endpoint', 'response_types_supported', 'subject_types_supported', 'id_token_signing_alg_values_supported', 'claims_supported']);
+  assert.deepEqual(Object.keys(doc), [
+    'issuer',
+    'jwks_uri',
+    'token_endpoint',
+    'response_types_supported',
+    'subject_types_supported',
+    'id_token_signing_alg_values_supported',
+    'claims_supported',
+  ]);
   assert.equal(doc.issuer, ISSUER);
   assert.equal(doc.jwks_uri, `${ISSUER}/.well-known/jwks.json`);
   assert.deepEqual(doc.id_token_signing_alg_values_supported, ['ES256']);
   const j = await app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
   assert.equal(j.headers['cache-control'], 'public, max-age=300');
   const jwks = JSON.parse(j.body) as { keys: Record<string, unknown>[] };
-  assert.deepEqual(jwks.keys.map((k) => k.kid), [ring.active.kid]);
+  assert.deepEqual(
+    jwks.keys.map((k) => k.kid),
+    [ring.active.kid],
+  );
   assert.ok(jwks.keys.every((k) => !('d' in k))); // never private members
 });
 
@@ -166,7 +229,13 @@ void test('rate limit on /token per client IP (default 10/s burst 20): 429 rate_
     assert.equal((JSON.parse(r.body) as { code: string }).code, 'rate_limited');
     assert.ok(Number(r.headers['retry-after']) >= 1);
     // another client is not affected; GET routes are not limited
-    const other = await a.inject({ method: 'POST', url: '/token', payload: '{}', headers: { 'content-type': 'application/json' }, remoteAddress: '10.1.2.3' });
+    const other = await a.inject({
+      method: 'POST',
+      url: '/token',
+      payload: '{}',
+      headers: { 'content-type': 'application/json' },
+      remoteAddress: '10.1.2.3',
+    });
     assert.equal(other.statusCode, 400);
     assert.equal((await a.inject({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode, 200);
     assert.equal((await a.inject({ method: 'GET', url: '/health' })).statusCode, 200);
@@ -189,7 +258,9 @@ void test('health, status page, metrics, OpenAPI', async () => {
   assert.match(m, /^bridge_tokens_issued_total\{alg="ES256"\} [1-9]/m);
   assert.match(m, /^bridge_token_refusals_total\{code="pop_replayed"\} 1/m);
   assert.match(m, /^http_requests_total\{route="\/token",method="POST",status="200"\}/m);
-  const spec = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as { paths: Record<string, Record<string, unknown>> };
+  const spec = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   assert.ok(spec.paths['/token']?.post !== undefined);
   assert.ok(spec.paths['/.well-known/jwks.json']?.get !== undefined);
 });

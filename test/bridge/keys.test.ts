@@ -36,18 +36,37 @@ void test('keys.json lifecycle: first key active, next key pre-published, promot
     { kid: K('a'), state: 'retired', notBefore: T, retireAfter: T + 3610 + 900 + 300 },
     { kid: K('b'), state: 'active', notBefore: T + 3610, retireAfter: null },
   ]);
-  assert.deepEqual(publicationOrder(promoted).map((e) => e.state), ['active', 'retired']);
+  assert.deepEqual(
+    publicationOrder(promoted).map((e) => e.state),
+    ['active', 'retired'],
+  );
   assert.deepEqual(prune(promoted, T + 3610 + 1199).dropped, []);
   const { kept, dropped } = prune(promoted, T + 3610 + 1200);
-  assert.deepEqual(dropped.map((e) => e.kid), [K('a')]);
-  assert.deepEqual(kept.map((e) => e.kid), [K('b')]);
+  assert.deepEqual(
+    dropped.map((e) => e.kid),
+    [K('a')],
+  );
+  assert.deepEqual(
+    kept.map((e) => e.kid),
+    [K('b')],
+  );
   // round trip through the file format
   const doc = encodeKeysJson(promoted);
-  assert.deepEqual(doc.keys[0], { kid: K('a'), state: 'retired', not_before: '2027-01-15T08:00:00Z', retire_after: '2027-01-15T09:20:10Z' });
+  assert.deepEqual(doc.keys[0], {
+    kid: K('a'),
+    state: 'retired',
+    not_before: '2027-01-15T08:00:00Z',
+    retire_after: '2027-01-15T09:20:10Z',
+  });
   assert.deepEqual(parseKeysJson(JSON.parse(JSON.stringify(doc))), promoted);
   for (const bad of [
     { keys: [{ kid: 'short', state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null }] },
-    { keys: [{ kid: K('a'), state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null }, { kid: K('b'), state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null }] },
+    {
+      keys: [
+        { kid: K('a'), state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null },
+        { kid: K('b'), state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null },
+      ],
+    },
     { keys: [{ kid: K('a'), state: 'retired', not_before: '2027-01-15T08:00:00Z', retire_after: null }] },
     { keys: [{ kid: K('a'), state: 'old', not_before: '2027-01-15T08:00:00Z', retire_after: null }] },
     { keys: [{ kid: K('a'), state: 'active', not_before: 12, retire_after: null }] },
@@ -63,8 +82,14 @@ void test('RFC 7638 kid of the upstream TEST_RSA_PEM JWK', async () => {
 });
 
 void test('signing keys: RSA below 2048 bits and curves other than P-256 are refused; only PKCS#8 PEM', async () => {
-  const pem = (type: 'rsa' | 'ec', opts: object) => generateKeyPairSync(type as 'rsa', opts as { modulusLength: number }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  await assert.rejects(loadSigningKey(pem('rsa', { modulusLength: 1024 })), (e: unknown) => configError('key_unreadable')(e) && /at least 2048/.test((e as Error).message));
+  const pem = (type: 'rsa' | 'ec', opts: object) =>
+    generateKeyPairSync(type as 'rsa', opts as { modulusLength: number })
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString();
+  await assert.rejects(
+    loadSigningKey(pem('rsa', { modulusLength: 1024 })),
+    (e: unknown) => configError('key_unreadable')(e) && /at least 2048/.test((e as Error).message),
+  );
   await assert.rejects(loadSigningKey(pem('ec', { namedCurve: 'secp384r1' })), configError('key_unreadable'));
   const rsa2048 = await loadSigningKey(pem('rsa', { modulusLength: 2048 }));
   assert.equal(rsa2048.alg, 'RS256');
@@ -82,11 +107,16 @@ void test('key directory: created on first start (0600 PEM, keys.json), reloaded
     assert.equal(ring.active.alg, 'ES256');
     assert.equal(statSync(join(keyDir, `${kid}.pem`)).mode & 0o777, 0o600);
     assert.match(readFileSync(join(keyDir, `${kid}.pem`), 'utf8'), /^-----BEGIN PRIVATE KEY-----/);
-    assert.deepEqual(JSON.parse(readFileSync(join(keyDir, 'keys.json'), 'utf8')), { keys: [{ kid, state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null }] });
+    assert.deepEqual(JSON.parse(readFileSync(join(keyDir, 'keys.json'), 'utf8')), {
+      keys: [{ kid, state: 'active', not_before: '2027-01-15T08:00:00Z', retire_after: null }],
+    });
     const jwks = ring.jwks();
     assert.equal(jwks.keys.length, 1);
     const { kty, crv, x, y } = jwks.keys[0]!;
-    assert.deepEqual({ ...jwks.keys[0], x: undefined, y: undefined }, { kty: 'EC', alg: 'ES256', use: 'sig', kid, crv: 'P-256', x: undefined, y: undefined });
+    assert.deepEqual(
+      { ...jwks.keys[0], x: undefined, y: undefined },
+      { kty: 'EC', alg: 'ES256', use: 'sig', kid, crv: 'P-256', x: undefined, y: undefined },
+    );
     assert.equal(await calculateJwkThumbprint({ kty, crv: crv!, x: x!, y: y! }), kid);
     // a restart loads the same key, never a new one
     const again = await SigningKeyring.open(keyDir, { alg: 'RS256', maxTtl: 900, create: true }, T + 5);
@@ -95,7 +125,10 @@ void test('key directory: created on first start (0600 PEM, keys.json), reloaded
 
     // group-readable key file: refused
     chmodSync(join(keyDir, `${kid}.pem`), 0o640);
-    await assert.rejects(SigningKeyring.open(keyDir, { alg: 'ES256', maxTtl: 900, create: true }, T), (e: unknown) => configError('key_unreadable')(e) && /chmod 600/.test((e as Error).message));
+    await assert.rejects(
+      SigningKeyring.open(keyDir, { alg: 'ES256', maxTtl: 900, create: true }, T),
+      (e: unknown) => configError('key_unreadable')(e) && /chmod 600/.test((e as Error).message),
+    );
     chmodSync(join(keyDir, `${kid}.pem`), 0o600);
     // a key file that is not the listed kid: refused
     const other = join(dir, 'other');
@@ -132,20 +165,35 @@ void test('rotation on disk: the next key is published before it signs, promoted
     let r = await ring.refresh(T + 200);
     assert.deepEqual(r, { changed: true, promoted: null });
     assert.equal(ring.active.kid, first); // published, not signing
-    assert.deepEqual(ring.jwks().keys.map((k) => k.kid), [first, next.kid]);
+    assert.deepEqual(
+      ring.jwks().keys.map((k) => k.kid),
+      [first, next.kid],
+    );
     r = await ring.refresh(T + 3700);
     assert.deepEqual(r, { changed: true, promoted: next.kid });
     assert.equal(ring.active.kid, next.kid);
-    assert.deepEqual(ring.jwks().keys.map((k) => k.kid), [next.kid, first]);
+    assert.deepEqual(
+      ring.jwks().keys.map((k) => k.kid),
+      [next.kid, first],
+    );
     const retired = ring.entries.find((e) => e.kid === first)!;
     assert.deepEqual({ state: retired.state, retireAfter: retired.retireAfter }, { state: 'retired', retireAfter: T + 3700 + 1200 });
     // the promotion was written to keys.json (so `keys list` and a restart agree)
-    assert.deepEqual(new KeyDir(dir).readEntries().map((e) => e.state), ['retired', 'active']);
+    assert.deepEqual(
+      new KeyDir(dir).readEntries().map((e) => e.state),
+      ['retired', 'active'],
+    );
     assert.deepEqual(await new KeyDir(dir).prune(T + 4899), []);
-    assert.deepEqual((await new KeyDir(dir).prune(T + 4900)).map((e) => e.kid), [first]);
+    assert.deepEqual(
+      (await new KeyDir(dir).prune(T + 4900)).map((e) => e.kid),
+      [first],
+    );
     assert.ok(!existsSync(join(dir, `${first}.pem`)));
     await ring.refresh(T + 4901);
-    assert.deepEqual(ring.jwks().keys.map((k) => k.kid), [next.kid]);
+    assert.deepEqual(
+      ring.jwks().keys.map((k) => k.kid),
+      [next.kid],
+    );
     assert.deepEqual(ring.algs(), ['ES256']);
   } finally {
     cleanup();
@@ -154,7 +202,11 @@ void test('rotation on disk: the next key is published before it signs, promoted
 
 void test('issuer URL: https://host[/path], no port, query, fragment or trailing slash; --dev allows http and a port on loopback', () => {
   assert.deepEqual(validateIssuer('https://bridge.example', false), { issuer: 'https://bridge.example', pathPrefix: '', loopback: false });
-  assert.deepEqual(validateIssuer('https://bridge.example/tenant/a', false), { issuer: 'https://bridge.example/tenant/a', pathPrefix: '/tenant/a', loopback: false });
+  assert.deepEqual(validateIssuer('https://bridge.example/tenant/a', false), {
+    issuer: 'https://bridge.example/tenant/a',
+    pathPrefix: '/tenant/a',
+    loopback: false,
+  });
   const bad = [
     'http://bridge.example',
     'https://bridge.example:8443',

@@ -41,14 +41,18 @@ after(async () => {
 
 const KINDS: Kind[] = [
   { name: 'memory', open: (capacity) => Promise.resolve(new MemoryNonceStore(capacity)) },
-  { name: 'sqlite', open: (capacity) => Promise.resolve(SqliteNonceStore.open(join(tmp.dir, `s${++opened}`, 'nonces.sqlite'), { capacity, clock })) },
+  {
+    name: 'sqlite',
+    open: (capacity) => Promise.resolve(SqliteNonceStore.open(join(tmp.dir, `s${++opened}`, 'nonces.sqlite'), { capacity, clock })),
+  },
   {
     name: 'postgres',
     skip: pgSkip(),
     setup: async () => {
       pgServer ??= await startPgServer();
     },
-    open: async (capacity) => PostgresNonceStore.open({ url: await pgServer!.createDatabase('tbn'), issuer: 'https://bridge.example', capacity, clock }),
+    open: async (capacity) =>
+      PostgresNonceStore.open({ url: await pgServer!.createDatabase('tbn'), issuer: 'https://bridge.example', capacity, clock }),
   },
 ];
 
@@ -122,7 +126,10 @@ void describe('durable nonce stores', () => {
     let s = SqliteNonceStore.open(path, { capacity: 100, clock });
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.equal(await s.consume('k:x', T, ms(T - 60)), 'ok');
-    assert.throws(() => SqliteNonceStore.open(path), (e: unknown) => (e as { code?: string }).code === 'nonce_store_locked');
+    assert.throws(
+      () => SqliteNonceStore.open(path),
+      (e: unknown) => (e as { code?: string }).code === 'nonce_store_locked',
+    );
     // 40 requests in one turn of the event loop: one commit
     const before = s.commits;
     const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => s.consume(`k:g${i}`, T, ms(T))));
@@ -151,7 +158,10 @@ void describe('durable nonce stores', () => {
     assert.deepEqual(new Set(rs), new Set(['ok']));
     assert.ok(s.batches - before <= 2, `${s.batches - before} statements for 40 concurrent requests`);
     await s.close();
-    await assert.rejects(PostgresNonceStore.open({ url, issuer: 'https://other.example' }), (e: unknown) => (e as { code?: string }).code === 'store_issuer_mismatch');
+    await assert.rejects(
+      PostgresNonceStore.open({ url, issuer: 'https://other.example' }),
+      (e: unknown) => (e as { code?: string }).code === 'store_issuer_mismatch',
+    );
     s = await PostgresNonceStore.open({ url, issuer: 'https://bridge.example', clock });
     try {
       assert.equal(s.size, 41);

@@ -31,18 +31,44 @@ const log = pino({ level: 'silent' });
 
 function start(): Promise<RunningBridge> {
   return startBridge(
-    { host: '127.0.0.1', port: 0, keyDir, issuer: ISSUER, tlsCertFile: join(tmp.dir, 'cert.pem'), tlsKeyFile: join(tmp.dir, 'key.pem'), rateLimit: null },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      keyDir,
+      issuer: ISSUER,
+      tlsCertFile: join(tmp.dir, 'cert.pem'),
+      tlsKeyFile: join(tmp.dir, 'key.pem'),
+      rateLimit: null,
+    },
     log,
   );
 }
 
 before(async () => {
   tmp = tempDir('tb-rp-');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', join(tmp.dir, 'key.pem'), '-out', join(tmp.dir, 'cert.pem'), '-days', '2',
-    '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(tmp.dir, 'key.pem'),
+      '-out',
+      join(tmp.dir, 'cert.pem'),
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${HOST}`,
+      '-addext',
+      `subjectAltName=DNS:${HOST}`,
+    ],
+    { stdio: 'ignore' },
+  );
   chmodSync(join(tmp.dir, 'key.pem'), 0o600);
   ca = readFileSync(join(tmp.dir, 'cert.pem'));
   keyDir = join(tmp.dir, 'keys');
@@ -58,14 +84,26 @@ after(async () => {
  * fetch for the relying party: `https://bridge.test/...` goes to the bridge's loopback port, with
  * SNI and certificate verification for bridge.test against the test CA (no verification is skipped).
  */
-const rpFetch = (url: string, init: { method?: string; headers?: ConstructorParameters<typeof Headers>[0]; body?: string; signal?: AbortSignal } = {}): Promise<Response> =>
+const rpFetch = (
+  url: string,
+  init: { method?: string; headers?: ConstructorParameters<typeof Headers>[0]; body?: string; signal?: AbortSignal } = {},
+): Promise<Response> =>
   new Promise((resolve, reject) => {
     const u = new URL(url);
     assert.equal(u.protocol, 'https:');
     assert.equal(u.hostname, HOST);
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const req = httpsRequest(
-      { host: '127.0.0.1', port: bridge.listen.port, servername: HOST, ca, method: init.method ?? 'GET', path: u.pathname + u.search, headers: { ...headers, host: HOST }, signal: init.signal },
+      {
+        host: '127.0.0.1',
+        port: bridge.listen.port,
+        servername: HOST,
+        ca,
+        method: init.method ?? 'GET',
+        path: u.pathname + u.search,
+        headers: { ...headers, host: HOST },
+        signal: init.signal,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -90,7 +128,12 @@ async function relyingPartyVerify(token: string, expectedSub: string) {
   assert.equal(doc.jwks_uri, `${ISSUER}/.well-known/jwks.json`);
   assert.ok(doc.id_token_signing_alg_values_supported.includes('RS256'));
   const jwks = createRemoteJWKSet(new URL(doc.jwks_uri), { [customFetch]: rpFetch, cooldownDuration: 0 });
-  const { payload, protectedHeader } = await jwtVerify(token, jwks, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['RS256'], requiredClaims: ['exp', 'iat', 'sub'] });
+  const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    algorithms: ['RS256'],
+    requiredClaims: ['exp', 'iat', 'sub'],
+  });
   assert.equal(protectedHeader.alg, 'RS256');
   assert.equal(protectedHeader.typ, 'JWT');
   assert.equal(payload.sub, expectedSub);
@@ -110,7 +153,11 @@ async function mint(): Promise<string> {
   ]);
   const device = DEV2;
   const body = buildTokenRequest({ chain: c, rootPublicKey: ROOT.hex, audience: AUDIENCE, issuer: ISSUER, deviceKey: device.key });
-  const res = await rpFetch(`${ISSUER}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await rpFetch(`${ISSUER}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as { access_token?: string; code?: string; detail?: string };
   assert.equal(res.status, 200, JSON.stringify(json));
   return json.access_token!;
@@ -135,7 +182,10 @@ void test('after a key rotation and after a restart, old and new tokens verify',
   const r = await bridge.refreshKeys();
   assert.equal(r.promoted, entry.kid);
   const jwks = (await (await rpFetch(`${ISSUER}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
-  assert.deepEqual(jwks.keys.map((k) => k.kid), [entry.kid, oldKid]); // the retired key stays published
+  assert.deepEqual(
+    jwks.keys.map((k) => k.kid),
+    [entry.kid, oldKid],
+  ); // the retired key stays published
   const after = await mint();
   assert.equal((await relyingPartyVerify(after, ROOT.did)).kid, entry.kid);
   assert.equal((await relyingPartyVerify(before, ROOT.did)).kid, oldKid);

@@ -51,11 +51,27 @@ function liveRequest(iat: number): Record<string, unknown> {
     { device: DEV1, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
     { device: DEV2, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
   ]);
-  return buildTokenRequest({ chain: links, rootPublicKey: ROOT.hex, audience: 'sts.amazonaws.com', issuer: 'https://bridge.example', deviceKey: DEV2.key, iat, nonce: freshNonce() });
+  return buildTokenRequest({
+    chain: links,
+    rootPublicKey: ROOT.hex,
+    audience: 'sts.amazonaws.com',
+    issuer: 'https://bridge.example',
+    deviceKey: DEV2.key,
+    iat,
+    nonce: freshNonce(),
+  });
 }
 
 async function restartCase(extra: Partial<BridgeConfig>): Promise<void> {
-  const config: BridgeConfig = { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, `keys-${freshNonce()}`), issuer: 'https://bridge.example', rateLimit: null, alg: 'ES256', ...extra };
+  const config: BridgeConfig = {
+    host: '127.0.0.1',
+    port: 0,
+    keyDir: join(tmp.dir, `keys-${freshNonce()}`),
+    issuer: 'https://bridge.example',
+    rateLimit: null,
+    alg: 'ES256',
+    ...extra,
+  };
   const used = liveRequest(Math.floor(Date.now() / 1000) + 58); // the client's clock runs 58 s fast
   let bridge = await startBridge(config, log);
   try {
@@ -86,7 +102,15 @@ void test('restart with --data-dir: nonces.sqlite lives there and carries over',
 });
 
 void test('restart with --nonce-store memory: the used proof is refused (pop_stale), as is every proof with iat ≤ start second + 60', async () => {
-  const config: BridgeConfig = { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, 'keys-mem'), issuer: 'https://bridge.example', rateLimit: null, alg: 'ES256', nonceStore: 'memory' };
+  const config: BridgeConfig = {
+    host: '127.0.0.1',
+    port: 0,
+    keyDir: join(tmp.dir, 'keys-mem'),
+    issuer: 'https://bridge.example',
+    rateLimit: null,
+    alg: 'ES256',
+    nonceStore: 'memory',
+  };
   const bridge0 = await startBridge({ ...config, startedAt: Date.now() - 600_000 }, log); // "long running"
   const used = liveRequest(Math.floor(Date.now() / 1000) + 58);
   try {
@@ -112,21 +136,38 @@ void test('a nonce is remembered until its iat can no longer be accepted: iat = 
   await svc.exchange(wire(body));
   for (const at of [NOW_S + 30, NOW_S + 60.5, NOW_S + 60.999]) {
     now = Math.round(at * 1000);
-    await assert.rejects(svc.exchange(wire(body)), (e: unknown) => e instanceof BridgeError && e.code === 'pop_replayed', `accepted again at T + ${at - NOW_S}`);
+    await assert.rejects(
+      svc.exchange(wire(body)),
+      (e: unknown) => e instanceof BridgeError && e.code === 'pop_replayed',
+      `accepted again at T + ${at - NOW_S}`,
+    );
   }
   now = (NOW_S + 61) * 1000;
   await assert.rejects(svc.exchange(wire(body)), (e: unknown) => e instanceof BridgeError && e.code === 'pop_stale');
 });
 
 /** Uses of one proof (iat = NOW_S) at offsets from NOW_MS, with restarts in between. */
-const events = fc.array(fc.record({ at: fc.integer({ min: -62_000, max: 62_999 }), restart: fc.boolean() }), { minLength: 2, maxLength: 8 });
+const events = fc.array(fc.record({ at: fc.integer({ min: -62_000, max: 62_999 }), restart: fc.boolean() }), {
+  minLength: 2,
+  maxLength: 8,
+});
 
-async function acceptances(evs: { at: number; restart: boolean }[], body: unknown, storeAt: (restartMs: number) => { nonces: NonceStore; startedAt: number | null }): Promise<number> {
+async function acceptances(
+  evs: { at: number; restart: boolean }[],
+  body: unknown,
+  storeAt: (restartMs: number) => { nonces: NonceStore; startedAt: number | null },
+): Promise<number> {
   const sorted = [...evs].sort((a, b) => a.at - b.at);
   let now = 0;
   const mk = (restartMs: number): TokenService => {
     const s = storeAt(restartMs);
-    return new TokenService({ policy: policy({ startedAt: s.startedAt }), trustedRoots: () => undefined, signingKey: () => key, nonces: s.nonces, now: () => now });
+    return new TokenService({
+      policy: policy({ startedAt: s.startedAt }),
+      trustedRoots: () => undefined,
+      signingKey: () => key,
+      nonces: s.nonces,
+      now: () => now,
+    });
   };
   let svc = mk(NOW_MS - 3_600_000);
   let accepted = 0;
@@ -169,7 +210,10 @@ void test('property: no proof is accepted twice across restarts with the durable
   await fc.assert(
     fc.asyncProperty(events, async (evs) => {
       const path = join(tmp.dir, 'prop', `${++run}`, 'nonces.sqlite');
-      const n = await acceptances(evs, body, () => ({ nonces: SqliteNonceStore.open(path, { clock: () => NOW_MS - 62_000 }), startedAt: null }));
+      const n = await acceptances(evs, body, () => ({
+        nonces: SqliteNonceStore.open(path, { clock: () => NOW_MS - 62_000 }),
+        startedAt: null,
+      }));
       assert.ok(n <= 1, `accepted ${n} times`);
       once += n;
     }),
@@ -196,7 +240,13 @@ void test('a nonce store that cannot be written: 503 store_unavailable (no token
     },
     close: () => Promise.resolve(),
   };
-  const service = new TokenService({ policy: policy({ startedAt: null }), trustedRoots: () => undefined, signingKey: () => key, nonces: flaky, now: () => NOW_MS });
+  const service = new TokenService({
+    policy: policy({ startedAt: null }),
+    trustedRoots: () => undefined,
+    signingKey: () => key,
+    nonces: flaky,
+    now: () => NOW_MS,
+  });
   const keys = { active: key, entries: [], jwks: () => ({ keys: [key.jwk] }), algs: () => [key.alg] };
   const { app } = await createBridgeServer({ service, keys, issuer: validateIssuer(ISSUER, false) }, { rateLimit: null });
   try {

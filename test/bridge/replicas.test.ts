@@ -35,7 +35,15 @@ function liveRequest(): Record<string, unknown> {
     { device: DEV1, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
     { device: DEV2, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
   ]);
-  return buildTokenRequest({ chain: links, rootPublicKey: ROOT.hex, audience: 'sts.amazonaws.com', issuer: ISSUER, deviceKey: DEV2.key, iat: now, nonce: freshNonce() });
+  return buildTokenRequest({
+    chain: links,
+    rootPublicKey: ROOT.hex,
+    audience: 'sts.amazonaws.com',
+    issuer: ISSUER,
+    deviceKey: DEV2.key,
+    iat: now,
+    nonce: freshNonce(),
+  });
 }
 
 async function waitFor(what: string, ms: number, check: () => Promise<boolean>): Promise<number> {
@@ -96,7 +104,10 @@ void describe('two bridge replicas on one PostgreSQL nonce store and one key dir
   });
 
   void test('the store is bound to its issuer: another issuer is refused at start', async () => {
-    await assert.rejects(startBridge({ ...config, issuer: 'https://other.example', keyDir: join(tmp.dir, 'other-keys') }, log), (e: unknown) => (e as { code?: string }).code === 'store_issuer_mismatch');
+    await assert.rejects(
+      startBridge({ ...config, issuer: 'https://other.example', keyDir: join(tmp.dir, 'other-keys') }, log),
+      (e: unknown) => (e as { code?: string }).code === 'store_issuer_mismatch',
+    );
   });
 
   void test('keys rotate on the shared key directory: in both JWKS within the refresh interval, then signing on both', async () => {
@@ -111,12 +122,19 @@ void describe('two bridge replicas on one PostgreSQL nonce store and one key dir
     }
     // not_before is 1 s ahead: after it, both replicas promote it (whichever writes keys.json first)
     for (const r of replicas) {
-      await waitFor(`${r.url} signing with ${entry.kid}`, 2000 + 10 * REFRESH_MS, async () => (await getJson<{ active_kid: string }>(`${r.url}/health`)).active_kid === entry.kid);
+      await waitFor(
+        `${r.url} signing with ${entry.kid}`,
+        2000 + 10 * REFRESH_MS,
+        async () => (await getJson<{ active_kid: string }>(`${r.url}/health`)).active_kid === entry.kid,
+      );
       const issued = await post(r.url, liveRequest());
       assert.equal(issued.status, 200);
       const header = JSON.parse(Buffer.from(String(issued.json.access_token).split('.')[0]!, 'base64url').toString()) as { kid: string };
       assert.equal(header.kid, entry.kid);
     }
-    assert.deepEqual(await getJson(`${replicas[0]!.url}/.well-known/jwks.json`), await getJson(`${replicas[1]!.url}/.well-known/jwks.json`));
+    assert.deepEqual(
+      await getJson(`${replicas[0]!.url}/.well-known/jwks.json`),
+      await getJson(`${replicas[1]!.url}/.well-known/jwks.json`),
+    );
   });
 });

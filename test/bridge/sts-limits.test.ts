@@ -40,7 +40,10 @@ void test('trusted roots: a party id longer than 255 characters (STS SubjectFrom
       e instanceof BridgeConfigError && e.code === 'invalid_trusted_roots' && /parties\[1\]\.id/.test(e.message) && /6–255/.test(e.message),
   );
   // the prefix without `did:keri:` is normalised first: 247 prefix characters are 256 in the sub
-  assert.throws(() => parseTrustedRoots({ parties: [entry('E'.repeat(247))] }), (e: unknown) => e instanceof BridgeConfigError && /parties\[0\]\.id/.test(e.message));
+  assert.throws(
+    () => parseTrustedRoots({ parties: [entry('E'.repeat(247))] }),
+    (e: unknown) => e instanceof BridgeConfigError && /parties\[0\]\.id/.test(e.message),
+  );
 });
 
 void test('issue time: a sub outside 6–255 characters is 403 subject_unsupported, never a token', () => {

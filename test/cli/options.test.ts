@@ -33,9 +33,12 @@ void test('valued, repeatable, boolean and negated flags read their variables', 
   // 0/false leave the switch off; a negated flag stays on
   assert.deepEqual(await parse({ TT_DEV: '0', TT_NO_PROOF_OF_POSSESSION: '0' }, []), { dev: false, proofOfPossession: true });
   // flags win over variables
-  assert.deepEqual(await parse({ TT_MAX_BODY_BYTES: '100', TT_NO_PROOF_OF_POSSESSION: '0' }, ['--max-body-bytes', '7', '--no-proof-of-possession']), {
-    maxBodyBytes: '7',
-    proofOfPossession: false,
-  });
+  assert.deepEqual(
+    await parse({ TT_MAX_BODY_BYTES: '100', TT_NO_PROOF_OF_POSSESSION: '0' }, ['--max-body-bytes', '7', '--no-proof-of-possession']),
+    {
+      maxBodyBytes: '7',
+      proofOfPossession: false,
+    },
+  );
   await assert.rejects(parse({ TT_DEV: 'yes' }, []), /TT_DEV must be 1\/true or 0\/false/);
 });

@@ -56,7 +56,11 @@ const now = (): number => Math.floor(Date.now() / 1000);
 before(async () => {
   tmp = tempDir('aw-client-');
   ws = await startWitnesses(tmp.dir, 3, registry);
-  ({ targets } = await resolveTargets(setOf(ws, 2), ws.map((w) => w.url), http));
+  ({ targets } = await resolveTargets(
+    setOf(ws, 2),
+    ws.map((w) => w.url),
+    http,
+  ));
 });
 after(async () => {
   await Promise.all(ws.map((w) => w.stop()));
@@ -64,10 +68,21 @@ after(async () => {
 });
 
 function chain(scope: string, key: PartyKey = alice, agent = 'did:keri:EAlice', root: string | null = 'did:keri:ERoot'): PartyState {
-  return initPartyState({ keyFile: 'party.pem', key, party: { agent, ...(root !== null ? { root } : {}), scope }, witnessSet: setOf(ws, 2) });
+  return initPartyState({
+    keyFile: 'party.pem',
+    key,
+    party: { agent, ...(root !== null ? { root } : {}), scope },
+    witnessSet: setOf(ws, 2),
+  });
 }
 
-async function submitNext(s: PartyState, key: PartyKey, head: number, to: readonly WitnessTarget[] = targets, opts = {}): Promise<{ results: SubmitResult[]; final: boolean }> {
+async function submitNext(
+  s: PartyState,
+  key: PartyKey,
+  head: number,
+  to: readonly WitnessTarget[] = targets,
+  opts = {},
+): Promise<{ results: SubmitResult[]; final: boolean }> {
   const { anchor } = signNextAnchor(s, key, { head: fill(head), timestamp: now(), addCumulative: 10n });
   const results = await submitAnchor(anchor, partyClaim(s.party), to, { ...http, ...opts });
   const { result, bundle } = finalityOf(anchor, s.witnessSet, results, [], {});
@@ -122,12 +137,19 @@ void test('one witness stopped → still final at threshold 2; two missing → t
   await ws[2]!.stop();
   try {
     const events: SubmitEvent[] = [];
-    const { results, final } = await submitNext(s, alice, 2, targets, { timeoutMs: 500, retries: 1, onEvent: (e: SubmitEvent) => events.push(e) });
+    const { results, final } = await submitNext(s, alice, 2, targets, {
+      timeoutMs: 500,
+      retries: 1,
+      onEvent: (e: SubmitEvent) => events.push(e),
+    });
     assert.deepEqual(
       results.map((r) => r.outcome.kind),
       ['cosigned', 'cosigned', 'unavailable'],
     );
-    assert.ok(events.some((e) => e.type === 'retry' && e.witness === ws[2]!.name), 'a retry was reported for the stopped witness');
+    assert.ok(
+      events.some((e) => e.type === 'retry' && e.witness === ws[2]!.name),
+      'a retry was reported for the stopped witness',
+    );
     assert.equal(final, true);
     const r = verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts);
     assert.equal(r.final, true);
@@ -166,7 +188,11 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
     return bytes.toString('base64');
   };
   const cases: [string, (b: Body) => Body, string][] = [
-    ['another key signs and is named', (b) => ({ ...b, cosignature: { ...b.cosignature, witness_public_key: otherPub, signature: '00'.repeat(64) } }), 'wrong_witness'],
+    [
+      'another key signs and is named',
+      (b) => ({ ...b, cosignature: { ...b.cosignature, witness_public_key: otherPub, signature: '00'.repeat(64) } }),
+      'wrong_witness',
+    ],
     [
       'another key signs under the pinned key',
       (b) => {
@@ -175,9 +201,27 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
       },
       'cosignature_invalid',
     ],
-    ['bit-flipped audit path', (b) => ({ ...b, inclusion: { ...b.inclusion, hashes: (b.inclusion!.hashes as string[]).map((h, i) => (i === 0 ? flipB64(h) : h)) } }), 'inclusion_invalid'],
-    ['bit-flipped tlog-proof only', (b) => ({ ...b, inclusion: { ...b.inclusion, tlog_proof: (b.inclusion!.tlog_proof as string).replace(/\nindex (\d+)\n/, (_m, n: string) => `\nindex ${Number(n) ^ 1}\n`) } }), 'tlog_proof_invalid'],
-    ['checkpoint from another log', (b) => ({ ...b, inclusion: { ...b.inclusion, checkpoint: w2Inclusion.checkpoint, tlog_proof: w2Inclusion.tlog_proof } }), 'checkpoint_wrong_origin'],
+    [
+      'bit-flipped audit path',
+      (b) => ({ ...b, inclusion: { ...b.inclusion, hashes: (b.inclusion!.hashes as string[]).map((h, i) => (i === 0 ? flipB64(h) : h)) } }),
+      'inclusion_invalid',
+    ],
+    [
+      'bit-flipped tlog-proof only',
+      (b) => ({
+        ...b,
+        inclusion: {
+          ...b.inclusion,
+          tlog_proof: (b.inclusion!.tlog_proof as string).replace(/\nindex (\d+)\n/, (_m, n: string) => `\nindex ${Number(n) ^ 1}\n`),
+        },
+      }),
+      'tlog_proof_invalid',
+    ],
+    [
+      'checkpoint from another log',
+      (b) => ({ ...b, inclusion: { ...b.inclusion, checkpoint: w2Inclusion.checkpoint, tlog_proof: w2Inclusion.tlog_proof } }),
+      'checkpoint_wrong_origin',
+    ],
     ['another log entirely', (b) => ({ ...b, inclusion: { ...w2Inclusion } }), 'checkpoint_wrong_origin'],
     [
       'checkpoint signature flipped',
@@ -185,7 +229,10 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
         const cp = b.inclusion!.checkpoint as string;
         const sigAt = cp.lastIndexOf(' ') + 1;
         const forged = cp.slice(0, sigAt) + flipB64(cp.slice(sigAt).trim()) + '\n';
-        return { ...b, inclusion: { ...b.inclusion, checkpoint: forged, tlog_proof: (b.inclusion!.tlog_proof as string).replace(cp, forged) } };
+        return {
+          ...b,
+          inclusion: { ...b.inclusion, checkpoint: forged, tlog_proof: (b.inclusion!.tlog_proof as string).replace(cp, forged) },
+        };
       },
       'checkpoint_invalid',
     ],
@@ -203,13 +250,28 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
     // The witness did co-sign the last one; the honest receipts make it final, the forged one is named.
     proxy.behaviour = { tamper: cases[2]![1] as (b: Record<string, unknown>) => Record<string, unknown> };
     const { anchor } = signNextAnchor(s, alice, { head: fill(0x50), timestamp: now() });
-    const results = await submitAnchor(anchor, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }, targets[1]!, targets[2]!], http);
+    const results = await submitAnchor(
+      anchor,
+      partyClaim(s.party),
+      [{ url: proxy.url, member: targets[0]!.member }, targets[1]!, targets[2]!],
+      http,
+    );
     const forged = parseReceipt(parseJsonBody(await (await fetch(`${ws[0]!.url}/v1/anchor/${encodeHex(anchor.seedId)}`)).text()));
     forged.inclusion.hashes[0] = flipB64(forged.inclusion.hashes[0]!);
     const { result } = finalityOf(anchor, s.witnessSet, results, [forged]);
     assert.equal(result.final, true);
-    assert.deepEqual(result.members[0], { name: ws[0]!.name, status: 'invalid', code: 'inclusion_invalid', reason: 'the inclusion proof does not lead to the checkpoint root' });
-    const strict = verifyFinalized(anchor, s.witnessSet, [forged, ...results.flatMap((r) => (r.outcome.kind === 'cosigned' ? [r.outcome.receipt] : []))], { strict: true });
+    assert.deepEqual(result.members[0], {
+      name: ws[0]!.name,
+      status: 'invalid',
+      code: 'inclusion_invalid',
+      reason: 'the inclusion proof does not lead to the checkpoint root',
+    });
+    const strict = verifyFinalized(
+      anchor,
+      s.witnessSet,
+      [forged, ...results.flatMap((r) => (r.outcome.kind === 'cosigned' ? [r.outcome.receipt] : []))],
+      { strict: true },
+    );
     assert.equal(strict.final, false);
     assert.equal(strict.code, 'receipt_invalid');
   } finally {
@@ -218,7 +280,10 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
   // A set the anchor does not commit to: witness_set_mismatch.
   const smaller = setOf(ws.slice(0, 2), 2);
   assert.equal(verifyFinalized(s.latest!.anchor, smaller, s.latest!.receipts).code, 'witness_set_mismatch');
-  assert.equal(verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts, { expectedSaid: witnessSetSaid(smaller) }).code, 'said_mismatch');
+  assert.equal(
+    verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts, { expectedSaid: witnessSetSaid(smaller) }).code,
+    'said_mismatch',
+  );
 });
 
 void test('a fork is detected: 409 with a duplicity proof that verifies offline; the seed freezes', async () => {
@@ -247,10 +312,7 @@ void test('a fork is detected: 409 with a duplicity proof that verifies offline;
   const text = stringifyJson(dup.wire);
   const proof = decodeDuplicityProof(parseJsonBody(text) as DuplicityProofWire);
   assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
-  assert.deepEqual(
-    [encodeHex(proof.anchorA.head), encodeHex(proof.anchorB.head)],
-    [encodeHex(fill(0xa1)), encodeHex(fill(0xb2))],
-  );
+  assert.deepEqual([encodeHex(proof.anchorA.head), encodeHex(proof.anchorB.head)], [encodeHex(fill(0xa1)), encodeHex(fill(0xb2))]);
   // The witness serves the same proof, and any later submission gets it again.
   const stored = await fetch(`${ws[0]!.url}/v1/duplicity/${encodeHex(a.seedId)}`);
   assert.equal(stored.status, 200);
@@ -267,7 +329,10 @@ void test('503 and 429 are retried honouring Retry-After; a witness that never a
     const events: SubmitEvent[] = [];
     const { anchor } = signNextAnchor(s, alice, { head: fill(1), timestamp: now() });
     const started = Date.now();
-    const [r] = await submitAnchor(anchor, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], { ...http, onEvent: (e) => events.push(e) });
+    const [r] = await submitAnchor(anchor, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], {
+      ...http,
+      onEvent: (e) => events.push(e),
+    });
     assert.equal(r!.outcome.kind, 'cosigned');
     assert.equal(r!.attempts, 2);
     assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
@@ -276,7 +341,10 @@ void test('503 and 429 are retried honouring Retry-After; a witness that never a
     proxy.posts = 0;
     proxy.behaviour = { refuse: { count: 5, status: 429, retryAfter: '0' } };
     const { anchor: next } = signNextAnchor(s, alice, { head: fill(2), timestamp: now() });
-    const [limited] = await submitAnchor(next, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], { ...http, retries: 2 });
+    const [limited] = await submitAnchor(next, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], {
+      ...http,
+      retries: 2,
+    });
     assert.equal(limited!.attempts, 3);
     assert.deepEqual(limited!.outcome, { kind: 'rejected', status: 429, code: 'rate_limited', detail: 'try later' });
 
@@ -286,7 +354,11 @@ void test('503 and 429 are retried honouring Retry-After; a witness that never a
 
     proxy.behaviour = { hang: true };
     const t0 = Date.now();
-    const [hung] = await submitAnchor(next, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], { timeoutMs: 200, retries: 1, backoffMs: 10 });
+    const [hung] = await submitAnchor(next, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], {
+      timeoutMs: 200,
+      retries: 1,
+      backoffMs: 10,
+    });
     assert.equal(hung!.outcome.kind, 'unavailable');
     assert.match(hung!.outcome.reason, /no response within 200 ms/);
     assert.ok(Date.now() - t0 < 2000);

@@ -26,14 +26,23 @@ import { inclusionProof, memoryHashReader, rootFromLeafHashes } from '../../src/
 import { buildTile, parseTilePath } from '../../src/tlog/tiles.ts';
 import { parseJsonBody } from '../../src/client/http.ts';
 import { renderMonitorReport } from '../../src/client/monitor-report.ts';
-import { emptyMonitorState, monitorPoll, parseMonitorState, type Finding, type MonitorConfig, type MonitorState } from '../../src/client/monitor.ts';
+import {
+  emptyMonitorState,
+  monitorPoll,
+  parseMonitorState,
+  type Finding,
+  type MonitorConfig,
+  type MonitorState,
+} from '../../src/client/monitor.ts';
 import { verifyCheckpointNote } from '../../src/client/offline.ts';
 import { makeWitnessSet } from '../../src/client/witness-set.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 
 const alice = edParty(0x09);
 const mallory = edParty(0x0a); // a key no registry lists
-const registry = parseRegistry({ parties: [{ id: 'did:keri:EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] });
+const registry = parseRegistry({
+  parties: [{ id: 'did:keri:EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }],
+});
 const http = { timeoutMs: 5000, retries: 0 };
 const T0 = 1_700_000_000;
 
@@ -82,7 +91,12 @@ class FakeWitness {
     const proof = inclusionProof(a.leafIndex, this.leaves.length, memoryHashReader(this.leaves));
     return {
       anchor: a.wire,
-      cosignature: { witness_name: this.name, witness_public_key: encodeHex(this.publicKey), signature: encodeHex(signEd25519(this.key, cosignMessage(anchor))), timestamp: '2023-11-14T22:13:20Z' },
+      cosignature: {
+        witness_name: this.name,
+        witness_public_key: encodeHex(this.publicKey),
+        signature: encodeHex(signEd25519(this.key, cosignMessage(anchor))),
+        timestamp: '2023-11-14T22:13:20Z',
+      },
       inclusion: {
         log_origin: this.origin,
         leaf_index: a.leafIndex,
@@ -103,13 +117,28 @@ class FakeWitness {
         res.end(body);
       };
       if (path === '/health') {
-        send(200, stringifyJson({ status: 'ok', witness_name: this.name, roles: ['anchor'], version: 'test', log: { origin: this.origin, size: this.leaves.length }, keys: { witness: encodeHex(this.publicKey), log_vkey: '', cosign_vkey: null } }));
+        send(
+          200,
+          stringifyJson({
+            status: 'ok',
+            witness_name: this.name,
+            roles: ['anchor'],
+            version: 'test',
+            log: { origin: this.origin, size: this.leaves.length },
+            keys: { witness: encodeHex(this.publicKey), log_vkey: '', cosign_vkey: null },
+          }),
+        );
       } else if (path === '/log/checkpoint') {
         send(200, this.checkpointOverride ?? this.note(), 'text/plain; charset=utf-8');
       } else if (path.startsWith('/log/tile/')) {
         const tile = parseTilePath(path.slice('/log/'.length));
         if (tile.kind !== 'tile') send(404, '{}');
-        else send(200, buildTile(tile, memoryHashReader(tile.level === 0 ? (this.tileLeaves ?? this.leaves) : this.leaves)), 'application/octet-stream');
+        else
+          send(
+            200,
+            buildTile(tile, memoryHashReader(tile.level === 0 ? (this.tileLeaves ?? this.leaves) : this.leaves)),
+            'application/octet-stream',
+          );
       } else if (path.startsWith('/v1/anchor/')) {
         const seed = path.slice('/v1/anchor/'.length);
         if (!this.anchors.has(seed)) send(404, stringifyJson({ code: 'not_found' }));
@@ -129,9 +158,10 @@ class FakeWitness {
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => {
       if (this.server === undefined) resolve();
-      else this.server.close(() => {
-        resolve();
-      });
+      else
+        this.server.close(() => {
+          resolve();
+        });
     });
   }
 }
@@ -163,7 +193,8 @@ function config(ws: readonly FakeWitness[], seeds: Uint8Array[], over: Partial<M
 /** What a restarted monitor reads back from its --state file. */
 const roundTrip = (state: MonitorState): MonitorState => parseMonitorState(parseJsonBody(stringifyJson(state)));
 const kinds = (fs: Finding[]): string[] => fs.map((f) => `${f.kind} ${f.witness ?? ''}`).sort();
-const anchorOf = (seed: Uint8Array, index: number, head: number, party = alice): Anchor => signAnchor(party, { seedId: seed, index, head: fill(head), cumulative: BigInt(index), timestamp: T0 + (index % 1000) });
+const anchorOf = (seed: Uint8Array, index: number, head: number, party = alice): Anchor =>
+  signAnchor(party, { seedId: seed, index, head: fill(head), cumulative: BigInt(index), timestamp: T0 + (index % 1000) });
 /** A co-signable anchor whose party signature is garbage. */
 function unsigned(seed: Uint8Array, index: number, head: number): Anchor {
   const a = anchorOf(seed, 1, head);
@@ -178,7 +209,11 @@ void test('8.2: a member serving index 10^12 with a garbage party signature (or 
   for (const w of [w1!, w2!]) w.cosign(anchorOf(seed2, 1, 0x21));
   const state = emptyMonitorState();
   const cfg = config([w1!, w2!, w3!], [seed, seed2]);
-  assert.deepEqual((await monitorPoll(cfg, state, 1000)).findings.map((f) => f.kind), ['withholding'], 'baseline: w3 lacks seed2');
+  assert.deepEqual(
+    (await monitorPoll(cfg, state, 1000)).findings.map((f) => f.kind),
+    ['withholding'],
+    'baseline: w3 lacks seed2',
+  );
 
   // w3 co-signs (validly, under its own key) an anchor at index 10^12 the party never signed,
   // and on seed2 one signed by a key that is in no registry.
@@ -187,7 +222,10 @@ void test('8.2: a member serving index 10^12 with a garbage party signature (or 
   const report = await monitorPoll(cfg, state, 1001);
   assert.deepEqual(kinds(report.findings), [`forged_anchor ${w3!.name}`, `forged_anchor ${w3!.name}`]);
   for (const f of report.findings) assert.equal(f.severity, 'alert');
-  assert.ok(report.findings.some((f) => f.seed === encodeHex(seed) && /party signature does not verify/.test(f.message)), report.findings.map((f) => f.message).join('\n'));
+  assert.ok(
+    report.findings.some((f) => f.seed === encodeHex(seed) && /party signature does not verify/.test(f.message)),
+    report.findings.map((f) => f.message).join('\n'),
+  );
   assert.ok(report.findings.some((f) => f.seed === encodeHex(seed2) && /not a key of any party in the registry/.test(f.message)));
   // Nothing of it persists as a high-water mark or an observation: a restarted monitor stays quiet.
   const saved = roundTrip(state);
@@ -198,17 +236,24 @@ void test('8.2: a member serving index 10^12 with a garbage party signature (or 
 
   // A state written by the old monitor (the forged mark already in it) is cleaned on load.
   const poisoned = roundTrip(state);
-  poisoned.witnesses[w3!.name]!.anchors[encodeHex(seed)] = { anchor: w3!.anchors.get(encodeHex(seed))!.wire, cosignature: (w3!.body(encodeHex(seed)) as { cosignature: never }).cosignature, seen: 1001 };
+  poisoned.witnesses[w3!.name]!.anchors[encodeHex(seed)] = {
+    anchor: w3!.anchors.get(encodeHex(seed))!.wire,
+    cosignature: (w3!.body(encodeHex(seed)) as { cosignature: never }).cosignature,
+    seen: 1001,
+  };
   const cleaned = await monitorPoll(cfg, poisoned, 1003);
   assert.ok(!cleaned.findings.some((f) => f.kind === 'withholding'), kinds(cleaned.findings).join());
 });
 
-void test('8.3: a duplicity proof signed by a key that is not the party\'s is a forged_duplicity finding against the witness, not party duplicity', async () => {
+void test("8.3: a duplicity proof signed by a key that is not the party's is a forged_duplicity finding against the witness, not party duplicity", async () => {
   const [w1, w2] = await fakes(2);
   const seed = newSeed();
   for (const w of [w1!, w2!]) w.cosign(anchorOf(seed, 1, 0x31));
   // A well-formed proof that verifies offline — under mallory's key, not the party's.
-  w1!.duplicities.set(encodeHex(seed), encodeDuplicityProof(makeDuplicityProof(anchorOf(seed, 1, 0x31, mallory), anchorOf(seed, 1, 0x32, mallory))));
+  w1!.duplicities.set(
+    encodeHex(seed),
+    encodeDuplicityProof(makeDuplicityProof(anchorOf(seed, 1, 0x31, mallory), anchorOf(seed, 1, 0x32, mallory))),
+  );
   const report = await monitorPoll(config([w1!, w2!], [seed]), emptyMonitorState(), 2000);
   assert.deepEqual(kinds(report.findings), [`forged_duplicity ${w1!.name}`]);
   assert.match(report.findings[0]!.message, /not signed by a key of any party in the registry/);
@@ -278,7 +323,9 @@ void test('8.5: a split view — /log/checkpoint and the anchor responses carry 
   // A proven split view is a permanent fact: still reported after the witness goes back to one
   // view, and after a restart.
   w3!.checkpointOverride = undefined;
-  assert.deepEqual(kinds((await monitorPoll(config([w3!, w4!], [seed2]), roundTrip(restarted), 4003)).findings), [`log_equivocation ${w3!.name}`]);
+  assert.deepEqual(kinds((await monitorPoll(config([w3!, w4!], [seed2]), roundTrip(restarted), 4003)).findings), [
+    `log_equivocation ${w3!.name}`,
+  ]);
 });
 
 void test('8.6: a witness serving the same anchor with its head upper-cased is not an equivocation or a disagreement', async () => {
@@ -289,17 +336,21 @@ void test('8.6: a witness serving the same anchor with its head upper-cased is n
   w2!.cosign(a, { ...encodeAnchor(a), head: encodeHex(a.head).toUpperCase() });
   const state = emptyMonitorState();
   const r0 = await monitorPoll(config([w1!, w2!], [seed]), state, 5000);
-  assert.deepEqual(kinds(r0.findings), [], r0.findings.map((f) => f.message).join("\n"));
+  assert.deepEqual(kinds(r0.findings), [], r0.findings.map((f) => f.message).join('\n'));
   // And the same witness switching case between polls is not an equivocation either.
   w2!.anchors.set(encodeHex(seed), { wire: encodeAnchor(a), leafIndex: w2!.anchors.get(encodeHex(seed))!.leafIndex });
   assert.deepEqual(kinds((await monitorPoll(config([w1!, w2!], [seed]), state, 5001)).findings), []);
 });
 
-void test('watching seeds without the parties\' keys (no registry) is refused: nothing could tell a forged anchor from a real one', async () => {
+void test("watching seeds without the parties' keys (no registry) is refused: nothing could tell a forged anchor from a real one", async () => {
   const [w1] = await fakes(1);
   const unpinned: MonitorConfig = { ...config([w1!], [newSeed()]) };
   delete unpinned.registry;
   await assert.rejects(monitorPoll(unpinned, emptyMonitorState(), 6000), { code: 'usage' });
   await assert.rejects(monitorPoll({ ...unpinned, seeds: [], allDuplicities: true }, emptyMonitorState(), 6000), { code: 'usage' });
-  assert.deepEqual((await monitorPoll({ ...unpinned, seeds: [] }, emptyMonitorState(), 6000)).findings, [], 'the log alone needs no party key');
+  assert.deepEqual(
+    (await monitorPoll({ ...unpinned, seeds: [] }, emptyMonitorState(), 6000)).findings,
+    [],
+    'the log alone needs no party key',
+  );
 });

@@ -53,7 +53,14 @@ after(async () => {
 const target = (w: TestWitness): WitnessTarget => ({ url: w.url, member: w.member });
 const T0 = 1_700_000_000;
 function anchorOf(seed: Uint8Array, index: number, head: number): Anchor {
-  return signAnchor(key, 'ed25519', { seedId: seed, index, head: fill(head), cumulative: BigInt(index), timestamp: T0 + index, witnessSet: { said: 'ETestSet', threshold: 2 } });
+  return signAnchor(key, 'ed25519', {
+    seedId: seed,
+    index,
+    head: fill(head),
+    cumulative: BigInt(index),
+    timestamp: T0 + index,
+    witnessSet: { said: 'ETestSet', threshold: 2 },
+  });
 }
 async function cosign(to: readonly TestWitness[], a: Anchor): Promise<void> {
   const results = await submitAnchor(a, PARTY, to.map(target), http);
@@ -78,7 +85,10 @@ void test('withholding: a witness behind the others is reported (after the grace
   assert.equal(f.severity, 'alert');
   assert.deepEqual(f.evidence, { index: 0, expected: 2, by: ws[0]!.name, since: 1000 });
   assert.match(f.message, /index 0 while w1\.test co-signed index 2 \(behind for 61 s\)/);
-  assert.deepEqual(later.witnesses.map((w) => w.anchors[encodeHex(seed)]), [2, 2, 0]);
+  assert.deepEqual(
+    later.witnesses.map((w) => w.anchors[encodeHex(seed)]),
+    [2, 2, 0],
+  );
 
   await cosign([ws[2]!], anchorOf(seed, 2, 3));
   const caught = await monitorPoll(config([seed]), state, 1100);
@@ -93,7 +103,10 @@ void test('disagreement: two witnesses co-sign different heads at one index; the
   const report = await monitorPoll(config([seed]), state, 2000);
   assert.deepEqual(kinds(report.findings), [`disagreement ${ws[0]!.name},${ws[1]!.name}`, `withholding ${ws[2]!.name}`]);
   const d = report.findings.find((f) => f.kind === 'disagreement')!;
-  assert.match(d.message, /witnesses disagree on seed .* index 1: w1\.test co-signed head aaaa.*w2\.test co-signed bbbb.*duplicity proof attached/);
+  assert.match(
+    d.message,
+    /witnesses disagree on seed .* index 1: w1\.test co-signed head aaaa.*w2\.test co-signed bbbb.*duplicity proof attached/,
+  );
   const proof = decodeDuplicityProof(d.evidence!.duplicity_proof as DuplicityProofWire);
   assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
   assert.equal(encodeHex(proof.seedId), encodeHex(seed));
@@ -168,7 +181,12 @@ void test('rollback: a data dir restored from an older copy is caught across a m
   const older = parseCheckpoint(parseNote(ev.previous).text);
   const newer = parseCheckpoint(parseNote(ev.current).text);
   assert.equal(
-    verifyInconsistency(older, newer, { oldSize: older.size, newSize: newer.size, oldRootFromTiles: decodeBase64(ev.old_root_from_tiles, 32), proof: ev.consistency_proof.map((h) => decodeBase64(h, 32)) }),
+    verifyInconsistency(older, newer, {
+      oldSize: older.size,
+      newSize: newer.size,
+      oldRootFromTiles: decodeBase64(ev.old_root_from_tiles, 32),
+      proof: ev.consistency_proof.map((h) => decodeBase64(h, 32)),
+    }),
     true,
     'the inconsistency evidence verifies offline',
   );

@@ -54,9 +54,25 @@ void test('witness set SAID: known answer, order-independent, url outside the di
   );
   assert.equal(set.members[1]!.logOrigin, 'w2.example.org/anchors');
   assert.equal(witnessSetSaid(makeWitnessSet(2, [...members].reverse())), said);
-  assert.equal(witnessSetSaid(makeWitnessSet(2, members.map((m) => ({ ...m, url: 'https://elsewhere.example' })))), said);
+  assert.equal(
+    witnessSetSaid(
+      makeWitnessSet(
+        2,
+        members.map((m) => ({ ...m, url: 'https://elsewhere.example' })),
+      ),
+    ),
+    said,
+  );
   assert.notEqual(witnessSetSaid(makeWitnessSet(3, members)), said);
-  assert.notEqual(witnessSetSaid(makeWitnessSet(2, members.map((m, i) => (i === 2 ? { ...m, logOrigin: 'w3.example.org/other' } : m)))), said);
+  assert.notEqual(
+    witnessSetSaid(
+      makeWitnessSet(
+        2,
+        members.map((m, i) => (i === 2 ? { ...m, logOrigin: 'w3.example.org/other' } : m)),
+      ),
+    ),
+    said,
+  );
 
   const wire = encodeWitnessSet(set);
   assert.equal(wire.d, said);
@@ -87,8 +103,14 @@ void test('witness set validation', () => {
 });
 
 void test('seed derivation follows the SPEC §3.1 vector; chain rules refuse regressions', () => {
-  assert.equal(encodeHex(partySeedId({ root: 'root', agent: 'agent', scope: 'ESeal' })), '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012');
-  assert.equal(encodeHex(partySeedId({ root: 'did:keri:root', agent: 'did:keri:agent', scope: 'ESeal' })), '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012');
+  assert.equal(
+    encodeHex(partySeedId({ root: 'root', agent: 'agent', scope: 'ESeal' })),
+    '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012',
+  );
+  assert.equal(
+    encodeHex(partySeedId({ root: 'did:keri:root', agent: 'did:keri:agent', scope: 'ESeal' })),
+    '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012',
+  );
   const chain = { seedId: fill(7), witnessSet: { said: 'S', threshold: 1 } };
   const first = nextAnchorFields(undefined, chain, { head: fill(1), timestamp: 100 });
   assert.deepEqual([first.index, first.cumulative, first.timestamp], [0, 0n, 100]);
@@ -114,8 +136,13 @@ void test('party state: round trip, a pending anchor is superseded at a higher i
     const k2 = partyKeyFromPem(partyKeyToPem(k));
     assert.equal(k2.curve, curve);
     assert.equal(encodeHex(k2.publicKey), encodeHex(k.publicKey));
-    const s = initPartyState({ keyFile: '/k.pem', key: k, party: { agent: 'EAgent', root: 'ERoot', scope: 'EScope' }, witnessSet: makeWitnessSet(2, members) });
-    const a = signNextAnchor(s, k, { head: fill(1), timestamp: 10, cumulative: (1n << 100n) });
+    const s = initPartyState({
+      keyFile: '/k.pem',
+      key: k,
+      party: { agent: 'EAgent', root: 'ERoot', scope: 'EScope' },
+      witnessSet: makeWitnessSet(2, members),
+    });
+    const a = signNextAnchor(s, k, { head: fill(1), timestamp: 10, cumulative: 1n << 100n });
     const b = signNextAnchor(s, k, { head: fill(2), timestamp: 11 });
     assert.equal(b.superseded?.index, a.anchor.index);
     assert.equal(b.anchor.index, 1);
@@ -184,7 +211,9 @@ void test('cosignature/v1: a checkpoint cosigned by witnesses verifies; a missin
   assert.throws(() => verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_missing' });
   assert.equal(verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier], quorum: 1 }).cosigners.length, 1);
   const lines = note.split('\n');
-  const altered = lines.map((l) => (l.startsWith('— w2.example ') ? l.slice(0, -3) + (l.at(-3) === 'A' ? 'B' : 'A') + l.slice(-2) : l)).join('\n');
+  const altered = lines
+    .map((l) => (l.startsWith('— w2.example ') ? l.slice(0, -3) + (l.at(-3) === 'A' ? 'B' : 'A') + l.slice(-2) : l))
+    .join('\n');
   assert.throws(() => verifyCosignedCheckpoint(altered, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_invalid' });
   assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [log.verifier] }), { code: 'usage' });
 });

@@ -34,7 +34,17 @@ import {
   type WitnessSet,
 } from '../../src/client/index.ts';
 import { ed25519NoteVerifier } from '../../src/note/vkey.ts';
-import { anchorResponse, checkpointNote, duplicityProof, fakeParty, fakeWitness, garbageSignature, mintAnchor, receiptFor, upperHex } from '../helpers/malicious-witness.ts';
+import {
+  anchorResponse,
+  checkpointNote,
+  duplicityProof,
+  fakeParty,
+  fakeWitness,
+  garbageSignature,
+  mintAnchor,
+  receiptFor,
+  upperHex,
+} from '../helpers/malicious-witness.ts';
 
 const alice = fakeParty(0x09);
 const mallory = fakeParty(0x0a); // the witness's own party key: in no registry
@@ -51,14 +61,19 @@ void test('8.1 verifyReceipt / verifyAnchorResponse: a receipt minted for an anc
 
   assert.equal(verifyReceipt(genuine, receipts[0]!, w.pin, alicePin).anchor.index, 1);
   assert.throws(() => verifyReceipt(garbage, receipts[1]!, w.pin, alicePin), { code: 'party_signature_invalid' });
-  assert.throws(() => verifyReceipt(minted, receipts[2]!, w.pin, alicePin), { code: 'party_key_mismatch', message: new RegExp(encodeHex(mallory.publicKey)) });
+  assert.throws(() => verifyReceipt(minted, receipts[2]!, w.pin, alicePin), {
+    code: 'party_key_mismatch',
+    message: new RegExp(encodeHex(mallory.publicKey)),
+  });
   // A registry entry's current keys: any one may sign; an empty entry or nothing pins nothing.
   const p256 = fakeParty(0, 'p256');
   assert.equal(verifyReceipt(genuine, receipts[0]!, w.pin, [{ curve: 'p256', publicKey: p256.publicKey }, alicePin]).leafIndex, 0);
   assert.throws(() => verifyReceipt(genuine, receipts[0]!, w.pin, []), { code: 'party_unpinned' });
   assert.throws(() => verifyReceipt(genuine, receipts[0]!, w.pin, undefined as never), { code: 'party_unpinned' });
   // Same key bytes under the other curve tag is not the pinned key.
-  assert.throws(() => verifyReceipt(genuine, receipts[0]!, w.pin, { curve: 'p256', publicKey: alice.publicKey }), { code: 'party_key_mismatch' });
+  assert.throws(() => verifyReceipt(genuine, receipts[0]!, w.pin, { curve: 'p256', publicKey: alice.publicKey }), {
+    code: 'party_key_mismatch',
+  });
 
   // The whole 200 body, as `verify inclusion` reads it.
   assert.equal(verifyAnchorResponse(anchorResponse(w, genuine), w.pin, alicePin).anchor.index, 1);
@@ -68,7 +83,10 @@ void test('8.1 verifyReceipt / verifyAnchorResponse: a receipt minted for an anc
 
 void test('8.1 verifyFinalized: with the party pinned, an anchor minted under another key is not final even when every member co-signed it', () => {
   const ws = [fakeWitness({ seed: 0x61, name: 'w1.example' }), fakeWitness({ seed: 0x62, name: 'w2.example' })];
-  const set = makeWitnessSet(2, ws.map((w) => w.member));
+  const set = makeWitnessSet(
+    2,
+    ws.map((w) => w.member),
+  );
   const witnessSet = { said: witnessSetSaid(set), threshold: 2 };
   const minted = mintAnchor(mallory, { witnessSet });
   const receipts = ws.map((w) => receiptFor(w, minted));
@@ -76,7 +94,15 @@ void test('8.1 verifyFinalized: with the party pinned, an anchor minted under an
   const r = verifyFinalized(minted, set, receipts, { party: alicePin });
   assert.deepEqual([r.final, r.code], [false, 'party_key_mismatch']);
   const own = mintAnchor(alice, { witnessSet });
-  assert.equal(verifyFinalized(own, set, ws.map((w) => receiptFor(w, own)), { party: alicePin }).final, true);
+  assert.equal(
+    verifyFinalized(
+      own,
+      set,
+      ws.map((w) => receiptFor(w, own)),
+      { party: alicePin },
+    ).final,
+    true,
+  );
 });
 
 function member(w: ReturnType<typeof fakeWitness>) {
@@ -107,12 +133,18 @@ void test('8.3 a 409 whose proof is signed by another key, or is for another see
   const key: PartyKey = { curve: 'ed25519', privateKey: alice.key, publicKey: alice.publicKey };
   const set = makeWitnessSet(1, [w.member]);
   const s = initPartyState({ keyFile: '/k.pem', key, party: { agent: 'did:keri:EAlice' }, witnessSet: set, seedId });
-  assert.throws(() => {
-    freeze(s, foreign.wire);
-  }, { code: 'duplicity_proof_foreign' });
-  assert.throws(() => {
-    freeze(s, otherSeed.wire);
-  }, { code: 'duplicity_proof_foreign' });
+  assert.throws(
+    () => {
+      freeze(s, foreign.wire);
+    },
+    { code: 'duplicity_proof_foreign' },
+  );
+  assert.throws(
+    () => {
+      freeze(s, otherSeed.wire);
+    },
+    { code: 'duplicity_proof_foreign' },
+  );
   assert.equal(encodePartyState(s).frozen, null);
   freeze(s, duplicityProof(alice, { seedId, index: 4 }).wire);
   assert.equal(encodePartyState(s).frozen?.index, 4);
@@ -125,7 +157,10 @@ void test('8.6 hex is compared as bytes: an upper-cased 200 body and an upper-ca
   const ok = interpretAnchorResponse(submitted, member(w), 200, stringifyJson(upperHex(anchorResponse(w, submitted))));
   assert.equal(ok.kind, 'cosigned', JSON.stringify(ok));
   const receipt = receiptFor(w, submitted);
-  const upperKey = { ...receipt, cosignature: { ...receipt.cosignature, witness_public_key: receipt.cosignature.witness_public_key.toUpperCase() } };
+  const upperKey = {
+    ...receipt,
+    cosignature: { ...receipt.cosignature, witness_public_key: receipt.cosignature.witness_public_key.toUpperCase() },
+  };
   assert.equal(verifyReceipt(submitted, upperKey, w.pin, { curve: 'ed25519', publicKey: alice.publicKey }).leafIndex, 1);
 
   const proof = duplicityProof(alice, { seedId, index: 4, heads: [fill(0xab), fill(0xcd)] });
@@ -133,10 +168,19 @@ void test('8.6 hex is compared as bytes: an upper-cased 200 body and an upper-ca
   assert.ok(dup.kind === 'duplicity', dup.kind);
   assert.equal(dup.wire.anchor_a.head, 'ab'.repeat(32));
   const key: PartyKey = { curve: 'ed25519', privateKey: alice.key, publicKey: alice.publicKey };
-  const s = initPartyState({ keyFile: '/k.pem', key, party: { agent: 'did:keri:EAlice' }, witnessSet: makeWitnessSet(1, [w.member]), seedId });
+  const s = initPartyState({
+    keyFile: '/k.pem',
+    key,
+    party: { agent: 'did:keri:EAlice' },
+    witnessSet: makeWitnessSet(1, [w.member]),
+    seedId,
+  });
   freeze(s, upperHex(proof.wire));
   const stored = encodePartyState(s).frozen!;
-  assert.deepEqual([stored.seed_id, stored.anchor_a.head, stored.anchor_b.sig_party.public_key], [encodeHex(seedId), 'ab'.repeat(32), encodeHex(alice.publicKey)]);
+  assert.deepEqual(
+    [stored.seed_id, stored.anchor_a.head, stored.anchor_b.sig_party.public_key],
+    [encodeHex(seedId), 'ab'.repeat(32), encodeHex(alice.publicKey)],
+  );
 });
 
 void test('8.7 verifyFinalized re-validates a set built in code: a duplicated member name or one key under two names never counts one receipt twice', () => {
@@ -178,8 +222,13 @@ void test('8.7 verifyCosignedCheckpoint: one key under two names counts once (re
   const c2 = cosignatureNoteSigner('w2.example', ed25519KeyFromSeed(fill(3)), 1700000000);
   // w1's single cosignature, its line copied under the alias name (the signature does not cover the name).
   const note = signNote(text, [log, c1, c1alias]);
-  assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c1alias.verifier] }), { code: 'usage', message: /under two names/ });
-  assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c1alias.verifier, c2.verifier], quorum: 2 }), { code: 'usage' });
+  assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c1alias.verifier] }), {
+    code: 'usage',
+    message: /under two names/,
+  });
+  assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c1alias.verifier, c2.verifier], quorum: 2 }), {
+    code: 'usage',
+  });
   // quorum 0 would accept a checkpoint nobody cosigned.
   const bare = signNote(text, [log]);
   assert.throws(() => verifyCosignedCheckpoint(bare, { cosigners: [c1.verifier], quorum: 0 }), { code: 'usage', message: /quorum/ });
@@ -188,18 +237,29 @@ void test('8.7 verifyCosignedCheckpoint: one key under two names counts once (re
   // The checkpoint's origin must be the name of the log key that signed it.
   const other = ed25519NoteSigner('other.example/log', ed25519KeyFromSeed(fill(1)));
   const misnamed = signNote(text, [other, c1]);
-  assert.throws(() => verifyCosignedCheckpoint(misnamed, { cosigners: [c1.verifier], log: [other.verifier] }), { code: 'checkpoint_wrong_origin' });
+  assert.throws(() => verifyCosignedCheckpoint(misnamed, { cosigners: [c1.verifier], log: [other.verifier] }), {
+    code: 'checkpoint_wrong_origin',
+  });
   // The honest case still verifies.
-  assert.equal(verifyCosignedCheckpoint(signNote(text, [log, c1, c2]), { cosigners: [c1.verifier, c2.verifier], log: [log.verifier] }).cosigners.length, 2);
+  assert.equal(
+    verifyCosignedCheckpoint(signNote(text, [log, c1, c2]), { cosigners: [c1.verifier, c2.verifier], log: [log.verifier] }).cosigners
+      .length,
+    2,
+  );
 });
 
 void test('8.7 a size-0 checkpoint with a non-empty root is refused (0 → 0 is never "consistent" with it)', () => {
   const w = fakeWitness({ seed: 0x66 });
   const v = ed25519NoteVerifier(w.origin, w.publicKey);
   assert.equal(verifyCheckpointNote(checkpointNote(w, 0), [v], w.origin).checkpoint.size, 0);
-  const forged = signNote(formatCheckpoint({ origin: w.origin, size: 0, rootHash: sha256(new Uint8Array([7])), extensions: [] }), [ed25519NoteSigner(w.origin, w.key)]);
+  const forged = signNote(formatCheckpoint({ origin: w.origin, size: 0, rootHash: sha256(new Uint8Array([7])), extensions: [] }), [
+    ed25519NoteSigner(w.origin, w.key),
+  ]);
   assert.throws(() => verifyCheckpointNote(forged, [v], w.origin), { code: 'checkpoint_invalid', message: /size 0/ });
   const c1 = cosignatureNoteSigner('w1.example', ed25519KeyFromSeed(fill(2)), 1700000000);
-  const forgedCosigned = signNote(formatCheckpoint({ origin: 'log.example/a', size: 0, rootHash: sha256(new Uint8Array([7])), extensions: [] }), [c1]);
+  const forgedCosigned = signNote(
+    formatCheckpoint({ origin: 'log.example/a', size: 0, rootHash: sha256(new Uint8Array([7])), extensions: [] }),
+    [c1],
+  );
   assert.throws(() => verifyCosignedCheckpoint(forgedCosigned, { cosigners: [c1.verifier] }), { code: 'checkpoint_invalid' });
 });

@@ -41,7 +41,10 @@ interface Logs {
   rotated: SyntheticLog;
 }
 
-async function withRole(fn: (h: CosignHarness, clock: { now: number }, logs: Logs) => Promise<void>, extra: { cosignKeys?: ReturnType<typeof generateEd25519>['privateKey'][] } = {}): Promise<void> {
+async function withRole(
+  fn: (h: CosignHarness, clock: { now: number }, logs: Logs) => Promise<void>,
+  extra: { cosignKeys?: ReturnType<typeof generateEd25519>['privateKey'][] } = {},
+): Promise<void> {
   const { dir, cleanup } = tempDir();
   const clock = { now: T0 * 1000 };
   const logs = {
@@ -85,7 +88,12 @@ async function expectStatus(h: CosignHarness, body: string, status: number, text
 function evidence(h: CosignHarness): { origin: string; note: string; reason: string; at: number }[] {
   const db = new Database(h.dbPath, { readonly: true });
   try {
-    return db.prepare('SELECT origin, note, reason, at FROM evidence ORDER BY id').all() as { origin: string; note: string; reason: string; at: number }[];
+    return db.prepare('SELECT origin, note, reason, at FROM evidence ORDER BY id').all() as {
+      origin: string;
+      note: string;
+      reason: string;
+      at: number;
+    }[];
   } finally {
     db.close();
   }
@@ -107,7 +115,10 @@ void test('rows 1–3: parse (400) before origin (404) before signatures (403)',
     await expectStatus(h, otherName.request(0, 3), 403);
     // 3c: unknown signatures next to a valid one are ignored
     const text = a.text(2);
-    const note = signNote(text, [ed25519NoteSigner('someone.example/else', generateEd25519().privateKey), ed25519NoteSigner(LOG_NAME, logKeyC)]);
+    const note = signNote(text, [
+      ed25519NoteSigner('someone.example/else', generateEd25519().privateKey),
+      ed25519NoteSigner(LOG_NAME, logKeyC),
+    ]);
     await expectStatus(h, formatAddCheckpointRequest(0, [], note), 200);
     // 3d: a log with two keys (rotation): either verifies; one good and one failing known signature → 403
     await expectStatus(h, r.request(0, 2), 200);
@@ -168,12 +179,22 @@ void test('rows 5–6: old > size is 400 before 409; 409 (text/x.tlog.size, "<si
 void test('rows 7–9: 422 cases, in order; evidence only where the log signature alone contradicts the stored state', async () => {
   await withRole(async (h, _clock, { b }) => {
     // 7: size 0 with a root other than SHA-256("") (before row 8: a proof is also present)
-    await expectStatus(h, formatAddCheckpointRequest(0, [new Uint8Array(32)], b.checkpoint(0, new Uint8Array(32).fill(7))), 422, /size 0 with a root other than the empty-tree root/);
+    await expectStatus(
+      h,
+      formatAddCheckpointRequest(0, [new Uint8Array(32)], b.checkpoint(0, new Uint8Array(32).fill(7))),
+      422,
+      /size 0 with a root other than the empty-tree root/,
+    );
     // size 0 with the empty root is fine
     assert.equal(encodeBase64(b.root(0)), encodeBase64(EMPTY_ROOT));
     await expectStatus(h, b.request(0, 0), 200);
     // 8: old 0 with a non-empty proof
-    await expectStatus(h, formatAddCheckpointRequest(0, [new Uint8Array(32)], b.checkpoint(4)), 422, /old size 0 needs an empty consistency proof/);
+    await expectStatus(
+      h,
+      formatAddCheckpointRequest(0, [new Uint8Array(32)], b.checkpoint(4)),
+      422,
+      /old size 0 needs an empty consistency proof/,
+    );
     await expectStatus(h, b.request(0, 4), 200);
     // 9: a bad proof; a missing proof; a proof for the same size; the same size with another root
     const good = b.proof(4, 7);
@@ -240,7 +261,10 @@ void test('cosignature time = max(now, last issued), persisted; several cosign k
       const t1 = await expectStatus(h, a.request(0, 3), 200);
       const lines = t1.split('\n').filter((l) => l !== '');
       assert.equal(lines.length, 2);
-      const v = verifyNote(a.checkpoint(3) + t1, vkeys.map((k) => parseVkey(k)));
+      const v = verifyNote(
+        a.checkpoint(3) + t1,
+        vkeys.map((k) => parseVkey(k)),
+      );
       assert.equal(v.verified.length, 2);
       assert.deepEqual(
         lines.map((l) => parseCosignatureLine(l).timestamp),
@@ -290,7 +314,11 @@ void test('start-up: cosign keys must be distinct Ed25519 keys and not the witne
     await refused({ ...base, cosignKeys: [cosignKeyC], witnessPublicKey: ed25519PublicKeyBytes(cosignKeyC) }, 'invalid_cosign_key');
     await refused({ ...base, cosignKeys: [generateEd25519().privateKey], name: 'no-dot/name' }, 'invalid_name');
     const role = await createCosignRole({ ...base, cosignKeys: [cosignKeyC], witnessPublicKey: generateEd25519().publicKey });
-    assert.deepEqual(role.healthInfo(), { cosignVkey: 'witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4', cosignVkeys: ['witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4'], origins: [] });
+    assert.deepEqual(role.healthInfo(), {
+      cosignVkey: 'witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4',
+      cosignVkeys: ['witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4'],
+      origins: [],
+    });
     role.stop();
   } finally {
     await store.close();

@@ -58,7 +58,10 @@ interface Warned {
 /** The log's second key (both are known: a log rotating keys signs with either). */
 const rotatedKey = ed25519KeyFromSeed(seq(0xc0));
 
-async function withHarness(fn: (h: CosignHarness, log: SyntheticLog, warned: Warned[]) => Promise<void>, extra: { evidenceLimit?: number } = {}): Promise<void> {
+async function withHarness(
+  fn: (h: CosignHarness, log: SyntheticLog, warned: Warned[]) => Promise<void>,
+  extra: { evidenceLimit?: number } = {},
+): Promise<void> {
   const { dir, cleanup } = tempDir();
   const log = new SyntheticLog(LOG_NAME, logKeyC);
   const rotated = new SyntheticLog(LOG_NAME, rotatedKey);
@@ -111,7 +114,8 @@ void test('1 000 replays of a published checkpoint above the stored size with a 
 });
 
 const hashHex = (text: string): string => Buffer.from(sha256(new TextEncoder().encode(text))).toString('hex');
-const shape = (rows: EvidenceRecord[]) => rows.map((r) => ({ hash: r.hash === undefined ? null : Buffer.from(r.hash).toString('hex'), note: r.note, reason: r.reason }));
+const shape = (rows: EvidenceRecord[]) =>
+  rows.map((r) => ({ hash: r.hash === undefined ? null : Buffer.from(r.hash).toString('hex'), note: r.note, reason: r.reason }));
 
 void test('both kinds of evidence are recorded once per distinct checkpoint, whatever `old` says, with only the log signature lines; every request gets its normal answer', async () => {
   await withHarness(async (h, log, warned) => {
@@ -154,9 +158,21 @@ void test('both kinds of evidence are recorded once per distinct checkpoint, wha
     }
     const storedRoot = encodeBase64(log.root(4));
     assert.deepEqual(shape(await h.store.cosign.listEvidence(LOG_NAME)), [
-      { hash: hashHex(forkText), note: log.checkpoint(4, new Uint8Array(32).fill(9)), reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it` },
-      { hash: hashHex(otherForkText), note: otherFork, reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it` },
-      { hash: hashHex(emptyText), note: log.checkpoint(0, new Uint8Array(32).fill(7)), reason: 'size 0 with a root other than the empty-tree root' },
+      {
+        hash: hashHex(forkText),
+        note: log.checkpoint(4, new Uint8Array(32).fill(9)),
+        reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it`,
+      },
+      {
+        hash: hashHex(otherForkText),
+        note: otherFork,
+        reason: `size 4 was cosigned with root ${storedRoot}; the log signed another root for it`,
+      },
+      {
+        hash: hashHex(emptyText),
+        note: log.checkpoint(0, new Uint8Array(32).fill(7)),
+        reason: 'size 0 with a root other than the empty-tree root',
+      },
     ]);
     assert.equal(warned.length, 3, 'one warning per new evidence row');
     const metrics = (await h.get('/metrics')).text;
@@ -176,23 +192,40 @@ void test('a fork at the stored size is evidence even when the state reached tha
   try {
     const log = new SyntheticLog(LOG_NAME, logKeyC);
     const logs = new Map(parseLogsConfig(logsDoc({ origin: log.origin, keys: [log.vkey] })).map((l) => [l.origin, l]));
-    const svc = new CosignService({ store: inner.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
+    const svc = new CosignService({
+      store: inner.cosign,
+      name: WITNESS_NAME,
+      cosignKeys: [cosignKeyC],
+      logs: () => logs,
+      now: () => T0 * 1000,
+    });
     assert.equal((await svc.addCheckpoint(log.request(0, 3))).kind, 'cosigned');
     // The first read sees size 3; another replica then cosigns size 4 before the request takes the lock.
     let reads = 0;
     const racy = Object.create(inner.cosign) as CosignStateStorage;
     racy.getOrigin = async (o) => {
       const state = await inner.cosign.getOrigin(o);
-      if (++reads === 1) assert.ok(await inner.cosign.updateOrigin(3, { ...state!, size: 4, root: log.root(4), checkpoint: log.checkpoint(4) }));
+      if (++reads === 1)
+        assert.ok(await inner.cosign.updateOrigin(3, { ...state!, size: 4, root: log.root(4), checkpoint: log.checkpoint(4) }));
       return state;
     };
     const kept: string[] = [];
-    const svc2 = new CosignService({ store: racy, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000, onEvidence: (_o, reason) => kept.push(reason) });
+    const svc2 = new CosignService({
+      store: racy,
+      name: WITNESS_NAME,
+      cosignKeys: [cosignKeyC],
+      logs: () => logs,
+      now: () => T0 * 1000,
+      onEvidence: (_o, reason) => kept.push(reason),
+    });
     const fork = log.checkpoint(4, new Uint8Array(32).fill(9));
     const r = await svc2.addCheckpoint(formatAddCheckpointRequest(4, [], fork));
     assert.equal(r.kind === 'rejected' && r.code, 'inconsistent');
     assert.deepEqual(kept, [`size 4 was cosigned with root ${encodeBase64(log.root(4))}; the log signed another root for it`]);
-    assert.deepEqual((await inner.cosign.listEvidence(LOG_NAME)).map((e) => e.note), [fork]);
+    assert.deepEqual(
+      (await inner.cosign.listEvidence(LOG_NAME)).map((e) => e.note),
+      [fork],
+    );
   } finally {
     await inner.close();
     cleanup();
@@ -235,7 +268,10 @@ void test('evidence is bounded per origin: the oldest rows are evicted, cosign_e
     const svc = new CosignService({ store: spy, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
     await svc.addCheckpoint(formatAddCheckpointRequest(0, [], log.checkpoint(0, new Uint8Array(32).fill(1))));
     assert.deepEqual(limits, [1000]);
-    assert.throws(() => new CosignService({ store: inner.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, evidenceLimit: 0 }), /evidence limit/);
+    assert.throws(
+      () => new CosignService({ store: inner.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, evidenceLimit: 0 }),
+      /evidence limit/,
+    );
   } finally {
     await inner.close();
     cleanup();

@@ -22,7 +22,8 @@ async function goMissing(): Promise<string | null> {
   } catch {
     return 'go is not installed (apt-get install golang-go golang-golang-x-mod-dev)';
   }
-  if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/note'))) return `golang.org/x/mod is not under ${GOPATH} (apt-get install golang-golang-x-mod-dev)`;
+  if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/note')))
+    return `golang.org/x/mod is not under ${GOPATH} (apt-get install golang-golang-x-mod-dev)`;
   return null;
 }
 
@@ -41,10 +42,12 @@ void test('Go x/mod client against the cosign role', async (t) => {
     const log = new SyntheticLog(LOG_NAME, logKeyC);
     const h = await startCosign({ dir, logsDoc: logsDoc({ origin: LOG_NAME, keys: [log.vkey] }) });
     try {
-      const { stdout } = await run(bin, ['-url', h.url, '-witness', h.role.healthInfo().cosignVkey], { timeout: 30_000 }).catch((e: unknown) => {
-        const err = e as { stdout?: string; stderr?: string; message: string };
-        assert.fail(`go client failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-      });
+      const { stdout } = await run(bin, ['-url', h.url, '-witness', h.role.healthInfo().cosignVkey], { timeout: 30_000 }).catch(
+        (e: unknown) => {
+          const err = e as { stdout?: string; stderr?: string; message: string };
+          assert.fail(`go client failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+        },
+      );
       assert.match(stdout, /INTEROP PASSED/);
       assert.doesNotMatch(stdout, /FAIL/);
       t.diagnostic(stdout.trim());

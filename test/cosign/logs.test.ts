@@ -59,7 +59,10 @@ void test('logs file: everything else is refused', () => {
   configError({ logs: [{ ...ok, keys: [vkeyA, vkeyA] }] }, /\/logs\/0\/keys\/1: duplicate key/);
   configError({ logs: [{ ...ok, keys: [freshVkey('w.example', SIG_TYPE_COSIGNATURE_V1)] }] }, /not an Ed25519 \(type 0x01\) log key/);
   configError({ logs: [{ ...ok, keys: [vkeyA.replace('01882cac', '01882cad')] }] }, /\/logs\/0\/keys\/0: .*key ID/);
-  configError({ logs: [{ ...ok, keys: ['example.com/log+01882cac+BiVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd'] }] }, /unsupported signature type 0x06/);
+  configError(
+    { logs: [{ ...ok, keys: ['example.com/log+01882cac+BiVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd'] }] },
+    /unsupported signature type 0x06/,
+  );
   configError({ logs: [{ ...ok, keys: [42] }] }, /\/logs\/0\/keys\/0: must be a vkey string/);
   for (const qpd of [0, -1, 1.5, '10', null, 2e9]) configError({ logs: [{ ...ok, qpd }] }, /\/logs\/0\/qpd/);
 });
@@ -74,7 +77,10 @@ void test('logs file: JSON (strict) and YAML by extension', () => {
     assert.equal(l!.qpd, 24);
     const json = join(dir, 'logs.json');
     writeFileSync(json, `{"logs":[{"origin":"a.example","keys":["${vkeyA}"],"origin":"b.example"}]}`);
-    assert.throws(() => loadLogsFile(json), (e: unknown) => e instanceof LogsConfigError && /logs\.json/.test(e.message));
+    assert.throws(
+      () => loadLogsFile(json),
+      (e: unknown) => e instanceof LogsConfigError && /logs\.json/.test(e.message),
+    );
   } finally {
     cleanup();
   }
@@ -84,10 +90,12 @@ void test('logs file: JSON (strict) and YAML by extension', () => {
 // FiloSottile/torchwood cmd/litewitness/testdata/loglist.txt (log_list.0/1/2, list-logs.jsonl).
 const sigsumF48 = 'sigsum.org/v1/tree/f48d4a1d0c6370ec189dc537f648ef3bb347b012fbd3c899a630a4cd2e9b8702';
 const vkeyF48 = `${sigsumF48}+9bc54c7f+AVv6q3xDaHxI2aTemqEb7W6ZcbO7QbTqTr20thOqfqsw`;
-const vkey2EF = 'sigsum.org/v1/tree/2ef59132082631d13e353b5ae49b22bc51a9bd59f41a2d570960a9658c1ed151+e2137795+ATp+37IPHc3SbPGzFMyZmPTOUlClk6PYPH+Ce5JiCb/h';
+const vkey2EF =
+  'sigsum.org/v1/tree/2ef59132082631d13e353b5ae49b22bc51a9bd59f41a2d570960a9658c1ed151+e2137795+ATp+37IPHc3SbPGzFMyZmPTOUlClk6PYPH+Ce5JiCb/h';
 const sigsumFAE = 'sigsum.org/v1/tree/fae7fd8f084f9e7a1482162da8a3e52b08e6c1bac74ab831d00eb5c983b84120';
 const vkeyFAE = `${sigsumFAE}+7f693d84+AUlxeri80AO7/4j/+OGo+5M2Sud0ktFg34uZl2fZnjJT`;
-const vkey80F = 'sigsum.org/v1/tree/80f121ea8f6364ca8c19212d7caf4e235d00aa34a98d86b60204c24f981a4933+a05ec139+ASZ0biMUCMjOMmt0NyD8g6Mt6RGZGXJU/ZpM5Oy0otex';
+const vkey80F =
+  'sigsum.org/v1/tree/80f121ea8f6364ca8c19212d7caf4e235d00aa34a98d86b60204c24f981a4933+a05ec139+ASZ0biMUCMjOMmt0NyD8g6Mt6RGZGXJU/ZpM5Oy0otex';
 
 const LIST_0 = `#
 # List:      10qps-100klogs
@@ -124,9 +132,18 @@ origin ${sigsumF48}
 void test('logs/v0 parsing: comments, origin none, unknown keywords ignored, bastion', () => {
   const entries = parseLogList(LIST_0);
   assert.equal(entries.length, 2);
-  assert.deepEqual(entries[0], { line: 7, vkey: vkeyF48, origin: undefined, qpd: 86400, bastion: undefined, contact: 'https://tlog.foo.org/contact' });
+  assert.deepEqual(entries[0], {
+    line: 7,
+    vkey: vkeyF48,
+    origin: undefined,
+    qpd: 86400,
+    bastion: undefined,
+    contact: 'https://tlog.foo.org/contact',
+  });
   assert.equal(entries[1]!.origin, 'example.com/foo');
-  const withNone = parseLogList(`logs/v0\nvkey ${vkeyA}\norigin none\nqpd 86400\nbastion none\ncontact x\nvkey ${geomys}\nbastion https://bastion.example/\n`);
+  const withNone = parseLogList(
+    `logs/v0\nvkey ${vkeyA}\norigin none\nqpd 86400\nbastion none\ncontact x\nvkey ${geomys}\nbastion https://bastion.example/\n`,
+  );
   assert.equal(withNone[0]!.origin, undefined);
   assert.equal(withNone[1]!.bastion, 'https://bastion.example/');
   assert.deepEqual(parseLogList('  logs/v0  \n'), []);
@@ -137,7 +154,10 @@ void test('logs/v0 parsing: comments, origin none, unknown keywords ignored, bas
 
 void test('logs/v0 parsing: malformed lists are refused whole; unusable entries are skipped', () => {
   const bad = (text: string, pattern: RegExp): void => {
-    assert.throws(() => parseLogList(text), (e: unknown) => e instanceof LogsConfigError && e.code === 'invalid_log_list' && pattern.test(e.message));
+    assert.throws(
+      () => parseLogList(text),
+      (e: unknown) => e instanceof LogsConfigError && e.code === 'invalid_log_list' && pattern.test(e.message),
+    );
   };
   bad('', /missing the header/);
   bad(`vkey ${vkeyA}\n`, /expected the header/);
@@ -197,7 +217,12 @@ void test('merge: the logs file wins, own origin skipped, repeated origins merge
   const imported = new Map<string, KnownLog>();
   const k2 = freshVkey('example.com/log');
   const list = `logs/v0\nvkey ${vkeyA}\nqpd 100\nvkey ${k2}\nqpd 50\nvkey ${geomys}\nvkey ${freshVkey('own.example/anchors')}\n`;
-  const m = mergeKnownLogs([config('geomys.org/witness/test-log', freshVkey('geomys.org/witness/test-log'), 7)], [{ source: 'l', entries: resolveLogList(parseLogList(list)) }], imported, 'own.example/anchors');
+  const m = mergeKnownLogs(
+    [config('geomys.org/witness/test-log', freshVkey('geomys.org/witness/test-log'), 7)],
+    [{ source: 'l', entries: resolveLogList(parseLogList(list)) }],
+    imported,
+    'own.example/anchors',
+  );
   assert.equal(m.logs.size, 2);
   const a = m.logs.get('example.com/log')!;
   assert.deepEqual(
@@ -233,7 +258,15 @@ void test('KnownLogsSource: start-up refuses bad files; a bad reload keeps the p
     // A new file renamed into place is picked up by the directory watch (debounced).
     src.start(20);
     const tmp = join(dir, 'logs.json.tmp');
-    writeFileSync(tmp, JSON.stringify({ logs: [{ origin: 'example.com/log', keys: [vkeyA] }, { origin: 'b.example/log', keys: [freshVkey('b.example/log')] }] }));
+    writeFileSync(
+      tmp,
+      JSON.stringify({
+        logs: [
+          { origin: 'example.com/log', keys: [vkeyA] },
+          { origin: 'b.example/log', keys: [freshVkey('b.example/log')] },
+        ],
+      }),
+    );
     renameSync(tmp, file);
     const deadline = Date.now() + 3000;
     while (!src.current().has('b.example/log') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

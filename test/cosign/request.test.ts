@@ -41,7 +41,10 @@ void test('parses the Appendix C body; our formatter reproduces it byte for byte
   assert.equal(req.checkpoint.size, 8);
   assert.equal(req.note.signatures.length, 1);
   assert.equal(log.request(3, 8), APPENDIX_C_BODY);
-  assert.equal(formatAddCheckpointRequest(req.oldSize, req.proof, APPENDIX_C_BODY.slice(APPENDIX_C_BODY.indexOf('\n\n') + 2)), APPENDIX_C_BODY);
+  assert.equal(
+    formatAddCheckpointRequest(req.oldSize, req.proof, APPENDIX_C_BODY.slice(APPENDIX_C_BODY.indexOf('\n\n') + 2)),
+    APPENDIX_C_BODY,
+  );
 });
 
 void test('old 0 with no proof; 63 proof lines are accepted', () => {
@@ -55,7 +58,21 @@ void test('old 0 with no proof; 63 proof lines are accepted', () => {
 
 void test('the old line: canonical decimal only', () => {
   const cp = log.checkpoint(5);
-  for (const old of ['old 01', 'old -1', 'old  1', 'old 1 ', 'Old 1', 'old', 'old ', 'old 1.0', 'old +1', 'old 0x1', 'old 99999999999999999999', 'new 1', '']) {
+  for (const old of [
+    'old 01',
+    'old -1',
+    'old  1',
+    'old 1 ',
+    'Old 1',
+    'old',
+    'old ',
+    'old 1.0',
+    'old +1',
+    'old 0x1',
+    'old 99999999999999999999',
+    'new 1',
+    '',
+  ]) {
     rejects(`${old}\n\n${cp}`, /first line must be "old <size>"/);
   }
 });

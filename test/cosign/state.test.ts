@@ -98,9 +98,20 @@ void test('different origins do not wait for each other; a lost compare-and-swap
   const { dir, cleanup } = tempDir();
   const inner = SqliteStore.open(join(dir, 'w.db'));
   try {
-    const logs = new Map(parseLogsConfig(logsDoc({ origin: logA.origin, keys: [logA.vkey] }, { origin: logB.origin, keys: [logB.vkey] })).map((l) => [l.origin, l]));
+    const logs = new Map(
+      parseLogsConfig(logsDoc({ origin: logA.origin, keys: [logA.vkey] }, { origin: logB.origin, keys: [logB.vkey] })).map((l) => [
+        l.origin,
+        l,
+      ]),
+    );
     const gated = gatedStore(inner.cosign, logA.origin);
-    const svc = new CosignService({ store: gated.store, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logs: () => logs, now: () => T0 * 1000 });
+    const svc = new CosignService({
+      store: gated.store,
+      name: WITNESS_NAME,
+      cosignKeys: [cosignKeyC],
+      logs: () => logs,
+      now: () => T0 * 1000,
+    });
     const pendingA = svc.addCheckpoint(logA.request(0, 3));
     await gated.entered;
     const b = await svc.addCheckpoint(logB.request(0, 3)); // A is stuck in the store; B goes through
@@ -229,7 +240,11 @@ void test('the routes also work on a bare fastify instance (own byte parser, any
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };
     const url = `http://127.0.0.1:${port}`;
-    let r = await fetch(`${url}/add-checkpoint`, { method: 'POST', body: logA.request(0, 2), headers: { 'content-type': 'application/json' } });
+    let r = await fetch(`${url}/add-checkpoint`, {
+      method: 'POST',
+      body: logA.request(0, 2),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(r.status, 200);
     r = await fetch(`${url}/add-checkpoint`, { method: 'POST', body: logA.request(0, 2) });
     assert.equal(r.status, 409);

@@ -25,7 +25,10 @@ void test('Appendix C: log seed 40..5f, cosign seed 00..1f, time 1700000000 → 
     let r = await h.post(`old 0\n\n${cp3}`);
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');
-    assert.equal(r.text, '— witness.example/w1 519lMgAAAABlU/EAYZ6u2iYaCM2WgDyyFQck4Op4QA7FWwiBFn4VWmoq2n7G4bwnmLJVQMd24K0/GaLg2A8MIYOpoBos4ha/phuYCg==\n');
+    assert.equal(
+      r.text,
+      '— witness.example/w1 519lMgAAAABlU/EAYZ6u2iYaCM2WgDyyFQck4Op4QA7FWwiBFn4VWmoq2n7G4bwnmLJVQMd24K0/GaLg2A8MIYOpoBos4ha/phuYCg==\n',
+    );
     assert.equal(
       encodeHex(cosignatureMessage(log.text(3), APPENDIX_C_TIME)),
       '636f7369676e61747572652f76310a74696d6520313730303030303030300a6578616d706c652e636f6d2f6c6f670a330a31506b736a37754a6367367a74565a337839667672642f72454e4561476f5367756f3861497a4e2f7170553d0a',
@@ -37,7 +40,10 @@ void test('Appendix C: log seed 40..5f, cosign seed 00..1f, time 1700000000 → 
       'example.com/log\n8\nxcLIIO00L92ozolra5z1uMAKIcxLIHFMxuXTwFw1JAs=\n\n— example.com/log AYgsrCZHRR9ejRCutsbrb373wd1mjNijdtXMfz6iMkcrOjk8vIHLKqS6eNYD9XEEsICUKK9wcl+C14poiq5oOG8BeQY=\n';
     r = await h.post(body);
     assert.equal(r.status, 200);
-    assert.equal(r.text, '— witness.example/w1 519lMgAAAABlU/EAv8IGLu0y0Gi0JqSDgdAlb+Ah/KJIDaOdc25DlpDjXH8EezO5CSyPStRivEgF41whknSHFxw/DYC9yU1EJVT5DQ==\n');
+    assert.equal(
+      r.text,
+      '— witness.example/w1 519lMgAAAABlU/EAv8IGLu0y0Gi0JqSDgdAlb+Ah/KJIDaOdc25DlpDjXH8EezO5CSyPStRivEgF41whknSHFxw/DYC9yU1EJVT5DQ==\n',
+    );
 
     // The project's own verifier accepts checkpoint + response (the client-side recipe of tlog-witness).
     const note = body.slice(body.indexOf('\n\n') + 2) + r.text;
@@ -87,10 +93,22 @@ void test('litewitness add-checkpoint.hurl sequence (404 for the unknown origin)
       { body: hurl(1, proof13, SIGSUM_ORIGIN, 3, root3, sig3.replace(/o=$/, 's=')), status: 403, text: /invalid signature/ },
       { body: hurl(1, proof13, `${SIGSUM_ORIGIN.slice(0, -1)}3`, 3, root3, sig3), status: 404, text: /unknown log/ },
       { body: hurl(1, [], SIGSUM_ORIGIN, 3, root3, sig3), status: 422, text: /consistency proof/ },
-      { body: hurl(1, [h0(1), 'KgIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABA='], SIGSUM_ORIGIN, 3, root3, sig3), status: 422, text: /consistency proof/ },
+      {
+        body: hurl(1, [h0(1), 'KgIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABA='], SIGSUM_ORIGIN, 3, root3, sig3),
+        status: 422,
+        text: /consistency proof/,
+      },
       { body: hurl(1, proof13, SIGSUM_ORIGIN, 3, root3, sig3), status: 200, text: /^— example\.com\/witness / },
-      { body: hurl(1, [h0(1), '+fUDV+k970B4I3uKrqJM4aP1lloPZP8mvr2Z4wRw2LI=', h0(4)], SIGSUM_ORIGIN, 5, root5, sig5), status: 409, text: '3\n' },
-      { body: hurl(3, [h0(2), h0(3), 'wgiIFdZfYNv6WU1OllBKsWnLYIS/DBMqt8Uh/S4OukE=', h0(4)], SIGSUM_ORIGIN, 5, root5, sig5), status: 200, text: /^— example\.com\/witness / },
+      {
+        body: hurl(1, [h0(1), '+fUDV+k970B4I3uKrqJM4aP1lloPZP8mvr2Z4wRw2LI=', h0(4)], SIGSUM_ORIGIN, 5, root5, sig5),
+        status: 409,
+        text: '3\n',
+      },
+      {
+        body: hurl(3, [h0(2), h0(3), 'wgiIFdZfYNv6WU1OllBKsWnLYIS/DBMqt8Uh/S4OukE=', h0(4)], SIGSUM_ORIGIN, 5, root5, sig5),
+        status: 200,
+        text: /^— example\.com\/witness /,
+      },
       { body: hurl(0, [], SIGSUM_ORIGIN, 5, root5, sig5), status: 409, text: '5\n' },
       // syntactically invalid note (no signature section)
       { body: `old 5\n\n${SIGSUM_ORIGIN}\n5\n${root5}\n`, status: 400 },

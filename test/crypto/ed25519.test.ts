@@ -133,7 +133,12 @@ void test('identity-key forgery (key 01 00…00, R = 01 00…00, S = 0) is refus
     raw = `throws: ${(err as Error).message}`;
   }
   t.diagnostic(`raw crypto.verify on Node ${process.version} (OpenSSL ${process.versions.openssl}) for the forgery: ${String(raw)}`);
-  assert.throws(() => { checkEd25519PublicKey(identity); }, { code: 'small_order_key' });
+  assert.throws(
+    () => {
+      checkEd25519PublicKey(identity);
+    },
+    { code: 'small_order_key' },
+  );
 });
 
 void test('non-canonical S (S + L) is refused', (t) => {
@@ -149,7 +154,11 @@ void test('non-canonical S (S + L) is refused', (t) => {
   assert.equal(verifyEd25519(hex(RFC1.pk), hex(RFC1.msg), malleated), false);
   malleated.fill(0xff, 32);
   assert.equal(verifyEd25519(hex(RFC1.pk), hex(RFC1.msg), malleated), false);
-  const raw = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), hex(RFC1.pk)]), format: 'der', type: 'spki' });
+  const raw = createPublicKey({
+    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), hex(RFC1.pk)]),
+    format: 'der',
+    type: 'spki',
+  });
   malleated.set(bigToLe(s + L), 32);
   t.diagnostic(`raw crypto.verify for S + L: ${String(rawVerify(null, hex(RFC1.msg), raw, malleated))}`);
 });
@@ -180,7 +189,12 @@ void test('all 8 small-order keys are refused by checkEd25519PublicKey and as ke
   const msg = new TextEncoder().encode('m');
   const sig = signEd25519(good.privateKey, msg);
   for (const so of ED25519_SMALL_ORDER_ENCODINGS) {
-    assert.throws(() => { checkEd25519PublicKey(so); }, { code: 'small_order_key', name: 'KeyError' });
+    assert.throws(
+      () => {
+        checkEd25519PublicKey(so);
+      },
+      { code: 'small_order_key', name: 'KeyError' },
+    );
     assert.equal(isValidEd25519PublicKey(so), false);
     // as the public key, with R = identity and S = 0 (the forgery shape) and with a real signature
     assert.equal(verifyEd25519(so, msg, hex(`01${'00'.repeat(63)}`)), false);
@@ -201,7 +215,13 @@ void test('non-canonical point encodings are refused (keys and R)', () => {
   // with the sign bit also set
   nonCanonical.push(bigToLe(p + 2n + (1n << 255n)));
   for (const enc of nonCanonical) {
-    assert.throws(() => { checkEd25519PublicKey(enc); }, { code: 'non_canonical_key' }, toHex(enc));
+    assert.throws(
+      () => {
+        checkEd25519PublicKey(enc);
+      },
+      { code: 'non_canonical_key' },
+      toHex(enc),
+    );
     assert.equal(verifyEd25519(enc, new Uint8Array(0), hex(RFC1.sig)), false);
     const sig = hex(RFC1.sig);
     sig.set(enc, 0);
@@ -222,7 +242,12 @@ void test('points not on the curve are refused with not_on_curve', () => {
     const enc = bigToLe(y);
     if (decode(enc) !== null) continue;
     found++;
-    assert.throws(() => { checkEd25519PublicKey(enc); }, { code: 'not_on_curve' });
+    assert.throws(
+      () => {
+        checkEd25519PublicKey(enc);
+      },
+      { code: 'not_on_curve' },
+    );
     assert.equal(verifyEd25519(enc, new Uint8Array(0), hex(RFC1.sig)), false);
   }
   // A valid key: its decoding agrees with the BigInt reference.
@@ -233,7 +258,12 @@ void test('wrong lengths are refused, never thrown', () => {
   assert.equal(verifyEd25519(hex(RFC1.pk).subarray(1), hex(RFC1.msg), hex(RFC1.sig)), false);
   assert.equal(verifyEd25519(hex(RFC1.pk), hex(RFC1.msg), hex(RFC1.sig).subarray(1)), false);
   assert.equal(verifyEd25519(hex(RFC1.pk), hex(RFC1.msg), new Uint8Array(65)), false);
-  assert.throws(() => { checkEd25519PublicKey(new Uint8Array(31)); }, { code: 'invalid_public_key' });
+  assert.throws(
+    () => {
+      checkEd25519PublicKey(new Uint8Array(31));
+    },
+    { code: 'invalid_public_key' },
+  );
   assert.throws(() => ed25519KeyFromSeed(new Uint8Array(31)), { code: 'invalid_seed' });
 });
 
@@ -297,8 +327,12 @@ void test('upstream auths fixture: identity and device signatures verify with th
   );
   const root = hex('8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c');
   const device = hex('8139770ea87d175f56a35466c34c7ecccb8d8a91b4ee37a25df60f5b8fc9b394');
-  const identitySig = hex('1690dee2371b2bd586e696c6f891c509140ff808b82cda8c83ecfa0ea396cb3e295006ad2e6498389b5e3b1ff9d089a9ab654c30adb68d55bde04a64d7e80208');
-  const deviceSig = hex('df199539fd0367b3684fef8b484f829c679c1d02373acf9787150032a573a3e79c878e3c4c403dfeffc25f5d4695aecb64ea67a286068ed7ca4a51f042adfc08');
+  const identitySig = hex(
+    '1690dee2371b2bd586e696c6f891c509140ff808b82cda8c83ecfa0ea396cb3e295006ad2e6498389b5e3b1ff9d089a9ab654c30adb68d55bde04a64d7e80208',
+  );
+  const deviceSig = hex(
+    'df199539fd0367b3684fef8b484f829c679c1d02373acf9787150032a573a3e79c878e3c4c403dfeffc25f5d4695aecb64ea67a286068ed7ca4a51f042adfc08',
+  );
   assert.equal(verifyEd25519(root, canonical, identitySig), true);
   assert.equal(verifyEd25519(device, canonical, deviceSig), true);
 });
@@ -345,7 +379,10 @@ void test('PKCS#8 PEM round trip; other key types and formats are refused', () =
   const encrypted = key.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: 'x' }).toString();
   const spki = createPublicKey(key).export({ format: 'pem', type: 'spki' }).toString();
   for (const bad of [ecPkcs8, ecSec1, encrypted, spki, pem + pem, 'not a pem', pem.replace('MC4', 'MC5')]) {
-    assert.throws(() => ed25519PrivateKeyFromPem(bad), (err: unknown) => err instanceof KeyError && err instanceof ProtocolError && err.code === 'invalid_private_key');
+    assert.throws(
+      () => ed25519PrivateKeyFromPem(bad),
+      (err: unknown) => err instanceof KeyError && err instanceof ProtocolError && err.code === 'invalid_private_key',
+    );
   }
   assert.throws(() => signEd25519(ec.privateKey, new Uint8Array(0)), { code: 'invalid_private_key' });
   assert.throws(() => ed25519PublicKeyBytes(ec.publicKey), { code: 'invalid_public_key' });

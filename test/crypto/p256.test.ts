@@ -121,7 +121,12 @@ void test('r or s out of range and wrong lengths are refused', () => {
   const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
   const uncompressed = new Uint8Array([0x04, ...Buffer.from(jwk.x!, 'base64url'), ...Buffer.from(jwk.y!, 'base64url')]);
   assert.equal(verifyP256(uncompressed, msg, sig), false);
-  assert.throws(() => { checkP256PublicKey(uncompressed); }, { code: 'invalid_public_key' });
+  assert.throws(
+    () => {
+      checkP256PublicKey(uncompressed);
+    },
+    { code: 'invalid_public_key' },
+  );
 });
 
 void test('invalid points are refused with typed errors', () => {
@@ -129,22 +134,42 @@ void test('invalid points are refused with typed errors', () => {
   while (hasPoint(x)) x++;
   for (const odd of [false, true]) {
     const key = compressed(x, odd);
-    assert.throws(() => { checkP256PublicKey(key); }, { code: 'not_on_curve', name: 'KeyError' });
+    assert.throws(
+      () => {
+        checkP256PublicKey(key);
+      },
+      { code: 'not_on_curve', name: 'KeyError' },
+    );
     assert.equal(isValidP256PublicKey(key), false);
     assert.equal(verifyP256(key, new Uint8Array(0), new Uint8Array(64).fill(1)), false);
   }
   // x ≥ p
   for (const big of [P, P + 1n, (1n << 256n) - 1n]) {
-    assert.throws(() => { checkP256PublicKey(compressed(big, false)); }, { code: 'non_canonical_key' });
+    assert.throws(
+      () => {
+        checkP256PublicKey(compressed(big, false));
+      },
+      { code: 'non_canonical_key' },
+    );
   }
   // bad prefix
   const good = generateP256().publicKey;
   for (const prefix of [0x00, 0x01, 0x04, 0x05]) {
     const k = Uint8Array.from(good);
     k[0] = prefix;
-    assert.throws(() => { checkP256PublicKey(k); }, { code: 'invalid_public_key' });
+    assert.throws(
+      () => {
+        checkP256PublicKey(k);
+      },
+      { code: 'invalid_public_key' },
+    );
   }
-  assert.throws(() => { checkP256PublicKey(new Uint8Array(0)); }, { code: 'invalid_public_key' });
+  assert.throws(
+    () => {
+      checkP256PublicKey(new Uint8Array(0));
+    },
+    { code: 'invalid_public_key' },
+  );
   assert.equal(isValidP256PublicKey(good), true);
   // A valid x gives a valid key with either parity.
   let y = 1n;

@@ -19,11 +19,26 @@ const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const bigToLe = (v: bigint): Uint8Array => Uint8Array.from({ length: 32 }, (_, i) => Number((v >> BigInt(8 * i)) & 0xffn));
 const leToBig = (b: Uint8Array): bigint => b.reduceRight((acc, x) => (acc << 8n) | BigInt(x), 0n);
 const RFC = [
-  { pk: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a', msg: '', sig: 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b' },
-  { pk: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c', msg: '72', sig: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00' },
+  {
+    pk: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+    msg: '',
+    sig: 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+  },
+  {
+    pk: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
+    msg: '72',
+    sig: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+  },
 ];
 
-async function same(kind: 'ed25519' | 'p256', pk: Uint8Array, msg: Uint8Array, sig: Uint8Array, expected: boolean, what: string): Promise<void> {
+async function same(
+  kind: 'ed25519' | 'p256',
+  pk: Uint8Array,
+  msg: Uint8Array,
+  sig: Uint8Array,
+  expected: boolean,
+  what: string,
+): Promise<void> {
   const node = kind === 'ed25519' ? nodeEd25519(pk, msg, sig) : nodeP256(pk, msg, sig);
   const web = await (kind === 'ed25519' ? webEd25519(pk, msg, sig) : webP256(pk, msg, sig));
   assert.equal(node, expected, `node:crypto, ${what}`);
@@ -40,7 +55,11 @@ void test('Ed25519: RFC 8032 vectors verify on both paths; the strictness vector
   await same('ed25519', hex(`01${'00'.repeat(31)}`), msg, hex(`01${'00'.repeat(63)}`), false, 'identity-key forgery');
   const sig = hex(v!.sig);
   const s = leToBig(sig.subarray(32));
-  for (const [label, S] of [['S + L', s + L], ['S = L', L], ['S = 2^256 − 1', (1n << 256n) - 1n]] as const) {
+  for (const [label, S] of [
+    ['S + L', s + L],
+    ['S = L', L],
+    ['S = 2^256 − 1', (1n << 256n) - 1n],
+  ] as const) {
     const m = Uint8Array.from(sig);
     m.set(S < 1n << 256n ? Uint8Array.from({ length: 32 }, (_, i) => Number((S >> BigInt(8 * i)) & 0xffn)) : new Uint8Array(32), 32);
     await same('ed25519', hex(v!.pk), hex(v!.msg), m, false, label);
@@ -101,7 +120,8 @@ void test('P-256: round trips and the strictness vectors give the same answers o
     if (i === 0) {
       const withR = (r: bigint) => Uint8Array.from([...to32(r), ...sig.subarray(32)]);
       const withS = (v: bigint) => Uint8Array.from([...sig.subarray(0, 32), ...to32(v)]);
-      for (const bad of [withR(0n), withR(N), withR(N + 1n), withS(0n), withS(N), withS((N + 1n) / 2n)]) await same('p256', publicKey, msg, bad, false, 'r or s out of range');
+      for (const bad of [withR(0n), withR(N), withR(N + 1n), withS(0n), withS(N), withS((N + 1n) / 2n)])
+        await same('p256', publicKey, msg, bad, false, 'r or s out of range');
       await same('p256', publicKey, msg, sig.subarray(1), false, 'short signature');
       await same('p256', publicKey.subarray(1), msg, sig, false, 'short key');
       const uncompressed = decompressP256(publicKey)!;
@@ -135,7 +155,10 @@ void test('P-256 decompression agrees with node:crypto (JWK y) for both parities
   for (let i = 0; i < 16; i++) {
     const { privateKey, publicKey } = generateP256();
     const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
-    assert.deepEqual(decompressP256(publicKey), Uint8Array.from([0x04, ...Buffer.from(jwk.x!, 'base64url'), ...Buffer.from(jwk.y!, 'base64url')]));
+    assert.deepEqual(
+      decompressP256(publicKey),
+      Uint8Array.from([0x04, ...Buffer.from(jwk.x!, 'base64url'), ...Buffer.from(jwk.y!, 'base64url')]),
+    );
   }
 });
 

@@ -12,7 +12,11 @@ void test('strict JSON: ordinary documents parse like JSON.parse', () => {
 });
 
 function rejects(text: string, pointer: string, opts = {}): void {
-  assert.throws(() => parseStrictJson(text, opts), (e: unknown) => e instanceof JsonError && e.code === 'invalid_json' && e.pointer === pointer, text);
+  assert.throws(
+    () => parseStrictJson(text, opts),
+    (e: unknown) => e instanceof JsonError && e.code === 'invalid_json' && e.pointer === pointer,
+    text,
+  );
 }
 
 void test('strict JSON: SPEC rejections carry the JSON pointer', () => {

@@ -5,12 +5,28 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { base64FromBytes, bytesFromBase64, bytesFromHex, compareBytes, equalBytes, hexFromBytes, utf8Bytes } from '../../src/encoding/portable.ts';
+import {
+  base64FromBytes,
+  bytesFromBase64,
+  bytesFromHex,
+  compareBytes,
+  equalBytes,
+  hexFromBytes,
+  utf8Bytes,
+} from '../../src/encoding/portable.ts';
 
 const te = new TextEncoder();
 
 void test('RFC 4648 §10 base64 vectors, padded and url-safe', () => {
-  const vectors: [string, string][] = [['', ''], ['f', 'Zg=='], ['fo', 'Zm8='], ['foo', 'Zm9v'], ['foob', 'Zm9vYg=='], ['fooba', 'Zm9vYmE='], ['foobar', 'Zm9vYmFy']];
+  const vectors: [string, string][] = [
+    ['', ''],
+    ['f', 'Zg=='],
+    ['fo', 'Zm8='],
+    ['foo', 'Zm9v'],
+    ['foob', 'Zm9vYg=='],
+    ['fooba', 'Zm9vYmE='],
+    ['foobar', 'Zm9vYmFy'],
+  ];
   for (const [plain, b64] of vectors) {
     assert.equal(base64FromBytes(te.encode(plain)), b64);
     assert.equal(base64FromBytes(te.encode(plain), true), b64.replace(/=+$/, ''));

@@ -38,14 +38,82 @@ export function makePki(dir: string, host: string): Pki {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   writeFileSync(p('ca.ext'), 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n');
   writeFileSync(p('leaf.ext'), `subjectAltName=DNS:${host},IP:127.0.0.1\n`);
-  openssl(['req', '-x509', ...ec, '-keyout', p('root.key'), '-out', p('root.pem'), '-days', '2', '-subj', '/CN=Test Root CA', '-addext', 'basicConstraints=critical,CA:TRUE']);
+  openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    p('root.key'),
+    '-out',
+    p('root.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Test Root CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+  ]);
   openssl(['req', ...ec, '-keyout', p('inter.key'), '-out', p('inter.csr'), '-subj', '/CN=Test Intermediate CA']);
-  openssl(['x509', '-req', '-in', p('inter.csr'), '-CA', p('root.pem'), '-CAkey', p('root.key'), '-CAcreateserial', '-out', p('inter.pem'), '-days', '2', '-extfile', p('ca.ext')]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    p('inter.csr'),
+    '-CA',
+    p('root.pem'),
+    '-CAkey',
+    p('root.key'),
+    '-CAcreateserial',
+    '-out',
+    p('inter.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    p('ca.ext'),
+  ]);
   openssl(['req', ...ec, '-keyout', p('leaf.key'), '-out', p('leaf.csr'), '-subj', `/CN=${host}`]);
-  openssl(['x509', '-req', '-in', p('leaf.csr'), '-CA', p('inter.pem'), '-CAkey', p('inter.key'), '-CAcreateserial', '-out', p('leaf.pem'), '-days', '2', '-extfile', p('leaf.ext')]);
-  openssl(['req', '-x509', ...ec, '-keyout', p('self.key'), '-out', p('self.pem'), '-days', '2', '-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host},IP:127.0.0.1`]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    p('leaf.csr'),
+    '-CA',
+    p('inter.pem'),
+    '-CAkey',
+    p('inter.key'),
+    '-CAcreateserial',
+    '-out',
+    p('leaf.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    p('leaf.ext'),
+  ]);
+  openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    p('self.key'),
+    '-out',
+    p('self.pem'),
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${host}`,
+    '-addext',
+    `subjectAltName=DNS:${host},IP:127.0.0.1`,
+  ]);
   for (const k of ['root.key', 'inter.key', 'leaf.key', 'self.key']) chmodSync(p(k), 0o600);
-  return { dir, rootPem: p('root.pem'), interPem: p('inter.pem'), leafPem: p('leaf.pem'), leafKey: p('leaf.key'), selfPem: p('self.pem'), selfKey: p('self.key') };
+  return {
+    dir,
+    rootPem: p('root.pem'),
+    interPem: p('inter.pem'),
+    leafPem: p('leaf.pem'),
+    leafKey: p('leaf.key'),
+    selfPem: p('self.pem'),
+    selfKey: p('self.key'),
+  };
 }
 
 export const readText = (f: string): string => readFileSync(f, 'utf8');

@@ -27,17 +27,37 @@ let token: string;
 before(async () => {
   tmp = tempDir('tb-check-');
   bridge = await startBridge(
-    { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, 'keys'), issuer: ISSUER, audiences: [AUD, 'api://ci'], alg: 'ES256', rateLimit: null },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      keyDir: join(tmp.dir, 'keys'),
+      issuer: ISSUER,
+      audiences: [AUD, 'api://ci'],
+      alg: 'ES256',
+      rateLimit: null,
+    },
     pino({ level: 'silent' }),
   );
   const root = generateEd25519();
   const device = generateEd25519();
   const now = Math.floor(Date.now() / 1000);
-  const chain = buildDidKeyChain(root.privateKey, [{ deviceKey: device.privateKey, capabilities: ['deploy:staging'], expiresAt: now + 3600, timestamp: now - 60 }]);
+  const chain = buildDidKeyChain(root.privateKey, [
+    { deviceKey: device.privateKey, capabilities: ['deploy:staging'], expiresAt: now + 3600, timestamp: now - 60 },
+  ]);
   subject = chain[0]!.issuer;
   const mint = async (audience: string): Promise<string> => {
-    const body = buildTokenRequest({ chain, rootPublicKey: hexKey(root.privateKey), audience, issuer: ISSUER, deviceKey: device.privateKey });
-    const res = await fetch(`${bridge.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const body = buildTokenRequest({
+      chain,
+      rootPublicKey: hexKey(root.privateKey),
+      audience,
+      issuer: ISSUER,
+      deviceKey: device.privateKey,
+    });
+    const res = await fetch(`${bridge.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     assert.equal(res.status, 200, text);
     return text;
@@ -66,7 +86,8 @@ const goodClaims = (): Record<string, unknown> => ({
   capabilities: ['deploy:staging'],
   keri_prefix: 'EBfdlu8R27Fbx-ehrqwImnK-8Cm79sqbAQ4MmvEAYqao',
 });
-const make = (claims: Record<string, unknown>, header: Record<string, unknown> = { alg: 'RS256', kid: 'k1', typ: 'JWT' }): string => `${b64(header)}.${b64(claims)}.c2ln`;
+const make = (claims: Record<string, unknown>, header: Record<string, unknown> = { alg: 'RS256', kid: 'k1', typ: 'JWT' }): string =>
+  `${b64(header)}.${b64(claims)}.c2ln`;
 const ids = (r: TokenCheck, severity: 'error' | 'warning'): string[] => r.findings.filter((f) => f.severity === severity).map((f) => f.id);
 
 void test('a token from the bridge passes: no findings', () => {
@@ -98,11 +119,15 @@ const BAD: [string, (c: Record<string, unknown>) => void, string, RegExp?][] = [
   ['iss of another bridge', (c) => (c.iss = 'https://other.example'), 'iss_unexpected'],
   ['expired beyond exp + 300 s', (c) => (c.exp = NOW - 301), 'expired', /ExpiredToken/],
   ['exp missing', (c) => delete c.exp, 'exp_missing'],
-  ['iat in the future', (c) => {
-    c.iat = NOW + 1000;
-    c.nbf = NOW + 940;
-    c.exp = NOW + 1900;
-  }, 'iat_future'],
+  [
+    'iat in the future',
+    (c) => {
+      c.iat = NOW + 1000;
+      c.nbf = NOW + 940;
+      c.exp = NOW + 1900;
+    },
+    'iat_future',
+  ],
   ['exp before iat', (c) => (c.exp = (c.iat as number) - 1), 'lifetime'],
 ];
 
@@ -138,8 +163,19 @@ void test('warnings: inside the 300 s AWS leeway after exp, lifetime over 3600 s
 });
 
 void test('not a JWT: token_unparsable', () => {
-  for (const t of ['abc', 'a.b', `${b64({ alg: 'RS256' })}.!!!.sig`, `${Buffer.from('nope').toString('base64url')}.${b64({})}.sig`, `${b64({ alg: 'RS256' })}.${b64({})}.`, '{"detail":"x"}']) {
-    assert.throws(() => checkToken(t, { now: NOW }), (e: unknown) => e instanceof FederationError && e.code === 'token_unparsable', t);
+  for (const t of [
+    'abc',
+    'a.b',
+    `${b64({ alg: 'RS256' })}.!!!.sig`,
+    `${Buffer.from('nope').toString('base64url')}.${b64({})}.sig`,
+    `${b64({ alg: 'RS256' })}.${b64({})}.`,
+    '{"detail":"x"}',
+  ]) {
+    assert.throws(
+      () => checkToken(t, { now: NOW }),
+      (e: unknown) => e instanceof FederationError && e.code === 'token_unparsable',
+      t,
+    );
   }
 });
 

@@ -33,7 +33,11 @@ const ISSUER = `https://${HOST}`;
 const ROLE = 'arn:aws:iam::123456789012:role/ci-deploy';
 const DENIED_ROLE = 'arn:aws:iam::123456789012:role/not-trusting';
 // Values with characters a shell or $GITHUB_ENV would mangle if quoted badly.
-const CREDS = { AccessKeyId: 'ASIAEXAMPLE0FEDERATE', SecretAccessKey: `wJalr/K7MDENG+bPx$HOME'RfiCY"\`x=`, SessionToken: 'IQoJb3JpZ2luX2VjE//////////wEaCXVzLWVhc3QtMSJHMEUCIQ+abc==' };
+const CREDS = {
+  AccessKeyId: 'ASIAEXAMPLE0FEDERATE',
+  SecretAccessKey: `wJalr/K7MDENG+bPx$HOME'RfiCY"\`x=`,
+  SessionToken: 'IQoJb3JpZ2luX2VjE//////////wEaCXVzLWVhc3QtMSJHMEUCIQ+abc==',
+};
 
 let tmp: { dir: string; cleanup: () => void };
 let pki: Pki;
@@ -55,7 +59,8 @@ interface StsCall {
 }
 const calls: StsCall[] = [];
 
-const xml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+const xml = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
 function stsError(status: number, code: string, message: string): { status: number; body: string } {
   return {
@@ -108,7 +113,16 @@ before(async () => {
   tmp = tempDir('tb-creds-');
   pki = makePki(tmp.dir, HOST);
   bridge = await startBridge(
-    { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, 'keys'), issuer: ISSUER, tlsCertFile: pki.selfPem, tlsKeyFile: pki.selfKey, rateLimit: null, audiences: ['sts.amazonaws.com', 'api://ci'] },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      keyDir: join(tmp.dir, 'keys'),
+      issuer: ISSUER,
+      tlsCertFile: pki.selfPem,
+      tlsKeyFile: pki.selfKey,
+      rateLimit: null,
+      audiences: ['sts.amazonaws.com', 'api://ci'],
+    },
     pino({ level: 'silent' }),
   );
   const jwksRes = await bridge.app.inject({ url: '/.well-known/jwks.json' });
@@ -117,7 +131,9 @@ before(async () => {
   const root = generateEd25519();
   const device = generateEd25519();
   const now = Math.floor(Date.now() / 1000);
-  const chain = buildDidKeyChain(root.privateKey, [{ deviceKey: device.privateKey, capabilities: ['deploy:staging'], expiresAt: now + 3600, timestamp: now - 60 }]);
+  const chain = buildDidKeyChain(root.privateKey, [
+    { deviceKey: device.privateKey, capabilities: ['deploy:staging'], expiresAt: now + 3600, timestamp: now - 60 },
+  ]);
   subject = chain[0]!.issuer;
   rootHex = hexKey(root.privateKey);
   chainFile = join(tmp.dir, 'chain.json');
@@ -170,11 +186,28 @@ function assertQueryApi(call: StsCall, roleArn: string, extra: [string, string][
   for (const [k, v] of extra) assert.equal(p.get(k), v);
 }
 
-const baseArgs = (): string[] => ['credentials', '--bridge', bridge.url, '--chain', chainFile, '--root-key', rootHex, '--device-key', deviceKeyFile, '--sts-endpoint', stsUrl, '--region', 'eu-west-1'];
+const baseArgs = (): string[] => [
+  'credentials',
+  '--bridge',
+  bridge.url,
+  '--chain',
+  chainFile,
+  '--root-key',
+  rootHex,
+  '--device-key',
+  deviceKeyFile,
+  '--sts-endpoint',
+  stsUrl,
+  '--region',
+  'eu-west-1',
+];
 const childEnv = (): Record<string, string> => ({ NODE_EXTRA_CA_CERTS: pki.selfPem, AWS_EC2_METADATA_DISABLED: 'true', HOME: tmp.dir });
 
 void test('session names: tb-<subject without did:>, [\\w+=,.@-]{2,64}', () => {
-  assert.equal(sessionNameFor('did:keri:EBfdlu8R27Fbx-ehrqwImnK-8Cm79sqbAQ4MmvEAYqao'), 'tb-keri-EBfdlu8R27Fbx-ehrqwImnK-8Cm79sqbAQ4MmvEAYqao');
+  assert.equal(
+    sessionNameFor('did:keri:EBfdlu8R27Fbx-ehrqwImnK-8Cm79sqbAQ4MmvEAYqao'),
+    'tb-keri-EBfdlu8R27Fbx-ehrqwImnK-8Cm79sqbAQ4MmvEAYqao',
+  );
   const long = sessionNameFor('did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK');
   assert.equal(long, 'tb-key-z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK');
   assert.equal(sessionNameFor('did:keri:' + 'E'.repeat(100)).length, 64);
@@ -191,12 +224,19 @@ void test('--format env: /token with PoP → STS Query API → exports that bash
   assertQueryApi(call, ROLE);
   assert.equal(new Map(call.params).get('RoleSessionName'), sessionNameFor(subject));
   assert.equal(r.stdout.split('\n').filter((l) => l !== '').length, 3);
-  assert.match(r.stderr, new RegExp(`assumed arn:aws:sts::123456789012:assumed-role/ci-deploy/tb-key-z6Mk\\S+ as ${subject} until 2030-01-01T01:00:00.000Z`));
+  assert.match(
+    r.stderr,
+    new RegExp(`assumed arn:aws:sts::123456789012:assumed-role/ci-deploy/tb-key-z6Mk\\S+ as ${subject} until 2030-01-01T01:00:00.000Z`),
+  );
   for (const v of Object.values(CREDS)) assert.ok(!r.stderr.includes(v), 'no credential on stderr');
 
   const out = join(tmp.dir, 'creds.env');
   writeFileSync(out, r.stdout);
-  const printed = execFileSync('bash', ['-c', 'eval "$(cat "$1")"; printf "%s\\n%s\\n%s\\n" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$AWS_SESSION_TOKEN"', 'bash', out], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: '/should-not-expand' } });
+  const printed = execFileSync(
+    'bash',
+    ['-c', 'eval "$(cat "$1")"; printf "%s\\n%s\\n%s\\n" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$AWS_SESSION_TOKEN"', 'bash', out],
+    { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: '/should-not-expand' } },
+  );
   assert.equal(printed, `${CREDS.AccessKeyId}\n${CREDS.SecretAccessKey}\n${CREDS.SessionToken}\n`);
   const sh = execFileSync('sh', ['-c', 'eval "$(cat "$1")"; printf "%s" "$AWS_SECRET_ACCESS_KEY"', 'sh', out], { encoding: 'utf8' });
   assert.equal(sh, CREDS.SecretAccessKey);
@@ -215,7 +255,10 @@ void test('--format github: ::add-mask:: for each value on stdout, NAME=value li
   assertQueryApi(calls[before]!, ROLE, [['DurationSeconds', '900']]);
   assert.equal(new Map(calls[before]!.params).get('RoleSessionName'), 'build-42');
   assert.equal(r.stdout, `::add-mask::${CREDS.AccessKeyId}\n::add-mask::${CREDS.SecretAccessKey}\n::add-mask::${CREDS.SessionToken}\n`);
-  assert.equal(readFileSync(githubEnv, 'utf8'), `EXISTING=1\nAWS_ACCESS_KEY_ID=${CREDS.AccessKeyId}\nAWS_SECRET_ACCESS_KEY=${CREDS.SecretAccessKey}\nAWS_SESSION_TOKEN=${CREDS.SessionToken}\n`);
+  assert.equal(
+    readFileSync(githubEnv, 'utf8'),
+    `EXISTING=1\nAWS_ACCESS_KEY_ID=${CREDS.AccessKeyId}\nAWS_SECRET_ACCESS_KEY=${CREDS.SecretAccessKey}\nAWS_SESSION_TOKEN=${CREDS.SessionToken}\n`,
+  );
 
   const noEnv = await runBin([...baseArgs(), '--role-arn', ROLE, '--format', 'github'], { env: { ...childEnv(), GITHUB_ENV: '' } });
   assert.equal(noEnv.code, 1);
@@ -254,23 +297,51 @@ void test('bridge refusals and bad flags stop before STS', async () => {
 });
 
 void test('in process: the SDK client against the stand-in (CA given directly), and output rendering', async () => {
-  const r = await runBin(['token', '--bridge', bridge.url, '--chain', chainFile, '--root-key', rootHex, '--device-key', deviceKeyFile], { env: childEnv() });
+  const r = await runBin(['token', '--bridge', bridge.url, '--chain', chainFile, '--root-key', rootHex, '--device-key', deviceKeyFile], {
+    env: childEnv(),
+  });
   assert.equal(r.code, 0, r.stderr);
   const token = (JSON.parse(r.stdout) as { access_token: string }).access_token;
-  const creds = await assumeRoleWithWebIdentity({ roleArn: ROLE, sessionName: 'tb-x1', token, region: 'us-east-1', endpoint: stsUrl, ca: readFileSync(pki.selfPem) });
+  const creds = await assumeRoleWithWebIdentity({
+    roleArn: ROLE,
+    sessionName: 'tb-x1',
+    token,
+    region: 'us-east-1',
+    endpoint: stsUrl,
+    ca: readFileSync(pki.selfPem),
+  });
   assert.equal(creds.accessKeyId, CREDS.AccessKeyId);
   assert.equal(creds.secretAccessKey, CREDS.SecretAccessKey);
   assert.equal(creds.subjectFromToken, subject);
   assert.equal(creds.expiration?.toISOString(), '2030-01-01T01:00:00.000Z');
   assert.equal(renderEnv(creds).split('\n')[0], `export AWS_ACCESS_KEY_ID='${CREDS.AccessKeyId}'`);
   await assert.rejects(
-    assumeRoleWithWebIdentity({ roleArn: ROLE, sessionName: 'x', token, region: 'us-east-1', endpoint: stsUrl, ca: readFileSync(pki.selfPem) }),
+    assumeRoleWithWebIdentity({
+      roleArn: ROLE,
+      sessionName: 'x',
+      token,
+      region: 'us-east-1',
+      endpoint: stsUrl,
+      ca: readFileSync(pki.selfPem),
+    }),
     (e: unknown) => e instanceof FederationError && e.code === 'invalid_session_name',
   );
   await assert.rejects(
-    assumeRoleWithWebIdentity({ roleArn: ROLE, sessionName: 'tb-x1', token: 'a.b.c', region: 'us-east-1', endpoint: stsUrl, ca: readFileSync(pki.selfPem), maxAttempts: 1 }),
-    (e: unknown) => e instanceof FederationError && e.code === 'sts_failed' && /InvalidIdentityToken/.test(e.message) && /check-token/.test(e.message),
+    assumeRoleWithWebIdentity({
+      roleArn: ROLE,
+      sessionName: 'tb-x1',
+      token: 'a.b.c',
+      region: 'us-east-1',
+      endpoint: stsUrl,
+      ca: readFileSync(pki.selfPem),
+      maxAttempts: 1,
+    }),
+    (e: unknown) =>
+      e instanceof FederationError && e.code === 'sts_failed' && /InvalidIdentityToken/.test(e.message) && /check-token/.test(e.message),
   );
   // a value with a newline would inject lines into $GITHUB_ENV: refused
-  assert.throws(() => renderGithub({ ...creds, sessionToken: 'a\nNODE_OPTIONS=--require=/tmp/x' }), (e: unknown) => e instanceof FederationError && e.code === 'unsafe_credential');
+  assert.throws(
+    () => renderGithub({ ...creds, sessionToken: 'a\nNODE_OPTIONS=--require=/tmp/x' }),
+    (e: unknown) => e instanceof FederationError && e.code === 'unsafe_credential',
+  );
 });

@@ -23,8 +23,27 @@ const DIDKEY = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';
 const TP1 = '9e99a48a9960b14926bb7f3b02e22da2b0ab7280';
 const TP2 = 'A0:53:37:5B:FE:84:E8:B7:48:78:2C:7C:EE:15:82:7A:6A:F5:A4:05';
 
-const ARGS = ['aws-setup', '--issuer', ISSUER, '--subject', `${KERI},${DIDKEY}`, '--account-id', '123456789012', '--role-name', 'ci-deploy', '--extra-thumbprint', TP1, '--extra-thumbprint', TP2];
-const FILES: Record<SetupFormat, string> = { json: 'aws-setup.json', cli: 'aws-setup.cli.sh', terraform: 'aws-setup.tf', cloudformation: 'aws-setup.cfn.yaml' };
+const ARGS = [
+  'aws-setup',
+  '--issuer',
+  ISSUER,
+  '--subject',
+  `${KERI},${DIDKEY}`,
+  '--account-id',
+  '123456789012',
+  '--role-name',
+  'ci-deploy',
+  '--extra-thumbprint',
+  TP1,
+  '--extra-thumbprint',
+  TP2,
+];
+const FILES: Record<SetupFormat, string> = {
+  json: 'aws-setup.json',
+  cli: 'aws-setup.cli.sh',
+  terraform: 'aws-setup.tf',
+  cloudformation: 'aws-setup.cfn.yaml',
+};
 
 let tmp: { dir: string; cleanup: () => void };
 before(() => {
@@ -50,15 +69,27 @@ void test('the JSON output passes lint-policy (with and without --issuer) and ha
   const doc = JSON.parse(r.stdout) as {
     ProviderArn: string;
     OpenIDConnectProvider: { Url: string; ClientIDList: string[]; ThumbprintList: string[] };
-    Role: { AssumeRolePolicyDocument: { Version: string; Statement: { Principal: { Federated: string }; Condition: { StringEquals: Record<string, unknown> } }[] } };
+    Role: {
+      AssumeRolePolicyDocument: {
+        Version: string;
+        Statement: { Principal: { Federated: string }; Condition: { StringEquals: Record<string, unknown> } }[];
+      };
+    };
   };
   assert.equal(doc.ProviderArn, 'arn:aws:iam::123456789012:oidc-provider/bridge.example.com/tenant-a');
-  assert.deepEqual(doc.OpenIDConnectProvider, { Url: ISSUER, ClientIDList: ['sts.amazonaws.com'], ThumbprintList: [TP1, 'a053375bfe84e8b748782c7cee15827a6af5a405'] });
+  assert.deepEqual(doc.OpenIDConnectProvider, {
+    Url: ISSUER,
+    ClientIDList: ['sts.amazonaws.com'],
+    ThumbprintList: [TP1, 'a053375bfe84e8b748782c7cee15827a6af5a405'],
+  });
   const policy = doc.Role.AssumeRolePolicyDocument;
   assert.equal(policy.Version, '2012-10-17');
   assert.equal(policy.Statement.length, 1);
   assert.equal(policy.Statement[0]!.Principal.Federated, doc.ProviderArn);
-  assert.deepEqual(policy.Statement[0]!.Condition.StringEquals, { 'bridge.example.com/tenant-a:aud': 'sts.amazonaws.com', 'bridge.example.com/tenant-a:sub': [KERI, DIDKEY] });
+  assert.deepEqual(policy.Statement[0]!.Condition.StringEquals, {
+    'bridge.example.com/tenant-a:aud': 'sts.amazonaws.com',
+    'bridge.example.com/tenant-a:sub': [KERI, DIDKEY],
+  });
   for (const opts of [{}, { issuer: ISSUER }]) {
     const lint = lintPolicy(doc, opts);
     assert.deepEqual(lint.findings, []);
@@ -74,13 +105,16 @@ void test('the CLI script runs (against a stub `aws`) and the policy it hands to
   mkdirSync(bin);
   const log = join(tmp.dir, 'aws.log');
   const captured = join(tmp.dir, 'captured-policy.json');
-  writeFileSync(join(bin, 'aws'), [
-    '#!/bin/sh',
-    `echo "aws $*" >> ${log}`,
-    'if [ "$1 $2" = "sts get-caller-identity" ]; then echo 210987654321; fi',
-    `for a in "$@"; do case "$a" in file://*) cat "\${a#file://}" > ${captured};; esac; done`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(bin, 'aws'),
+    [
+      '#!/bin/sh',
+      `echo "aws $*" >> ${log}`,
+      'if [ "$1 $2" = "sts get-caller-identity" ]; then echo 210987654321; fi',
+      `for a in "$@"; do case "$a" in file://*) cat "\${a#file://}" > ${captured};; esac; done`,
+      '',
+    ].join('\n'),
+  );
   chmodSync(join(bin, 'aws'), 0o755);
   // without --account-id: the script asks STS for the caller's account
   const args = ARGS.filter((a, i) => a !== '--account-id' && ARGS[i - 1] !== '--account-id');
@@ -92,8 +126,14 @@ void test('the CLI script runs (against a stub `aws`) and the policy it hands to
   execFileSync('sh', [script], { env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` } });
   const calls = readFileSync(log, 'utf8').trim().split('\n');
   assert.deepEqual(calls[0], 'aws sts get-caller-identity --query Account --output text');
-  assert.equal(calls[1], `aws iam create-open-id-connect-provider --url ${ISSUER} --client-id-list sts.amazonaws.com --thumbprint-list ${TP1} a053375bfe84e8b748782c7cee15827a6af5a405`);
-  assert.match(calls[2]!, /^aws iam create-role --role-name ci-deploy --assume-role-policy-document file:\/\/\S+ --query Role\.Arn --output text$/);
+  assert.equal(
+    calls[1],
+    `aws iam create-open-id-connect-provider --url ${ISSUER} --client-id-list sts.amazonaws.com --thumbprint-list ${TP1} a053375bfe84e8b748782c7cee15827a6af5a405`,
+  );
+  assert.match(
+    calls[2]!,
+    /^aws iam create-role --role-name ci-deploy --assume-role-policy-document file:\/\/\S+ --query Role\.Arn --output text$/,
+  );
   const policy = JSON.parse(readFileSync(captured, 'utf8')) as { Statement: { Principal: { Federated: string } }[] };
   assert.equal(policy.Statement[0]!.Principal.Federated, 'arn:aws:iam::210987654321:oidc-provider/bridge.example.com/tenant-a');
   assert.deepEqual(lintPolicy(policy, { issuer: ISSUER }).findings, []);
@@ -101,7 +141,12 @@ void test('the CLI script runs (against a stub `aws`) and the policy it hands to
 
 void test('CloudFormation: the template parses; its trust policy (Ref resolved to the ARN) passes lint-policy', async () => {
   const r = await runCli([...ARGS, '--format', 'cloudformation']);
-  const t = parseYaml(r.stdout) as { Resources: { TokenBridgeOidcProvider: { Type: string; Properties: { Url: string } }; TokenBridgeRole: { Type: string; Properties: { AssumeRolePolicyDocument: { Statement: { Principal: { Federated: unknown } }[] } } } } };
+  const t = parseYaml(r.stdout) as {
+    Resources: {
+      TokenBridgeOidcProvider: { Type: string; Properties: { Url: string } };
+      TokenBridgeRole: { Type: string; Properties: { AssumeRolePolicyDocument: { Statement: { Principal: { Federated: unknown } }[] } } };
+    };
+  };
   assert.equal(t.Resources.TokenBridgeOidcProvider.Type, 'AWS::IAM::OIDCProvider');
   assert.equal(t.Resources.TokenBridgeOidcProvider.Properties.Url, ISSUER);
   const policy = t.Resources.TokenBridgeRole.Properties.AssumeRolePolicyDocument;
@@ -119,11 +164,23 @@ void test('Terraform: the policy keys are P:aud and P:sub without a scheme, and 
 });
 
 void test('a forced wildcard subject goes under StringLike and lint-policy reports it (rule 3)', () => {
-  const plan = planSetup({ issuer: ISSUER, subjects: ['did:keri:E*'], thumbprints: [TP1], allowWildcardSubject: true, accountId: '123456789012' });
+  const plan = planSetup({
+    issuer: ISSUER,
+    subjects: ['did:keri:E*'],
+    thumbprints: [TP1],
+    allowWildcardSubject: true,
+    accountId: '123456789012',
+  });
   assert.ok(plan.warnings.some((w) => w.includes('wildcard')));
   const policy = trustPolicy(plan, 'arn:aws:iam::123456789012:oidc-provider/bridge.example.com/tenant-a');
   const lint = lintPolicy(policy);
-  assert.deepEqual(lint.findings.filter((f) => f.severity === 'error').map((f) => [f.rule, f.id]), [[3, 'sub_wildcard'], [2, 'sub_not_pinned']]);
+  assert.deepEqual(
+    lint.findings.filter((f) => f.severity === 'error').map((f) => [f.rule, f.id]),
+    [
+      [3, 'sub_wildcard'],
+      [2, 'sub_not_pinned'],
+    ],
+  );
 });
 
 void test('refused inputs, each with its code', () => {
@@ -145,7 +202,11 @@ void test('refused inputs, each with its code', () => {
     ['six thumbprints', { extraThumbprints: ['1', '2', '3', '4', '5'].map((d) => d.repeat(40)) }, 'too_many_thumbprints'],
   ];
   for (const [name, over, code] of cases) {
-    assert.throws(() => planSetup({ ...base, ...over }), (e: unknown) => e instanceof FederationError && e.code === code, name);
+    assert.throws(
+      () => planSetup({ ...base, ...over }),
+      (e: unknown) => e instanceof FederationError && e.code === code,
+      name,
+    );
   }
   // five in all is the limit; duplicates count once
   assert.equal(planSetup({ ...base, extraThumbprints: ['1', '2', '3', '4', '1'].map((d) => d.repeat(40)) }).thumbprints.length, 5);

@@ -51,12 +51,14 @@ function serve(certPem: string, keyFile: string): Promise<number> {
     (socket) => socket.end(),
   );
   servers.push(s);
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => {
-    resolve((s.address() as AddressInfo).port);
-  }));
+  return new Promise((resolve) =>
+    s.listen(0, '127.0.0.1', () => {
+      resolve((s.address() as AddressInfo).port);
+    }),
+  );
 }
 
-void test('chain file: the thumbprint is openssl\'s SHA-1 fingerprint of the last certificate (lowercase, no colons)', () => {
+void test("chain file: the thumbprint is openssl's SHA-1 fingerprint of the last certificate (lowercase, no colons)", () => {
   const expected = opensslSha1(pki.interPem);
   assert.match(expected, /^[0-9a-f]{40}$/);
   const t = chainThumbprint(parseCertificateChain(readText(chainFile), chainFile), Date.now());
@@ -77,14 +79,20 @@ void test('a chain out of order is warned about; a file without certificates is 
   assert.equal(t.thumbprint, opensslSha1(pki.leafPem));
   assert.equal(t.warnings.length, 1);
   assert.match(t.warnings[0]!, /not issued by certificate 2/);
-  assert.throws(() => parseCertificateChain(readText(pki.leafKey), 'key.pem'), (e: unknown) => e instanceof FederationError && e.code === 'certificate_unreadable');
+  assert.throws(
+    () => parseCertificateChain(readText(pki.leafKey), 'key.pem'),
+    (e: unknown) => e instanceof FederationError && e.code === 'certificate_unreadable',
+  );
   // expiry is reported (a clock 10 days ahead)
   const late = chainThumbprint(parseCertificateChain(readText(chainFile), 'x'), Date.now() + 10 * 86400_000);
   assert.equal(late.warnings.filter((w) => w.includes('expired')).length, 2);
 });
 
-void test('--extra-thumbprint accepts openssl\'s colon form, any case; output is lowercase hex', () => {
-  assert.equal(normalizeThumbprint('9E:99:A4:8A:99:60:B1:49:26:BB:7F:3B:02:E2:2D:A2:B0:AB:72:80'), '9e99a48a9960b14926bb7f3b02e22da2b0ab7280');
+void test("--extra-thumbprint accepts openssl's colon form, any case; output is lowercase hex", () => {
+  assert.equal(
+    normalizeThumbprint('9E:99:A4:8A:99:60:B1:49:26:BB:7F:3B:02:E2:2D:A2:B0:AB:72:80'),
+    '9e99a48a9960b14926bb7f3b02e22da2b0ab7280',
+  );
   assert.throws(() => normalizeThumbprint('9e99a48a'), /40 hex/);
 });
 
@@ -103,7 +111,15 @@ void test('--connect: the last certificate the server presents (leaf + intermedi
 
 void test('aws-setup --connect --connect-to and --tls-cert give the same thumbprint as openssl', async () => {
   const port = await serve(readText(pki.selfPem), pki.selfKey);
-  const common = ['aws-setup', '--issuer', `https://${HOST}`, '--subject', 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', '--account-id', '123456789012'];
+  const common = [
+    'aws-setup',
+    '--issuer',
+    `https://${HOST}`,
+    '--subject',
+    'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
+    '--account-id',
+    '123456789012',
+  ];
   const live = await runCli([...common, '--connect', '--connect-to', `127.0.0.1:${port}`]);
   assert.equal(live.code, 0, live.stderr);
   const doc = JSON.parse(live.stdout) as { OpenIDConnectProvider: { ThumbprintList: string[] } };

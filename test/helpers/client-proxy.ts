@@ -56,7 +56,15 @@ export async function startProxy(target: () => string, behaviour: ProxyBehaviour
         proxy.posts++;
         if (b.refuse !== undefined && proxy.posts <= b.refuse.count) {
           res.writeHead(b.refuse.status, { 'content-type': 'application/problem+json', 'retry-after': b.refuse.retryAfter });
-          res.end(JSON.stringify({ type: 'about:blank', title: 'busy', status: b.refuse.status, detail: 'try later', code: b.refuse.status === 429 ? 'rate_limited' : 'overloaded' }));
+          res.end(
+            JSON.stringify({
+              type: 'about:blank',
+              title: 'busy',
+              status: b.refuse.status,
+              detail: 'try later',
+              code: b.refuse.status === 429 ? 'rate_limited' : 'overloaded',
+            }),
+          );
           return;
         }
       }
@@ -66,7 +74,8 @@ export async function startProxy(target: () => string, behaviour: ProxyBehaviour
         ...(req.method === 'POST' ? { body: input } : {}),
       });
       let text = await upstream.text();
-      if (req.method === 'POST' && upstream.status === 200 && b.tamper !== undefined) text = JSON.stringify(b.tamper(JSON.parse(text) as Record<string, unknown>));
+      if (req.method === 'POST' && upstream.status === 200 && b.tamper !== undefined)
+        text = JSON.stringify(b.tamper(JSON.parse(text) as Record<string, unknown>));
       res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
       res.end(text);
     })();

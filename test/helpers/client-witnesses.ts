@@ -93,7 +93,13 @@ export class TestWitness {
   }
 }
 
-export async function startWitnesses(baseDir: string, n: number, registry: unknown, over: Partial<WitnessConfig> = {}, first = 1): Promise<TestWitness[]> {
+export async function startWitnesses(
+  baseDir: string,
+  n: number,
+  registry: unknown,
+  over: Partial<WitnessConfig> = {},
+  first = 1,
+): Promise<TestWitness[]> {
   const ws = Array.from({ length: n }, (_, i) => new TestWitness(baseDir, first + i, registry, over));
   await Promise.all(ws.map((w) => w.start()));
   return ws;

@@ -159,14 +159,25 @@ export function receiptFor(w: FakeWitness, anchor: Anchor): Receipt {
 }
 
 /** A whole 200 body of POST /v1/anchor (`replay`) for `anchor`, minted by w. */
-export function anchorResponse(w: FakeWitness, anchor: Anchor, opts: { replay?: boolean } = {}): AnchorResponseBody & { anchor: AnchorWire } {
+export function anchorResponse(
+  w: FakeWitness,
+  anchor: Anchor,
+  opts: { replay?: boolean } = {},
+): AnchorResponseBody & { anchor: AnchorWire } {
   return { anchor: encodeAnchor(anchor), ...receiptFor(w, anchor), replay: opts.replay ?? false };
 }
 
 /** A VALID duplicity proof by `party`: two heads at one index of one seed. */
-export function duplicityProof(party: FakeParty, opts: { seedId?: Uint8Array; index?: number; heads?: [Uint8Array, Uint8Array]; witnessSet?: { said: string; threshold: number } } = {}): { proof: DuplicityProof; wire: DuplicityProofWire } {
+export function duplicityProof(
+  party: FakeParty,
+  opts: { seedId?: Uint8Array; index?: number; heads?: [Uint8Array, Uint8Array]; witnessSet?: { said: string; threshold: number } } = {},
+): { proof: DuplicityProof; wire: DuplicityProofWire } {
   const [h1, h2] = opts.heads ?? [fill(0xa1), fill(0xb2)];
-  const fields = { seedId: opts.seedId ?? fill(0x5e), index: opts.index ?? 0, ...(opts.witnessSet !== undefined ? { witnessSet: opts.witnessSet } : {}) };
+  const fields = {
+    seedId: opts.seedId ?? fill(0x5e),
+    index: opts.index ?? 0,
+    ...(opts.witnessSet !== undefined ? { witnessSet: opts.witnessSet } : {}),
+  };
   const proof = makeDuplicityProof(mintAnchor(party, { ...fields, head: h1 }), mintAnchor(party, { ...fields, head: h2 }));
   return { proof, wire: encodeDuplicityProof(proof) };
 }
@@ -176,7 +187,8 @@ export function upperHex<T>(doc: T): T {
   const walk = (x: unknown): unknown => {
     if (typeof x === 'string') return /^(?:[0-9a-f]{2})+$/.test(x) ? x.toUpperCase() : x;
     if (Array.isArray(x)) return x.map(walk);
-    if (typeof x === 'object' && x !== null && typeof x !== 'bigint') return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, walk(v)]));
+    if (typeof x === 'object' && x !== null && typeof x !== 'bigint')
+      return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, walk(v)]));
     return x;
   };
   return walk(doc) as T;

@@ -13,7 +13,14 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'pages');
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export type ChromiumStatus = { kind: 'ok' } | { kind: 'skip'; message: string } | { kind: 'fail'; message: string };
 
@@ -81,7 +88,8 @@ export interface WatchedPage {
 export async function watchedPage(context: BrowserContext, allowed: string): Promise<WatchedPage> {
   const page = await context.newPage();
   const w: WatchedPage = { page, errors: [], dialogs: [], requests: [], foreign: [] };
-  const ok = (url: string): boolean => url.startsWith('data:') || (allowed.startsWith('file://') ? url.startsWith(allowed) : new URL(url).origin === allowed);
+  const ok = (url: string): boolean =>
+    url.startsWith('data:') || (allowed.startsWith('file://') ? url.startsWith(allowed) : new URL(url).origin === allowed);
   await page.route('**/*', async (route) => {
     const url = route.request().url();
     if (ok(url)) await route.continue();

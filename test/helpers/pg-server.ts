@@ -87,7 +87,9 @@ let databases = 0;
 export async function startPgServer(settings: Record<string, string> = {}): Promise<PgServer> {
   const bin = pgBinDir();
   if (bin === undefined) {
-    throw new Error(`PostgreSQL binaries not found${inCi() ? ' and CI=true: .ci/run must install Debian postgresql' : ''} (set PG_BIN or install postgresql)`);
+    throw new Error(
+      `PostgreSQL binaries not found${inCi() ? ' and CI=true: .ci/run must install Debian postgresql' : ''} (set PG_BIN or install postgresql)`,
+    );
   }
   const user = postgresUser();
   const dir = mkdtempSync(join(tmpdir(), 'aw-pg-'));

@@ -106,12 +106,19 @@ export class WitnessAudit {
 }
 
 /** Acknowledged anchors are in the log at their leaf index; no two heads at one (seed, index). */
-export function checkAnchors(entries: readonly Uint8Array[], acked: readonly AckedAnchor[]): { found: number; cosignEntries: number; duplicityEntries: number } {
+export function checkAnchors(
+  entries: readonly Uint8Array[],
+  acked: readonly AckedAnchor[],
+): { found: number; cosignEntries: number; duplicityEntries: number } {
   let found = 0;
   for (const a of acked) {
     const e = entries[a.leafIndex];
     assert.ok(e !== undefined, `acknowledged anchor at leaf ${a.leafIndex} is missing (log size ${entries.length})`);
-    assert.equal(Buffer.from(e).toString(), Buffer.from(cosignMessage(a.anchor)).toString(), `leaf ${a.leafIndex} is not the acknowledged anchor`);
+    assert.equal(
+      Buffer.from(e).toString(),
+      Buffer.from(cosignMessage(a.anchor)).toString(),
+      `leaf ${a.leafIndex} is not the acknowledged anchor`,
+    );
     found++;
   }
   const heads = new Map<string, string>();
@@ -149,7 +156,11 @@ export class CosignAudit {
     assert.equal(res.status, 200, text);
     const v = verifyNote(text, [this.verifier]);
     const cp = parseCheckpoint(v.text);
-    assert.equal(encodeHex(cp.rootHash), encodeHex(log.root(cp.size)), `${log.origin}: cosigned a root that is not the log's (size ${cp.size})`);
+    assert.equal(
+      encodeHex(cp.rootHash),
+      encodeHex(log.root(cp.size)),
+      `${log.origin}: cosigned a root that is not the log's (size ${cp.size})`,
+    );
     const line = formatSignatureLine(v.verified[0]!.signature);
     const t = parseCosignatureLine(line).timestamp;
     const prev = this.lastTime.get(log.origin) ?? 0n;

@@ -61,20 +61,54 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
  */
 export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
   // SPEC §2 (every route, both programs)
-  'body_too_large', 'overloaded', 'request_timeout', 'rate_limited', 'not_found', 'method_not_allowed',
-  'unsupported_media_type', 'malformed_body', 'internal', 'store_unavailable',
+  'body_too_large',
+  'overloaded',
+  'request_timeout',
+  'rate_limited',
+  'not_found',
+  'method_not_allowed',
+  'unsupported_media_type',
+  'malformed_body',
+  'internal',
+  'store_unavailable',
   // docs/http.md
-  'malformed_params', 'malformed_headers', 'malformed_request', 'malformed_url', 'headers_too_large', 'expectation_failed',
+  'malformed_params',
+  'malformed_headers',
+  'malformed_request',
+  'malformed_url',
+  'headers_too_large',
+  'expectation_failed',
   // SPEC §3.3, §3.4 (anchor role)
-  'unknown_party', 'delegation_mismatch', 'key_not_current', 'bad_signature', 'timestamp_in_future',
-  'seed_owned_by_other_party', 'seed_not_derived', 'party_quota_exceeded', 'index_taken', 'conflicting_replay',
-  'non_monotone', 'malformed_seed', 'malformed_query',
+  'unknown_party',
+  'delegation_mismatch',
+  'key_not_current',
+  'bad_signature',
+  'timestamp_in_future',
+  'seed_owned_by_other_party',
+  'seed_not_derived',
+  'party_quota_exceeded',
+  'index_taken',
+  'conflicting_replay',
+  'non_monotone',
+  'malformed_seed',
+  'malformed_query',
   // SPEC §6
   'no_build_attestation',
   // SPEC §7 (token bridge)
-  'ttl_too_large', 'chain_signature_invalid', 'chain_broken', 'attestation_expired', 'attestation_revoked',
-  'attestation_future', 'pop_required', 'pop_invalid', 'pop_stale', 'pop_replayed', 'untrusted_root',
-  'capability_escalation', 'insufficient_capabilities', 'audience_not_allowed',
+  'ttl_too_large',
+  'chain_signature_invalid',
+  'chain_broken',
+  'attestation_expired',
+  'attestation_revoked',
+  'attestation_future',
+  'pop_required',
+  'pop_invalid',
+  'pop_stale',
+  'pop_replayed',
+  'untrusted_root',
+  'capability_escalation',
+  'insufficient_capabilities',
+  'audience_not_allowed',
   // docs/http.md (token bridge, STS limits)
   'subject_unsupported',
 ]);
@@ -115,7 +149,8 @@ export function refusalDefect(a: Answer, codes: ReadonlySet<string> = DOCUMENTED
   const keys = Object.keys(body).sort().join(',');
   if (keys !== 'code,detail,status,title,type') return `problem members ${keys}`;
   if (body.status !== a.status) return `problem status ${String(body.status)} ≠ ${a.status}`;
-  if (typeof body.code !== 'string' || !codes.has(body.code)) return `undocumented code ${JSON.stringify(body.code)} (status ${a.status}): ${String(body.detail)}`;
+  if (typeof body.code !== 'string' || !codes.has(body.code))
+    return `undocumented code ${JSON.stringify(body.code)} (status ${a.status}): ${String(body.detail)}`;
   if (a.status >= 500 && !(a.status === 503 && (body.code === 'overloaded' || body.code === 'store_unavailable'))) {
     return `server error ${a.status} ${body.code}: ${String(body.detail)}`;
   }
@@ -152,7 +187,13 @@ export interface TimedAnswer extends Answer {
 /** One HTTP request; resolves with the status, headers, body text and elapsed ms. */
 export function httpRequest(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; agent?: http.Agent | false; timeoutMs?: number } = {},
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Uint8Array;
+    agent?: http.Agent | false;
+    timeoutMs?: number;
+  } = {},
 ): Promise<TimedAnswer> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -160,7 +201,12 @@ export function httpRequest(
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+          ms: performance.now() - t0,
+        });
       });
       res.on('error', reject);
     });
@@ -193,7 +239,11 @@ export interface RawAnswer {
  * Write `data` on a fresh connection and read one response: resolves when a complete response
  * (by Content-Length) arrived plus `lingerMs`, when the server closes, or after `timeoutMs`.
  */
-export function rawRequest(port: number, data: string | Buffer, opts: { localAddress?: string; timeoutMs?: number; lingerMs?: number } = {}): Promise<RawAnswer> {
+export function rawRequest(
+  port: number,
+  data: string | Buffer,
+  opts: { localAddress?: string; timeoutMs?: number; lingerMs?: number } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const sock = net.connect({ port, host: '127.0.0.1', ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }) });
@@ -206,7 +256,8 @@ export function rawRequest(port: number, data: string | Buffer, opts: { localAdd
       clearTimeout(timer);
       sock.destroy();
       const p = parsed;
-      const body = p === undefined ? '' : buf.subarray(p.bodyStart, p.length === undefined ? undefined : p.bodyStart + p.length).toString('utf8');
+      const body =
+        p === undefined ? '' : buf.subarray(p.bodyStart, p.length === undefined ? undefined : p.bodyStart + p.length).toString('utf8');
       resolve({ status: p?.status ?? 0, headers: p?.headers ?? {}, text: body, closed, ms: performance.now() - t0 });
     };
     const timer = setTimeout(() => {
@@ -224,7 +275,12 @@ export function rawRequest(port: number, data: string | Buffer, opts: { localAdd
           if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
         }
         const cl = headers['content-length'];
-        parsed = { status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0), headers, bodyStart: end + 4, length: cl === undefined ? undefined : Number(cl) };
+        parsed = {
+          status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0),
+          headers,
+          bodyStart: end + 4,
+          length: cl === undefined ? undefined : Number(cl),
+        };
       }
       if (parsed.length !== undefined && buf.length >= parsed.bodyStart + parsed.length) {
         setTimeout(() => {

@@ -9,15 +9,81 @@ import fc from 'fast-check';
 import { ProtocolError } from '../../src/errors.ts';
 
 const EDGE_VALUES: unknown[] = [
-  null, true, false, 0, -0, -1, 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 1.5, 1e308, 1e-7,
-  '', ' ', '\u0000', '\u001f', '\u007f', '\ud800', '\udfff', '\ufeff', '\u2028', 'é', '😀',
-  'did:keri:', 'did:keri:E', 'did:key:z6Mk', 'did:keri:' + 'A'.repeat(300), 'a'.repeat(300), 'x'.repeat(70_000),
-  '0'.repeat(64), 'F'.repeat(64), 'G'.repeat(64), 'ff'.repeat(31), 'ff'.repeat(33), '00'.repeat(64), '0x' + '00'.repeat(31),
-  '2023-11-14T22:13:21Z', '2023-02-30T00:00:00Z', '2023-11-14T22:13:60Z', '2023-11-14 22:13:21Z', '2023-11-14T22:13:21.000Z',
-  '2023-11-14T22:13:21+00:00', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '99999-12-31T23:59:59Z',
-  '1e3', '00', '01', '-1', '+1', '1.0', ' 1', '340282366920938463463374607431768211455', '340282366920938463463374607431768211456',
-  'ed25519', 'p256', 'ED25519', 'secp256k1', 'sts.amazonaws.com', 'deploy:staging', 'DEPLOY', '*',
-  [], {}, [[[[]]]], { a: { b: { c: {} } } }, [null], [''], ['a'.repeat(65)], { __proto__: 1 }, { constructor: 'x' }, { toString: 1 },
+  null,
+  true,
+  false,
+  0,
+  -0,
+  -1,
+  1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53,
+  -(2 ** 53),
+  1.5,
+  1e308,
+  1e-7,
+  '',
+  ' ',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\ud800',
+  '\udfff',
+  '\ufeff',
+  '\u2028',
+  'é',
+  '😀',
+  'did:keri:',
+  'did:keri:E',
+  'did:key:z6Mk',
+  'did:keri:' + 'A'.repeat(300),
+  'a'.repeat(300),
+  'x'.repeat(70_000),
+  '0'.repeat(64),
+  'F'.repeat(64),
+  'G'.repeat(64),
+  'ff'.repeat(31),
+  'ff'.repeat(33),
+  '00'.repeat(64),
+  '0x' + '00'.repeat(31),
+  '2023-11-14T22:13:21Z',
+  '2023-02-30T00:00:00Z',
+  '2023-11-14T22:13:60Z',
+  '2023-11-14 22:13:21Z',
+  '2023-11-14T22:13:21.000Z',
+  '2023-11-14T22:13:21+00:00',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '99999-12-31T23:59:59Z',
+  '1e3',
+  '00',
+  '01',
+  '-1',
+  '+1',
+  '1.0',
+  ' 1',
+  '340282366920938463463374607431768211455',
+  '340282366920938463463374607431768211456',
+  'ed25519',
+  'p256',
+  'ED25519',
+  'secp256k1',
+  'sts.amazonaws.com',
+  'deploy:staging',
+  'DEPLOY',
+  '*',
+  [],
+  {},
+  [[[[]]]],
+  { a: { b: { c: {} } } },
+  [null],
+  [''],
+  ['a'.repeat(65)],
+  { __proto__: 1 },
+  { constructor: 'x' },
+  { toString: 1 },
 ];
 
 /** A value chosen to break a field rule (or to satisfy it in an unexpected way). */
@@ -71,7 +137,15 @@ export type StructOp =
 export const structOp: fc.Arbitrary<StructOp> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ op: fc.constant('replace' as const), at: fc.nat(), value: hostileValue }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), at: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('add' as const), at: fc.nat(), key: fc.oneof(fc.constantFrom('extra', '__proto__', 'v', 'proof', ''), fc.string({ maxLength: 8 })), value: hostileValue }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('add' as const),
+      at: fc.nat(),
+      key: fc.oneof(fc.constantFrom('extra', '__proto__', 'v', 'proof', ''), fc.string({ maxLength: 8 })),
+      value: hostileValue,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('wrap' as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('swap' as const), at: fc.nat(), with: fc.nat() }) },
 );
@@ -91,7 +165,8 @@ export function applyStruct(doc: unknown, ops: readonly StructOp[]): unknown {
         break;
       case 'add': {
         const target = getAt(v, p);
-        if (target !== null && typeof target === 'object' && !Array.isArray(target)) Object.defineProperty(target, o.key, { value: structuredClone(o.value), enumerable: true, writable: true, configurable: true });
+        if (target !== null && typeof target === 'object' && !Array.isArray(target))
+          Object.defineProperty(target, o.key, { value: structuredClone(o.value), enumerable: true, writable: true, configurable: true });
         else if (Array.isArray(target)) target.push(structuredClone(o.value));
         else v = setAt(v, p, [target, structuredClone(o.value)]);
         break;
@@ -130,7 +205,40 @@ export type TextOp =
   | { op: 'crlf' };
 
 const hostileText = fc.oneof(
-  fc.constantFrom('\n', '\r', '\r\n', '\n\n', '\u0000', '\ud800', '\\ud800', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', '\t', '—', '+', '=', '==', '/', '0', '-', 'e5', '.5', '"a":1,', ',"anchor":{}', 'null', '\u00a0', '\ufeff', 'é'),
+  fc.constantFrom(
+    '\n',
+    '\r',
+    '\r\n',
+    '\n\n',
+    '\u0000',
+    '\ud800',
+    '\\ud800',
+    '"',
+    '\\',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    ' ',
+    '\t',
+    '—',
+    '+',
+    '=',
+    '==',
+    '/',
+    '0',
+    '-',
+    'e5',
+    '.5',
+    '"a":1,',
+    ',"anchor":{}',
+    'null',
+    '\u00a0',
+    '\ufeff',
+    'é',
+  ),
   fc.string({ unit: 'binary', maxLength: 12 }),
   fc.string({ unit: 'binary-ascii', maxLength: 12 }),
 );
@@ -139,7 +247,14 @@ export const textOp: fc.Arbitrary<TextOp> = fc.oneof(
   fc.record({ op: fc.constant('truncate' as const), at: fc.nat() }),
   { weight: 3, arbitrary: fc.record({ op: fc.constant('insert' as const), at: fc.nat(), text: hostileText }) },
   fc.record({ op: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 8 }) }),
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('flip' as const), at: fc.nat(), char: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('flip' as const),
+      at: fc.nat(),
+      char: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    }),
+  },
   fc.record({ op: fc.constant('duplicate' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 200 }) }),
   { weight: 2, arbitrary: fc.record({ op: fc.constant('line' as const), at: fc.nat(), text: hostileText }) },
   fc.record({ op: fc.constant('dropLine' as const), at: fc.nat() }),
@@ -221,6 +336,8 @@ export function refusalOrValue<T>(fn: () => T, input: unknown): { ok: true; valu
   } catch (e) {
     if (e instanceof ProtocolError && /^[a-z][a-z0-9_]*$/.test(e.code)) return { ok: false, code: e.code };
     const shown = typeof input === 'string' ? JSON.stringify(input.slice(0, 300)) : String(input);
-    throw new Error(`crash (not a typed refusal) on input ${shown}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`, { cause: e });
+    throw new Error(`crash (not a typed refusal) on input ${shown}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`, {
+      cause: e,
+    });
   }
 }

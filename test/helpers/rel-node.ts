@@ -50,13 +50,33 @@ export function makeDeployment(dir: string, opts: { logCount?: number; dataDir?:
   writeFileSync(
     registryFile,
     JSON.stringify({
-      parties: [{ id: AGENT, keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }], limits: { anchors_per_minute: 100_000_000, new_seeds_per_day: 100_000_000 } }],
+      parties: [
+        {
+          id: AGENT,
+          keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }],
+          limits: { anchors_per_minute: 100_000_000, new_seeds_per_day: 100_000_000 },
+        },
+      ],
     }),
   );
-  const logs = Array.from({ length: opts.logCount ?? 4 }, (_, i) => new SyntheticLog(`log${i}.rel.example/log`, ed25519KeyFromSeed(fill(0x80 + i))));
+  const logs = Array.from(
+    { length: opts.logCount ?? 4 },
+    (_, i) => new SyntheticLog(`log${i}.rel.example/log`, ed25519KeyFromSeed(fill(0x80 + i))),
+  );
   const logsFile = join(dir, 'logs.json');
   writeFileSync(logsFile, JSON.stringify({ logs: logs.map((l) => ({ origin: l.origin, keys: [l.vkey] })) }));
-  return { dir, keyFile, cosignKeyFile, registryFile, logsFile, dataDir: opts.dataDir ?? join(dir, 'data'), witnessSeed, cosignSeed, party, logs };
+  return {
+    dir,
+    keyFile,
+    cosignKeyFile,
+    registryFile,
+    logsFile,
+    dataDir: opts.dataDir ?? join(dir, 'data'),
+    witnessSeed,
+    cosignSeed,
+    party,
+    logs,
+  };
 }
 
 /** A derived seed (root = agent, scope = `scope`) and its anchors: index i gets head H(lane, i). */
@@ -75,7 +95,14 @@ export class Lane {
 
   anchor(index = this.next): Anchor {
     const head = createHash('sha256').update(`${this.scope}#${index}`).digest();
-    return signAnchor(this.party, { seedId: this.seedId, index, head, cumulative: BigInt(index) * 10n, timestamp: 1_700_000_000 + index, witnessSet: { said: 'ERelSet', threshold: 1 } });
+    return signAnchor(this.party, {
+      seedId: this.seedId,
+      index,
+      head,
+      cumulative: BigInt(index) * 10n,
+      timestamp: 1_700_000_000 + index,
+      witnessSet: { said: 'ERelSet', threshold: 1 },
+    });
   }
 
   body(index = this.next): string {
@@ -102,8 +129,24 @@ function procStatus(pid: number | undefined, field: string): number {
 /** The serve flags for a deployment (roles anchor and cosign). */
 export function serveArgs(d: Deployment, extra: readonly string[] = []): string[] {
   return [
-    'serve', '--listen', '127.0.0.1:0', '--data-dir', d.dataDir, '--key', d.keyFile, '--name', NAME, '--roles', 'anchor,cosign',
-    '--cosign-key', d.cosignKeyFile, '--registry', d.registryFile, '--logs', d.logsFile, ...extra,
+    'serve',
+    '--listen',
+    '127.0.0.1:0',
+    '--data-dir',
+    d.dataDir,
+    '--key',
+    d.keyFile,
+    '--name',
+    NAME,
+    '--roles',
+    'anchor,cosign',
+    '--cosign-key',
+    d.cosignKeyFile,
+    '--registry',
+    d.registryFile,
+    '--logs',
+    d.logsFile,
+    ...extra,
   ];
 }
 

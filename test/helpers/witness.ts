@@ -46,14 +46,25 @@ function parseOrUndefined(text: string): unknown {
   }
 }
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; body: unknown; headers: Headers; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) });
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<{ status: number; body: unknown; headers: Headers; text: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+  });
   const text = await res.text();
   const parsed = parseOrUndefined(text);
   return { status: res.status, body: parsed, headers: res.headers, text };
 }
 
-export async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown; headers: Headers; bytes: Uint8Array; text: string }> {
+export async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown; headers: Headers; bytes: Uint8Array; text: string }> {
   const res = await fetch(url, { headers });
   const bytes = new Uint8Array(await res.arrayBuffer());
   const text = Buffer.from(bytes).toString('utf8');

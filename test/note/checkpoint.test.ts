@@ -20,7 +20,10 @@ void test('parse/format round trips', () => {
   assert.equal(cp.size, 3);
   assert.equal(Buffer.from(cp.rootHash).toString('base64'), ROOT);
   assert.deepEqual(cp.extensions, ['ext one', '— ext two']);
-  assert.equal(Buffer.from(parseCheckpoint(texts[1]!).rootHash).toString('hex'), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  assert.equal(
+    Buffer.from(parseCheckpoint(texts[1]!).rootHash).toString('hex'),
+    'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  );
 });
 
 void test('rejections', () => {
@@ -45,19 +48,53 @@ void test('rejections', () => {
     [`exam\u0000ple.com/log\n3\n${ROOT}\n`, 'NUL'],
   ];
   for (const [text, why] of bad) assert.throws(() => parseCheckpoint(text), { code: 'malformed_checkpoint' }, why);
-  assert.throws(() => formatCheckpoint({ origin: 'a\nb', size: 1, rootHash: new Uint8Array(32), extensions: [] }), { code: 'malformed_checkpoint' });
-  assert.throws(() => formatCheckpoint({ origin: 'a', size: -1, rootHash: new Uint8Array(32), extensions: [] }), { code: 'malformed_checkpoint' });
-  assert.throws(() => formatCheckpoint({ origin: 'a', size: 1, rootHash: new Uint8Array(31), extensions: [] }), { code: 'malformed_checkpoint' });
-  assert.throws(() => formatCheckpoint({ origin: 'a', size: 1, rootHash: new Uint8Array(32), extensions: [''] }), { code: 'malformed_checkpoint' });
+  assert.throws(() => formatCheckpoint({ origin: 'a\nb', size: 1, rootHash: new Uint8Array(32), extensions: [] }), {
+    code: 'malformed_checkpoint',
+  });
+  assert.throws(() => formatCheckpoint({ origin: 'a', size: -1, rootHash: new Uint8Array(32), extensions: [] }), {
+    code: 'malformed_checkpoint',
+  });
+  assert.throws(() => formatCheckpoint({ origin: 'a', size: 1, rootHash: new Uint8Array(31), extensions: [] }), {
+    code: 'malformed_checkpoint',
+  });
+  assert.throws(() => formatCheckpoint({ origin: 'a', size: 1, rootHash: new Uint8Array(32), extensions: [''] }), {
+    code: 'malformed_checkpoint',
+  });
 });
 
 void test('SPEC §1 names: 1–255 bytes of 0x21–0x7E, no +, a . before the first /', () => {
-  for (const ok of ['witness.example', 'witness.example/w1', 'example.com/log', 'a.b/c/d.e', 'sigsum.org/v1/tree/4d6d', 'x.y', 'a.' + 'b'.repeat(253)]) {
+  for (const ok of [
+    'witness.example',
+    'witness.example/w1',
+    'example.com/log',
+    'a.b/c/d.e',
+    'sigsum.org/v1/tree/4d6d',
+    'x.y',
+    'a.' + 'b'.repeat(253),
+  ]) {
     assert.equal(isValidName(ok), true, ok);
     validateName(ok);
   }
-  for (const bad of ['', 'localhost', 'localhost/x.y', '/a.b', 'a b.c', 'a+b.c', 'a.b/c+d', 'é.example', 'a.b\n', 'a.b\t', 'a.\u007f', 'a.' + 'b'.repeat(254)]) {
+  for (const bad of [
+    '',
+    'localhost',
+    'localhost/x.y',
+    '/a.b',
+    'a b.c',
+    'a+b.c',
+    'a.b/c+d',
+    'é.example',
+    'a.b\n',
+    'a.b\t',
+    'a.\u007f',
+    'a.' + 'b'.repeat(254),
+  ]) {
     assert.equal(isValidName(bad), false, JSON.stringify(bad));
-    assert.throws(() => { validateName(bad); }, { code: 'invalid_name' });
+    assert.throws(
+      () => {
+        validateName(bad);
+      },
+      { code: 'invalid_name' },
+    );
   }
 });

@@ -31,7 +31,8 @@ const VECTORS = [
     size: 3,
     root: '1Pksj7uJcg6ztVZ3x9fvrd/rENEaGoSguo8aIzN/qpU=',
     logLine: '— example.com/log AYgsrE/ez4/BhHEe4UBKQHGthuzE+YCMq5nfqTEDvgtHUzlv1vwdYEWyDe6tF/l2ODx37u1cJKECMSuVvzaIINOTAgY=',
-    witnessLine: '— witness.example/w1 519lMgAAAABlU/EAYZ6u2iYaCM2WgDyyFQck4Op4QA7FWwiBFn4VWmoq2n7G4bwnmLJVQMd24K0/GaLg2A8MIYOpoBos4ha/phuYCg==',
+    witnessLine:
+      '— witness.example/w1 519lMgAAAABlU/EAYZ6u2iYaCM2WgDyyFQck4Op4QA7FWwiBFn4VWmoq2n7G4bwnmLJVQMd24K0/GaLg2A8MIYOpoBos4ha/phuYCg==',
     message:
       '636f7369676e61747572652f76310a74696d6520313730303030303030300a6578616d706c652e636f6d2f6c6f670a330a31506b736a37754a6367367a74565a337839667672642f72454e4561476f5367756f3861497a4e2f7170553d0a',
   },
@@ -39,7 +40,8 @@ const VECTORS = [
     size: 8,
     root: 'xcLIIO00L92ozolra5z1uMAKIcxLIHFMxuXTwFw1JAs=',
     logLine: '— example.com/log AYgsrCZHRR9ejRCutsbrb373wd1mjNijdtXMfz6iMkcrOjk8vIHLKqS6eNYD9XEEsICUKK9wcl+C14poiq5oOG8BeQY=',
-    witnessLine: '— witness.example/w1 519lMgAAAABlU/EAv8IGLu0y0Gi0JqSDgdAlb+Ah/KJIDaOdc25DlpDjXH8EezO5CSyPStRivEgF41whknSHFxw/DYC9yU1EJVT5DQ==',
+    witnessLine:
+      '— witness.example/w1 519lMgAAAABlU/EAv8IGLu0y0Gi0JqSDgdAlb+Ah/KJIDaOdc25DlpDjXH8EezO5CSyPStRivEgF41whknSHFxw/DYC9yU1EJVT5DQ==',
     message:
       '636f7369676e61747572652f76310a74696d6520313730303030303030300a6578616d706c652e636f6d2f6c6f670a380a78634c49494f30304c39326f7a6f6c7261357a31754d414b4963784c4948464d78755854774677314a41733d0a',
   },
@@ -63,7 +65,10 @@ void test('Appendix C: log and witness signature lines reproduced byte for byte 
     assert.equal(msg.length, 94);
     assert.equal(Buffer.from(msg).toString('hex'), v.message);
     // Whole note via signNote with both signers.
-    const note = signNote(text, [ed25519NoteSigner('example.com/log', LOG_KEY), cosignatureNoteSigner('witness.example/w1', WITNESS_KEY, T)]);
+    const note = signNote(text, [
+      ed25519NoteSigner('example.com/log', LOG_KEY),
+      cosignatureNoteSigner('witness.example/w1', WITNESS_KEY, T),
+    ]);
     assert.equal(note, `${text}\n${v.logLine}\n${v.witnessLine}\n`);
     // The cosignature line on its own, as POST /add-checkpoint returns it.
     const c = signCosignature('witness.example/w1', WITNESS_KEY, text, 1700000000n);
@@ -109,7 +114,9 @@ void test('timestamps: bounds at 0 and 2^63 − 1', () => {
   const max = signCosignature('witness.example/w1', WITNESS_KEY, text, MAX_COSIGNATURE_TIMESTAMP);
   const line = formatCosignatureLine(max);
   assert.equal(parseCosignatureLine(line).timestamp, MAX_COSIGNATURE_TIMESTAMP);
-  assert.ok(new TextDecoder().decode(cosignatureMessage(text, MAX_COSIGNATURE_TIMESTAMP)).startsWith('cosignature/v1\ntime 9223372036854775807\n'));
+  assert.ok(
+    new TextDecoder().decode(cosignatureMessage(text, MAX_COSIGNATURE_TIMESTAMP)).startsWith('cosignature/v1\ntime 9223372036854775807\n'),
+  );
   assert.equal(verifyNote(text + '\n' + line, [parseVkey(WITNESS_VKEY)]).verified[0]!.timestamp, MAX_COSIGNATURE_TIMESTAMP);
   // A timestamp ≥ 2^63 in the bytes is malformed for the line parser and a failed signature for verifyNote.
   const bytes = encodeCosignatureBytes(0n, max.signature);

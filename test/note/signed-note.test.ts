@@ -37,9 +37,21 @@ const SPEC_NOTE =
 const LW_ORIGIN = 'sigsum.org/v1/tree/4d6d8825a6bb689d459628312889dfbb0bcd41b5211d9e1ce768b0ff0309e562';
 const LW_VKEY = `${LW_ORIGIN}+5202289b+Af/cLU2Y5BJNP+r3iMDC+av9eWCD0fBJVDfzAux5zxAP`;
 const LW_CHECKPOINTS: [number, string, string][] = [
-  [1, 'KgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', 'UgIom7fPZTqpxWWhyjWduBvTvGVqsokMbqTArsQilegKoFBJQjUFAmQ0+YeSPM3wfUQMFSzVnnNuWRTYrajXpNUbIQY='],
-  [3, 'RcCI1Nk56ZcSmIEfIn0SleqtV7uvrlXNccFx595Iwl0=', 'UgIom2VbtIcdFbwFAy1n7s6IkAxIY6J/GQOTuZF2ORV39d75cbAj2aQYwyJre36kezNobZs4SUUdrcawfAB8WVrx6go='],
-  [5, 'QrtXrQZCCvpIgsSmOsah7HdICzMLLyDfxToMql9WTjY=', 'UgIomw/EOJmWi0i1FQsOj+etB7F8IccFam/jgd6wzRns4QPVmyEZtdvl1U2KEmLOZ/ASRcWJi0tW90dJWAShei7sDww='],
+  [
+    1,
+    'KgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+    'UgIom7fPZTqpxWWhyjWduBvTvGVqsokMbqTArsQilegKoFBJQjUFAmQ0+YeSPM3wfUQMFSzVnnNuWRTYrajXpNUbIQY=',
+  ],
+  [
+    3,
+    'RcCI1Nk56ZcSmIEfIn0SleqtV7uvrlXNccFx595Iwl0=',
+    'UgIom2VbtIcdFbwFAy1n7s6IkAxIY6J/GQOTuZF2ORV39d75cbAj2aQYwyJre36kezNobZs4SUUdrcawfAB8WVrx6go=',
+  ],
+  [
+    5,
+    'QrtXrQZCCvpIgsSmOsah7HdICzMLLyDfxToMql9WTjY=',
+    'UgIomw/EOJmWi0i1FQsOj+etB7F8IccFam/jgd6wzRns4QPVmyEZtdvl1U2KEmLOZ/ASRcWJi0tW90dJWAShei7sDww=',
+  ],
 ];
 const lwNote = (size: number, root: string, sig: string, origin = LW_ORIGIN): string =>
   `${origin}\n${size}\n${root}\n\n— ${LW_ORIGIN} ${sig}\n`;
@@ -69,7 +81,10 @@ void test('signed-note spec example verifies', () => {
 void test('tampered text fails with invalid_signature', () => {
   const v = parseVkey(SPEC_VKEY);
   const tampered = SPEC_NOTE.replace('example message', 'exemple message');
-  assert.throws(() => verifyNote(tampered, [v]), (err: unknown) => err instanceof NoteError && err.code === 'invalid_signature');
+  assert.throws(
+    () => verifyNote(tampered, [v]),
+    (err: unknown) => err instanceof NoteError && err.code === 'invalid_signature',
+  );
 });
 
 void test('unknown-key signatures are ignored; name or ID alone does not make a key known', () => {
@@ -87,15 +102,22 @@ void test('unknown-key signatures are ignored; name or ID alone does not make a 
   const sameName = ed25519NoteSigner('example.com/foo', other.privateKey);
   assert.notEqual(sameName.keyId, v.keyId);
   const bogus: NoteSignature = { name: 'example.com/foo', keyId: sameName.keyId, signature: new Uint8Array(64).fill(7) };
-  const r2 = verifyNote(formatNote({ text: 'This is an example message.\n', signatures: [bogus, ...parseNote(SPEC_NOTE).signatures] }), [v]);
+  const r2 = verifyNote(formatNote({ text: 'This is an example message.\n', signatures: [bogus, ...parseNote(SPEC_NOTE).signatures] }), [
+    v,
+  ]);
   assert.equal(r2.verified.length, 1);
   assert.equal(r2.unverified.length, 1);
 
   // Same ID, other name, bad signature: ignored.
   const sameId: NoteSignature = { name: 'example.com/bar', keyId: v.keyId, signature: new Uint8Array(64).fill(7) };
-  const r3 = verifyNote(formatNote({ text: 'This is an example message.\n', signatures: [...parseNote(SPEC_NOTE).signatures, sameId] }), [v]);
+  const r3 = verifyNote(formatNote({ text: 'This is an example message.\n', signatures: [...parseNote(SPEC_NOTE).signatures, sameId] }), [
+    v,
+  ]);
   assert.equal(r3.verified.length, 1);
-  assert.deepEqual(r3.unverified.map((s) => s.name), ['example.com/bar']);
+  assert.deepEqual(
+    r3.unverified.map((s) => s.name),
+    ['example.com/bar'],
+  );
 
   // Only unknown signatures: unverified_note.
   assert.throws(() => verifyNote(withStranger, []), { code: 'unverified_note' });

@@ -16,7 +16,11 @@ const CHECKPOINT_8 =
   'example.com/log\n8\nxcLIIO00L92ozolra5z1uMAKIcxLIHFMxuXTwFw1JAs=\n\n' +
   '— example.com/log AYgsrCZHRR9ejRCutsbrb373wd1mjNijdtXMfz6iMkcrOjk8vIHLKqS6eNYD9XEEsICUKK9wcl+C14poiq5oOG8BeQY=\n' +
   '— witness.example/w1 519lMgAAAABlU/EAv8IGLu0y0Gi0JqSDgdAlb+Ah/KJIDaOdc25DlpDjXH8EezO5CSyPStRivEgF41whknSHFxw/DYC9yU1EJVT5DQ==\n';
-const PROOF_5 = ['gxFfiUeVX6/cKifn9MCFS72Nonuxs+NAXbVxya+Nvho=', 'brzFS2cQ7gYQp/yCzeUXE9soDj3IRRW96WMqGbZaC5M=', 'T2MQhKFXxU9U/Psj/164ZQxLoWDClbsTqYMrEJ1SZ34='];
+const PROOF_5 = [
+  'gxFfiUeVX6/cKifn9MCFS72Nonuxs+NAXbVxya+Nvho=',
+  'brzFS2cQ7gYQp/yCzeUXE9soDj3IRRW96WMqGbZaC5M=',
+  'T2MQhKFXxU9U/Psj/164ZQxLoWDClbsTqYMrEJ1SZ34=',
+];
 const PROOF_TEXT = `c2sp.org/tlog-proof@v1\nindex 5\n${PROOF_5.join('\n')}\n\n${CHECKPOINT_8}`;
 const leaf = (i: number): Uint8Array => new TextEncoder().encode(`leaf ${i}`);
 
@@ -26,7 +30,10 @@ void test('format and parse round trip (no extra line is emitted)', () => {
   const p = parseTlogProof(text);
   assert.equal(p.index, 5);
   assert.equal(p.extra, undefined);
-  assert.deepEqual(p.proof.map((h) => Buffer.from(h).toString('base64')), PROOF_5);
+  assert.deepEqual(
+    p.proof.map((h) => Buffer.from(h).toString('base64')),
+    PROOF_5,
+  );
   assert.equal(p.checkpoint, CHECKPOINT_8);
   assert.equal(p.tree.size, 8);
   assert.equal(p.note.signatures.length, 2);
@@ -48,13 +55,20 @@ void test('verifyTlogProof: the leaf-5 inclusion proof of Appendix C', () => {
   const r = verifyTlogProof(PROOF_TEXT, { data: leaf(5) }, [log, witness], { origin: 'example.com/log' });
   assert.equal(r.index, 5);
   assert.equal(r.tree.size, 8);
-  assert.deepEqual(r.note.verified.map((v) => v.verifier.name), ['example.com/log', 'witness.example/w1']);
+  assert.deepEqual(
+    r.note.verified.map((v) => v.verifier.name),
+    ['example.com/log', 'witness.example/w1'],
+  );
   assert.equal(r.note.verified[1]!.timestamp, 1700000000n);
   assert.equal(verifyTlogProof(PROOF_TEXT, { hash: hashLeaf(leaf(5)) }, [log]).note.unverified.length, 1);
   // Wrong leaf, wrong index, wrong origin, wrong key, tampered proof.
   assert.throws(() => verifyTlogProof(PROOF_TEXT, { data: leaf(4) }, [log]), { code: 'inclusion_proof_invalid' });
-  assert.throws(() => verifyTlogProof(PROOF_TEXT.replace('index 5', 'index 4'), { data: leaf(5) }, [log]), { code: 'inclusion_proof_invalid' });
-  assert.throws(() => verifyTlogProof(PROOF_TEXT.replace('index 5', 'index 8'), { data: leaf(5) }, [log]), { code: 'inclusion_proof_invalid' });
+  assert.throws(() => verifyTlogProof(PROOF_TEXT.replace('index 5', 'index 4'), { data: leaf(5) }, [log]), {
+    code: 'inclusion_proof_invalid',
+  });
+  assert.throws(() => verifyTlogProof(PROOF_TEXT.replace('index 5', 'index 8'), { data: leaf(5) }, [log]), {
+    code: 'inclusion_proof_invalid',
+  });
   assert.throws(() => verifyTlogProof(PROOF_TEXT, { data: leaf(5) }, [log], { origin: 'example.com/other' }), { code: 'origin_mismatch' });
   assert.throws(() => verifyTlogProof(PROOF_TEXT, { data: leaf(5) }, []), { code: 'unverified_note' });
   const lines = PROOF_TEXT.split('\n');
@@ -97,6 +111,8 @@ void test('parse rejections', () => {
   for (const [text, why] of bad) assert.throws(() => parseTlogProof(text), { code: 'malformed_tlog_proof' }, why);
   assert.throws(() => parseTlogProof(new Uint8Array([0xc3, 0x28])), { code: 'malformed_tlog_proof' });
   assert.throws(() => formatTlogProof({ index: -1, proof: [], checkpoint: CHECKPOINT_8 }), { code: 'malformed_tlog_proof' });
-  assert.throws(() => formatTlogProof({ index: 0, proof: [new Uint8Array(31)], checkpoint: CHECKPOINT_8 }), { code: 'malformed_tlog_proof' });
+  assert.throws(() => formatTlogProof({ index: 0, proof: [new Uint8Array(31)], checkpoint: CHECKPOINT_8 }), {
+    code: 'malformed_tlog_proof',
+  });
   assert.throws(() => formatTlogProof({ index: 0, proof: [], checkpoint: 'not a note' }), { code: 'malformed_tlog_proof' });
 });

@@ -14,7 +14,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { arch, platform, tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { spawnServe, type ServeChild } from '../helpers/spawn-serve.ts';
@@ -28,7 +39,8 @@ const PUBLISHED = /^(lib\/|src\/|package\.json$|README\.md$|LICENSE$)/;
 
 // npm sets these for the scripts it runs (`npm test`); a child npm would inherit them and, for
 // example, install into this checkout (npm_config_local_prefix). Registry, cache and proxy settings stay.
-const NPM_STRIP = /^npm_(lifecycle_|package_|command$|execpath$|node_execpath$|config_(local_prefix|prefix|global_prefix|globalconfig|call|nodedir|node_gyp|npm_version|user_agent|init_module)$)/i;
+const NPM_STRIP =
+  /^npm_(lifecycle_|package_|command$|execpath$|node_execpath$|config_(local_prefix|prefix|global_prefix|globalconfig|call|nodedir|node_gyp|npm_version|user_agent|init_module)$)/i;
 function childEnv(nodeDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!NPM_STRIP.test(k)) env[k] = v;
@@ -46,10 +58,15 @@ interface Run {
 /** Run a program (no shell); resolves with its exit code and output, never rejects (a timeout is code null). */
 function run(file: string, args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
-      resolve({ code, stdout, stderr: err !== null && code === null ? `${stderr}\n${err.message}` : stderr });
-    });
+    execFile(
+      file,
+      args,
+      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 << 20, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+        resolve({ code, stdout, stderr: err !== null && code === null ? `${stderr}\n${err.message}` : stderr });
+      },
+    );
   });
 }
 function ok(r: Run, what: string): Run {
@@ -65,12 +82,20 @@ function ok(r: Run, what: string): Run {
 async function node22(): Promise<string> {
   const cache = join(tmpdir(), `anchor-witness-test-node22-${platform()}-${arch()}`);
   const bin = join(cache, 'node_modules', 'node', 'bin', 'node');
-  const works = async (file: string) => existsSync(file) && /^v22\./.test((await run(file, ['--version'], { cwd: tmpdir(), env: childEnv(NODE24_DIR) })).stdout);
+  const works = async (file: string) =>
+    existsSync(file) && /^v22\./.test((await run(file, ['--version'], { cwd: tmpdir(), env: childEnv(NODE24_DIR) })).stdout);
   if (await works(bin)) return bin;
   const fresh = mkdtempSync(`${cache}.tmp-`);
   try {
     writeFileSync(join(fresh, 'package.json'), '{"name":"node22-cache","private":true,"allowScripts":{"node":true}}\n');
-    ok(await run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', 'node@22'], { cwd: fresh, env: childEnv(NODE24_DIR), timeoutMs: 240_000 }), 'npm install node@22');
+    ok(
+      await run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', 'node@22'], {
+        cwd: fresh,
+        env: childEnv(NODE24_DIR),
+        timeoutMs: 240_000,
+      }),
+      'npm install node@22',
+    );
     const freshBin = join(fresh, 'node_modules', 'node', 'bin', 'node');
     assert.ok(await works(freshBin), 'the node@22 package gives a working Node 22');
     rmSync(cache, { recursive: true, force: true });
@@ -93,26 +118,51 @@ let packed: { filename: string; size: number; unpackedSize: number; files: { pat
 let witness: ServeChild | undefined;
 const t0 = Date.now();
 
-before(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'aw-pack-'));
-  const stage = join(tmp, 'stage');
-  app = join(tmp, 'app');
-  const packAndInstall = async () => {
-    cpSync(ROOT, stage, { recursive: true, filter: (src) => relative(ROOT, src).split(sep)[0] === '' || !NOT_STAGED.has(relative(ROOT, src).split(sep)[0]!) });
-    symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
-    const pack = ok(await run('npm', ['pack', '--json', '--loglevel=error', '--pack-destination', tmp], { cwd: stage, env: childEnv(NODE24_DIR), timeoutMs: 240_000 }), 'npm pack');
-    // `npm pack --json` prints the prepack script's output first, then the JSON array.
-    const list = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[') + 1)) as (typeof packed)[];
-    packed = list[0]!;
-    mkdirSync(app);
-    // allowScripts as in the checkout's package.json: npm 11 warns about unlisted install scripts, and the
-    // witness needs better-sqlite3's (its native addon).
-    writeFileSync(join(app, 'package.json'), '{"name":"aw-consumer","version":"1.0.0","private":true,"type":"module","allowScripts":{"better-sqlite3":true}}\n');
-    ok(await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', join(tmp, packed.filename)], { cwd: app, env: childEnv(NODE24_DIR), timeoutMs: 300_000 }), 'npm install <tarball>');
-  };
-  [, node22Bin] = await Promise.all([packAndInstall(), node22()]);
-  process.stderr.write(`# pack-install: packed and installed in ${Date.now() - t0} ms (tarball ${packed.size} B, unpacked ${packed.unpackedSize} B, ${packed.files.length} files)\n`);
-}, { timeout: 600_000 });
+before(
+  async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'aw-pack-'));
+    const stage = join(tmp, 'stage');
+    app = join(tmp, 'app');
+    const packAndInstall = async () => {
+      cpSync(ROOT, stage, {
+        recursive: true,
+        filter: (src) => relative(ROOT, src).split(sep)[0] === '' || !NOT_STAGED.has(relative(ROOT, src).split(sep)[0]!),
+      });
+      symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
+      const pack = ok(
+        await run('npm', ['pack', '--json', '--loglevel=error', '--pack-destination', tmp], {
+          cwd: stage,
+          env: childEnv(NODE24_DIR),
+          timeoutMs: 240_000,
+        }),
+        'npm pack',
+      );
+      // `npm pack --json` prints the prepack script's output first, then the JSON array.
+      const list = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[') + 1)) as (typeof packed)[];
+      packed = list[0]!;
+      mkdirSync(app);
+      // allowScripts as in the checkout's package.json: npm 11 warns about unlisted install scripts, and the
+      // witness needs better-sqlite3's (its native addon).
+      writeFileSync(
+        join(app, 'package.json'),
+        '{"name":"aw-consumer","version":"1.0.0","private":true,"type":"module","allowScripts":{"better-sqlite3":true}}\n',
+      );
+      ok(
+        await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', join(tmp, packed.filename)], {
+          cwd: app,
+          env: childEnv(NODE24_DIR),
+          timeoutMs: 300_000,
+        }),
+        'npm install <tarball>',
+      );
+    };
+    [, node22Bin] = await Promise.all([packAndInstall(), node22()]);
+    process.stderr.write(
+      `# pack-install: packed and installed in ${Date.now() - t0} ms (tarball ${packed.size} B, unpacked ${packed.unpackedSize} B, ${packed.files.length} files)\n`,
+    );
+  },
+  { timeout: 600_000 },
+);
 
 after(async () => {
   await witness?.kill();
@@ -124,7 +174,19 @@ void test('the tarball holds the compiled package and nothing from the test, ben
   const paths = packed.files.map((f) => f.path);
   const stray = paths.filter((p) => !PUBLISHED.test(p));
   assert.deepEqual(stray, [], 'only lib/, src/, package.json, README.md and LICENSE are published');
-  for (const p of ['package.json', 'README.md', 'lib/bin/anchor-witness.js', 'lib/bin/token-bridge.js', 'lib/src/index.js', 'lib/src/index.d.ts', 'lib/src/index.d.ts.map', 'lib/src/client/index.js', 'lib/src/client/index.d.ts', 'lib/src/verify/index.js', 'lib/src/verify/index.d.ts']) {
+  for (const p of [
+    'package.json',
+    'README.md',
+    'lib/bin/anchor-witness.js',
+    'lib/bin/token-bridge.js',
+    'lib/src/index.js',
+    'lib/src/index.d.ts',
+    'lib/src/index.d.ts.map',
+    'lib/src/client/index.js',
+    'lib/src/client/index.d.ts',
+    'lib/src/verify/index.js',
+    'lib/src/verify/index.d.ts',
+  ]) {
     assert.ok(paths.includes(p), `${p} is published`);
   }
   assert.deepEqual(
@@ -134,7 +196,12 @@ void test('the tarball holds the compiled package and nothing from the test, ben
   );
   // Every compiled module imports .js, never a .ts the installed Node would refuse to load.
   const installed = join(app, 'node_modules', 'anchor-witness');
-  const tsImports = paths.filter((p) => p.startsWith('lib/') && p.endsWith('.js') && /from\s+["'][^"']+\.ts["']|import\(\s*["'][^"']+\.ts["']/.test(readFileSync(join(installed, p), 'utf8')));
+  const tsImports = paths.filter(
+    (p) =>
+      p.startsWith('lib/') &&
+      p.endsWith('.js') &&
+      /from\s+["'][^"']+\.ts["']|import\(\s*["'][^"']+\.ts["']/.test(readFileSync(join(installed, p), 'utf8')),
+  );
   assert.deepEqual(tsImports, []);
   const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
   assert.equal(pkg.engines.node, '>=22');
@@ -166,17 +233,42 @@ void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 2
   mkdirSync(dir);
   const f = (name: string) => join(dir, name);
   const cli = join(app, 'node_modules', '.bin', 'anchor-witness');
-  const aw = async (args: string[], what: string) => ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what);
+  const aw = async (args: string[], what: string) =>
+    ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what);
 
-  const [witnessKey, partyKey] = await Promise.all([aw(['keygen', '--out', f('witness.pem')], 'keygen'), aw(['party', 'keygen', '--out', f('party.pem')], 'party keygen')]);
+  const [witnessKey, partyKey] = await Promise.all([
+    aw(['keygen', '--out', f('witness.pem')], 'keygen'),
+    aw(['party', 'keygen', '--out', f('party.pem')], 'party keygen'),
+  ]);
   const witnessHex = witnessKey.stdout.trim();
   const partyHex = partyKey.stdout.trim();
   assert.match(witnessHex, /^[0-9a-f]{64}$/);
   assert.match(partyHex, /^[0-9a-f]{64}$/);
-  writeFileSync(f('registry.json'), JSON.stringify({ parties: [{ id: 'did:keri:EPkg', delegator: 'did:keri:ERoot', keys: [{ curve: 'ed25519', public_key: partyHex }] }] }));
+  writeFileSync(
+    f('registry.json'),
+    JSON.stringify({ parties: [{ id: 'did:keri:EPkg', delegator: 'did:keri:ERoot', keys: [{ curve: 'ed25519', public_key: partyHex }] }] }),
+  );
 
   witness = await spawnServe(
-    ['serve', '--listen', '127.0.0.1:0', '--data-dir', f('data'), '--key', f('witness.pem'), '--name', 'w.pkg.test', '--roles', 'anchor', '--registry', f('registry.json'), '--verify-threads', '0', '--log-level', 'warn'],
+    [
+      'serve',
+      '--listen',
+      '127.0.0.1:0',
+      '--data-dir',
+      f('data'),
+      '--key',
+      f('witness.pem'),
+      '--name',
+      'w.pkg.test',
+      '--roles',
+      'anchor',
+      '--registry',
+      f('registry.json'),
+      '--verify-threads',
+      '0',
+      '--log-level',
+      'warn',
+    ],
     { entry: cli },
   );
   const url = witness.url;
@@ -186,7 +278,27 @@ void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 2
   assert.match(await page.text(), /w\.pkg\.test/);
 
   await aw(['party', 'witness-set', '--witness', url, '--threshold', '1', '--out', f('set.json')], 'party witness-set');
-  const seed = (await aw(['party', 'init', '--state', f('chain.json'), '--key', f('party.pem'), '--agent', 'did:keri:EPkg', '--root', 'did:keri:ERoot', '--scope', 'EPkgScope', '--witness-set', f('set.json')], 'party init')).stdout.trim();
+  const seed = (
+    await aw(
+      [
+        'party',
+        'init',
+        '--state',
+        f('chain.json'),
+        '--key',
+        f('party.pem'),
+        '--agent',
+        'did:keri:EPkg',
+        '--root',
+        'did:keri:ERoot',
+        '--scope',
+        'EPkgScope',
+        '--witness-set',
+        f('set.json'),
+      ],
+      'party init',
+    )
+  ).stdout.trim();
   assert.match(seed, /^[0-9a-f]{64}$/);
   await aw(['party', 'anchor', 'next', '--state', f('chain.json'), '--head', '5a'.repeat(32)], 'party anchor next');
   const submit = await aw(['party', 'submit', '--state', f('chain.json'), '--out', f('final.json')], 'party submit');
@@ -226,10 +338,29 @@ console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index,
 `,
   );
   const expectRun = async (nodeBin: string, label: string) => {
-    const r = ok(await run(nodeBin, [consumer, f('response.json'), f('final.json'), witnessHex, partyHex], { cwd: app, env: childEnv(dirname(nodeBin)) }), `consumer.mjs (${label})`);
-    const out = JSON.parse(r.stdout) as { node: string; index: number; leaf: number; size: number; tampered: string; final: boolean; pure: number[]; pureTampered: string };
+    const r = ok(
+      await run(nodeBin, [consumer, f('response.json'), f('final.json'), witnessHex, partyHex], {
+        cwd: app,
+        env: childEnv(dirname(nodeBin)),
+      }),
+      `consumer.mjs (${label})`,
+    );
+    const out = JSON.parse(r.stdout) as {
+      node: string;
+      index: number;
+      leaf: number;
+      size: number;
+      tampered: string;
+      final: boolean;
+      pure: number[];
+      pureTampered: string;
+    };
     assert.equal(out.node.split('.')[0], label === 'Node 22' ? '22' : '24');
-    assert.deepEqual([out.index, out.leaf, out.size, out.final], [0, 0, 1, true], 'the response verifies: anchor 0, leaf 0 of a 1-entry log; the bundle is final');
+    assert.deepEqual(
+      [out.index, out.leaf, out.size, out.final],
+      [0, 0, 1, true],
+      'the response verifies: anchor 0, leaf 0 of a 1-entry log; the bundle is final',
+    );
     assert.match(out.tampered, /^[a-z_]+$/, `a tampered response is refused with a VerificationError code (${out.tampered})`);
     assert.deepEqual(out.pure, [0, 0, 1], 'anchor-witness/verify verifies the response too');
     assert.equal(out.pureTampered, out.tampered, 'and refuses the tampered copy with the same code');
@@ -257,19 +388,43 @@ export async function checkPure(body: unknown, witness: PinnedWitness, partyKey:
 `,
   );
   // The same consumer with a wrong argument type must fail: the declarations are checked, not `any`.
-  writeFileSync(join(app, 'wrong.ts'), readFileSync(join(app, 'consumer.ts'), 'utf8').replace('verifyAnchorResponse(parseAnchorResponse(body), witness, party)', "verifyAnchorResponse(parseAnchorResponse(body), 'not a pin', party)"));
+  writeFileSync(
+    join(app, 'wrong.ts'),
+    readFileSync(join(app, 'consumer.ts'), 'utf8').replace(
+      'verifyAnchorResponse(parseAnchorResponse(body), witness, party)',
+      "verifyAnchorResponse(parseAnchorResponse(body), 'not a pin', party)",
+    ),
+  );
   const tscRun = (file: string) => {
     const config = `tsconfig.${file}.json`;
     writeFileSync(
       join(app, config),
       JSON.stringify({
-        compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+        },
         files: [`${file}.ts`],
       }),
     );
-    return run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: app, env: childEnv(NODE24_DIR), timeoutMs: 120_000 });
+    return run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], {
+      cwd: app,
+      env: childEnv(NODE24_DIR),
+      timeoutMs: 120_000,
+    });
   };
-  const [typed, wrong] = await Promise.all([tscRun('consumer'), tscRun('wrong'), expectRun(process.execPath, 'Node 24'), expectRun(node22Bin, 'Node 22')]);
+  const [typed, wrong] = await Promise.all([
+    tscRun('consumer'),
+    tscRun('wrong'),
+    expectRun(process.execPath, 'Node 24'),
+    expectRun(node22Bin, 'Node 22'),
+  ]);
   assert.equal(typed.code, 0, `tsc --noEmit against the shipped declarations:\n${typed.stdout}${typed.stderr}`);
   assert.notEqual(wrong.code, 0);
   assert.match(wrong.stdout, /wrong\.ts\(\d+,\d+\): error TS2345/);

@@ -29,7 +29,9 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 void test('monitor --once --html writes a self-contained report with the chart and the finding', { timeout: 30_000 }, async () => {
   const tmp = tempDir('aw-pages-cli-');
   const alice = edParty(0x09);
-  const registry = { parties: [{ id: 'did:keri:EAlice', delegator: 'did:keri:ERoot', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] };
+  const registry = {
+    parties: [{ id: 'did:keri:EAlice', delegator: 'did:keri:ERoot', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }],
+  };
   mkdirSync(join(tmp.dir, 'w1'));
   mkdirSync(join(tmp.dir, 'w2'));
   const k2 = join(tmp.dir, 'w2.pem');
@@ -39,7 +41,10 @@ void test('monitor --once --html writes a self-contained report with the chart a
   try {
     const seedId = deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', 'CLI');
     const anchor = signAnchor(alice, { seedId, index: 1, head: fill(0x31), cumulative: 10n, timestamp: 1_700_000_001 });
-    const r = await post(`${w1.url}/v1/anchor`, { anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope: 'CLI' } });
+    const r = await post(`${w1.url}/v1/anchor`, {
+      anchor: encodeAnchor(anchor),
+      party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope: 'CLI' },
+    });
     assert.equal(r.status, 200, r.text);
     const seed = encodeHex(seedId);
     const html = join(tmp.dir, 'report.html');
@@ -49,7 +54,20 @@ void test('monitor --once --html writes a self-contained report with the chart a
     assert.match(unpinned.stderr, /--seed and --all-duplicities need --registry FILE/);
     const registryFile = join(tmp.dir, 'registry.json');
     writeFileSync(registryFile, JSON.stringify(registry));
-    const res = await run(['monitor', '--once', '--witness', `${w1.url},${w2.url}`, '--registry', registryFile, '--seed', seed, '--state', join(tmp.dir, 'state.json'), '--html', html]);
+    const res = await run([
+      'monitor',
+      '--once',
+      '--witness',
+      `${w1.url},${w2.url}`,
+      '--registry',
+      registryFile,
+      '--seed',
+      seed,
+      '--state',
+      join(tmp.dir, 'state.json'),
+      '--html',
+      html,
+    ]);
     assert.equal(res.code, 1, res.stderr); // w2 withholds: a finding
     assert.match(res.stdout, /ALERT withholding/);
     const page = readFileSync(html, 'utf8');

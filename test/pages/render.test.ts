@@ -40,16 +40,28 @@ function styleOf(page: string): string {
 void test('escapeHtml and the html template escape every interpolated value', () => {
   assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
   const list = ['<i>', 2, null, undefined, false, [EVIL, raw('<br>')]];
-  assert.equal(html`<p title="${EVIL_ATTR}">${list}</p>`.value, '<p title="&quot; onmouseover=&quot;alert(1)">&lt;i&gt;2&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<br></p>');
+  assert.equal(
+    html`<p title="${EVIL_ATTR}">${list}</p>`.value,
+    '<p title="&quot; onmouseover=&quot;alert(1)">&lt;i&gt;2&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<br></p>',
+  );
   assert.equal(html`${html`<b>${'<'}</b>`}`.value, '<b>&lt;</b>', 'nested SafeHtml is kept as markup');
-  assert.equal(joinHtml(['<a>', 'b'], html`<br>`).value, '&lt;a&gt;<br>b');
+  assert.equal(joinHtml(['<a>', 'b'], html`<br />`).value, '&lt;a&gt;<br>b');
   assert.equal(html`${10n} ${true}`.value, '10 true');
 });
 
 void test('safeHref keeps http(s) and same-origin paths only', () => {
   assert.equal(safeHref('https://bridge.example/.well-known/jwks.json'), 'https://bridge.example/.well-known/jwks.json');
   assert.equal(safeHref('/health'), '/health');
-  for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,<script>', '//evil.example/x', '/\\evil.example', 'vbscript:x', '']) assert.equal(safeHref(bad), '#', bad);
+  for (const bad of [
+    'javascript:alert(1)',
+    'JaVaScRiPt:alert(1)',
+    'data:text/html,<script>',
+    '//evil.example/x',
+    '/\\evil.example',
+    'vbscript:x',
+    '',
+  ])
+    assert.equal(safeHref(bad), '#', bad);
 });
 
 void test('shell quoting: what is copied is what is shown', () => {
@@ -73,13 +85,35 @@ void test('displayHost accepts host[:port] only; commandBaseUrl picks the scheme
     ['witness.example.org.', 'witness.example.org'],
   ];
   for (const [h, want] of ok) assert.equal(displayHost(h), want, h);
-  for (const bad of [undefined, '', 'evil.example/<script>', 'a b', 'host:0', 'host:65536', 'host:08420', 'user@host', 'host"x', '[not-ipv6]', '-bad.example', `${'a'.repeat(64)}.example`, 'host:80:80', "host'", '[1.2.3.4]']) {
+  for (const bad of [
+    undefined,
+    '',
+    'evil.example/<script>',
+    'a b',
+    'host:0',
+    'host:65536',
+    'host:08420',
+    'user@host',
+    'host"x',
+    '[not-ipv6]',
+    '-bad.example',
+    `${'a'.repeat(64)}.example`,
+    'host:80:80',
+    "host'",
+    '[1.2.3.4]',
+  ]) {
     assert.equal(displayHost(bad), undefined, String(bad));
   }
   assert.deepEqual(commandBaseUrl({ host: '127.0.0.1:8420', encrypted: false }), { url: 'http://127.0.0.1:8420', usable: true });
   assert.deepEqual(commandBaseUrl({ host: 'witness.example.org', encrypted: false }), { url: 'https://witness.example.org', usable: true });
-  assert.deepEqual(commandBaseUrl({ host: 'witness.example.org:8420', encrypted: false }), { url: 'http://witness.example.org:8420', usable: true });
-  assert.deepEqual(commandBaseUrl({ host: 'witness.example.org:8420', encrypted: true }), { url: 'https://witness.example.org:8420', usable: true });
+  assert.deepEqual(commandBaseUrl({ host: 'witness.example.org:8420', encrypted: false }), {
+    url: 'http://witness.example.org:8420',
+    usable: true,
+  });
+  assert.deepEqual(commandBaseUrl({ host: 'witness.example.org:8420', encrypted: true }), {
+    url: 'https://witness.example.org:8420',
+    usable: true,
+  });
   assert.deepEqual(commandBaseUrl({ host: `x${EVIL}`, encrypted: false }), { url: '$WITNESS_URL', usable: false });
 });
 
@@ -88,7 +122,10 @@ void test('CSP: one stylesheet allowed by its SHA-256 hash, nothing else; the me
   const style = styleOf(page);
   assert.equal(style, STYLESHEET);
   assert.equal(STYLE_HASH, `'sha256-${createHash('sha256').update(style, 'utf8').digest('base64')}'`);
-  assert.equal(PAGE_CSP, `default-src 'none'; style-src ${STYLE_HASH}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+  assert.equal(
+    PAGE_CSP,
+    `default-src 'none'; style-src ${STYLE_HASH}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  );
   assert.ok(page.includes(`<meta http-equiv="Content-Security-Policy" content="${escapeHtml(META_CSP)}">`));
   assert.doesNotMatch(PAGE_CSP, /unsafe|script-src|\*/);
   assert.doesNotMatch(META_CSP, /frame-ancestors/);
@@ -108,7 +145,17 @@ void test('CheckpointClock: exact when this process signed the size, else a boun
 });
 
 void test('format helpers', () => {
-  assert.deepEqual([0, 59, 60, 61, 3600, 3660, 172_800, 180_000, -30].map(formatDuration), ['0 s', '59 s', '1 min', '1 min 1 s', '1 h', '1 h 1 min', '2 d', '2 d 2 h', 'in 30 s']);
+  assert.deepEqual([0, 59, 60, 61, 3600, 3660, 172_800, 180_000, -30].map(formatDuration), [
+    '0 s',
+    '59 s',
+    '1 min',
+    '1 min 1 s',
+    '1 h',
+    '1 h 1 min',
+    '2 d',
+    '2 d 2 h',
+    'in 30 s',
+  ]);
   assert.equal(formatUtc(1_767_225_600.9), '2026-01-01T00:00:00Z');
 });
 
@@ -121,11 +168,24 @@ function witnessData(over: Partial<WitnessPageData> = {}): WitnessPageData {
     logOrigin: `w.example/${EVIL}/anchors`,
     logVkey: `w.example/${EVIL}/anchors+15082f6b+AYqI4910CfGV/VLbLTy6XXLKZwm/HZQSG/N0iAG0D29c`,
     cosignVkeys: [`w.example/${EVIL}+232b0647+BEgHWll+choVbi4Hmd5cwMUyTcbn6vHN1GJQho7FMhXd`],
-    log: { size: 12, checkpoint: `w.example/${EVIL}/anchors\n12\nAAAA\n\n— w.example/${EVIL}/anchors sig\n`, signedAtMs: 1_767_225_000_000, signedExact: true },
+    log: {
+      size: 12,
+      checkpoint: `w.example/${EVIL}/anchors\n12\nAAAA\n\n— w.example/${EVIL}/anchors sig\n`,
+      signedAtMs: 1_767_225_000_000,
+      signedExact: true,
+    },
     counts: { seeds: 3, anchors: 11, duplicities: 1 },
     cosign: {
       logs: [
-        { origin: `hostile.example/${EVIL} <img src=x onerror=alert(1)>`, source: `list /etc/${EVIL}.list`, size: 5, lastCosigned: 1_767_225_500, qpd: 86_400, counted: 2, refused: 1 },
+        {
+          origin: `hostile.example/${EVIL} <img src=x onerror=alert(1)>`,
+          source: `list /etc/${EVIL}.list`,
+          size: 5,
+          lastCosigned: 1_767_225_500,
+          qpd: 86_400,
+          counted: 2,
+          refused: 1,
+        },
         { origin: 'example.com/log', source: 'logs file', size: null, lastCosigned: null, qpd: undefined, counted: 0, refused: 0 },
       ],
       total: 2,
@@ -157,7 +217,16 @@ void test('witness page: every hostile value is escaped, including inside comman
 });
 
 void test('witness page: no usable Host → $WITNESS_URL; unknown signing time → "at least"; cosign off', () => {
-  const page = renderWitnessPage(witnessData({ baseUrl: '$WITNESS_URL', hostUsable: false, cosign: null, cosignVkeys: [], roles: ['anchor'], log: { size: 0, checkpoint: null, signedAtMs: 1_767_225_540_000, signedExact: false } }));
+  const page = renderWitnessPage(
+    witnessData({
+      baseUrl: '$WITNESS_URL',
+      hostUsable: false,
+      cosign: null,
+      cosignVkeys: [],
+      roles: ['anchor'],
+      log: { size: 0, checkpoint: null, signedAtMs: 1_767_225_540_000, signedExact: false },
+    }),
+  );
   assertInert(page);
   assert.ok(page.includes('party submit --state chain.json --witness &quot;$WITNESS_URL&quot;'));
   assert.ok(page.includes('Set <code>WITNESS_URL</code> first'));
@@ -181,7 +250,15 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
     jwks: () => ({ keys: entries.map((e) => ({ kty: 'EC', alg: e.state === 'retired' ? 'RS256' : 'ES256', use: 'sig', kid: e.kid })) }),
     algs: () => ['ES256', 'RS256'],
   };
-  const policy = { issuer: 'https://bridge.example', audiences: [`aud.example/${EVIL}`, 'sts.amazonaws.com'], defaultTtl: 900, maxTtl: 3600, proofOfPossession: false, awsSessionTags: true, startedAt: 0 };
+  const policy = {
+    issuer: 'https://bridge.example',
+    audiences: [`aud.example/${EVIL}`, 'sts.amazonaws.com'],
+    defaultTtl: 900,
+    maxTtl: 3600,
+    proofOfPossession: false,
+    awsSessionTags: true,
+    startedAt: 0,
+  };
   const service = new TokenService({ policy, trustedRoots: () => undefined, signingKey: () => active });
   const deps: BridgeDeps = { service, keys, issuer: { issuer: policy.issuer, pathPrefix: '', loopback: false } };
   const metrics = bridgeMetrics(new Registry(), deps);
@@ -194,7 +271,11 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
   assert.ok(page.includes('(2 h ago)'), 'active key age');
   assert.ok(page.includes('signs from 2026-01-01T00:30:00Z'), 'next key');
   assert.ok(page.includes('retired ≈ 55 min ago; unpublished after 2026-01-01T00:10:00Z'), 'retired = retire_after − (max TTL + 300 s)');
-  assert.ok(page.includes('token-bridge aws-setup --issuer https://bridge.example --subject &quot;$ROOT_DID&quot; --audience sts.amazonaws.com --connect --format cli'));
+  assert.ok(
+    page.includes(
+      'token-bridge aws-setup --issuer https://bridge.example --subject &quot;$ROOT_DID&quot; --audience sts.amazonaws.com --connect --format cli',
+    ),
+  );
   assert.ok(!page.includes('This issuer is not https://'));
   assert.ok(page.includes('<strong>off</strong>'), 'proof of possession off is highlighted');
   assert.match(page, /id="tokens-issued"><div class="label">tokens issued<\/div><div class="value">3</);
@@ -202,7 +283,21 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
 });
 
 void test('chart: degenerate input renders finite coordinates, labels escaped', () => {
-  for (const series of [[], [{ label: EVIL, points: [] }], [{ label: 'one', points: [{ t: 100, v: 3 }] }], [{ label: 'gap', points: [{ t: 1, v: null }, { t: 2, v: 0 }, { t: 90_000, v: null }] }]]) {
+  for (const series of [
+    [],
+    [{ label: EVIL, points: [] }],
+    [{ label: 'one', points: [{ t: 100, v: 3 }] }],
+    [
+      {
+        label: 'gap',
+        points: [
+          { t: 1, v: null },
+          { t: 2, v: 0 },
+          { t: 90_000, v: null },
+        ],
+      },
+    ],
+  ]) {
     const svg = stepChart({ title: EVIL, series, markers: [{ t: 50, v: 1, label: EVIL, severity: 'alert' }], end: 200 }).value;
     assert.doesNotMatch(svg, /NaN|Infinity|<script/);
     assert.ok(svg.startsWith('<svg class="chart" role="img"'));
@@ -215,20 +310,48 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
   const prev = `w1.example/anchors\n3\nAAA=\n\n— w1.example/anchors sig1\n`;
   const cur = `w1.example/anchors\n2\nBBB=\n\n— w1.example/anchors sig2\n`;
   const state: ReportState = {
-    witnesses: { [witness]: { public_key: 'cd'.repeat(32), log_origin: 'w1.example/anchors', checkpoint: prev }, 'w2.example': { public_key: 'ef'.repeat(32), log_origin: 'w2.example/anchors' } },
-    seeds: { [seed]: { observations: [{ witness, anchor: { index: 1, head: '11'.repeat(32) }, seen: 1000 }, { witness: 'w2.example', anchor: { index: 1, head: '22'.repeat(32) }, seen: 1010 }] } },
+    witnesses: {
+      [witness]: { public_key: 'cd'.repeat(32), log_origin: 'w1.example/anchors', checkpoint: prev },
+      'w2.example': { public_key: 'ef'.repeat(32), log_origin: 'w2.example/anchors' },
+    },
+    seeds: {
+      [seed]: {
+        observations: [
+          { witness, anchor: { index: 1, head: '11'.repeat(32) }, seen: 1000 },
+          { witness: 'w2.example', anchor: { index: 1, head: '22'.repeat(32) }, seen: 1010 },
+        ],
+      },
+    },
   };
   const proof = { seed_id: seed, index: 1, cumulative: 12345678901234567890123n, note: `<img src=x onerror=alert(1)>` };
   const polls: ReportPoll[] = [
-    { time: 1000, findings: [], witnesses: [{ url: 'http://w1', name: witness, reachable: true, logSize: 3, anchors: { [seed]: 1 } }, { url: 'http://w2', name: 'w2.example', reachable: true, logSize: 1, anchors: { [seed]: null } }] },
+    {
+      time: 1000,
+      findings: [],
+      witnesses: [
+        { url: 'http://w1', name: witness, reachable: true, logSize: 3, anchors: { [seed]: 1 } },
+        { url: 'http://w2', name: 'w2.example', reachable: true, logSize: 1, anchors: { [seed]: null } },
+      ],
+    },
     {
       time: 1060,
       findings: [
-        { id: 'd', kind: 'disagreement', severity: 'alert', seed, witness: `${witness},w2.example`, message: `disagree ${EVIL}`, evidence: { index: 1, a: { witness, anchor: {} }, b: { witness: 'w2.example', anchor: {} }, duplicity_proof: proof } },
+        {
+          id: 'd',
+          kind: 'disagreement',
+          severity: 'alert',
+          seed,
+          witness: `${witness},w2.example`,
+          message: `disagree ${EVIL}`,
+          evidence: { index: 1, a: { witness, anchor: {} }, b: { witness: 'w2.example', anchor: {} }, duplicity_proof: proof },
+        },
         { id: 'r', kind: 'log_rollback', severity: 'alert', witness, message: 'rolled back', evidence: { previous: prev, current: cur } },
         { id: 'u', kind: 'unreachable', severity: 'warning', message: `http://w3 <b>down</b>` },
       ],
-      witnesses: [{ url: 'http://w1', name: witness, reachable: true, logSize: 2, anchors: { [seed]: 1 } }, { url: 'http://w2', name: 'w2.example', reachable: true, logSize: 1, anchors: { [seed]: 1 } }],
+      witnesses: [
+        { url: 'http://w1', name: witness, reachable: true, logSize: 2, anchors: { [seed]: 1 } },
+        { url: 'http://w2', name: 'w2.example', reachable: true, logSize: 1, anchors: { [seed]: 1 } },
+      ],
     },
   ];
   const page = renderMonitorReport({ state, polls, generatedAt: 1100 });
@@ -238,7 +361,11 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
   assert.equal((page.match(/<article class="finding alert"/g) ?? []).length, 2);
   assert.equal((page.match(/<article class="finding warning"/g) ?? []).length, 1);
   assert.equal((page.match(/<svg class="chart"/g) ?? []).length, 2, 'one seed chart and the log chart');
-  const links = [...page.matchAll(/<a download="([^"]+)" href="data:([a-z/]+);charset=utf-8;base64,([A-Za-z0-9+/=]+)">/g)].map((m) => ({ name: m[1]!, mime: m[2]!, body: Buffer.from(m[3]!, 'base64').toString('utf8') }));
+  const links = [...page.matchAll(/<a download="([^"]+)" href="data:([a-z/]+);charset=utf-8;base64,([A-Za-z0-9+/=]+)">/g)].map((m) => ({
+    name: m[1]!,
+    mime: m[2]!,
+    body: Buffer.from(m[3]!, 'base64').toString('utf8'),
+  }));
   const byName = (suffix: string) => links.find((l) => l.name.endsWith(suffix));
   assert.equal(byName('-previous.txt')?.body, prev, 'the signed checkpoint downloads byte for byte');
   assert.equal(byName('-current.txt')?.body, cur);
@@ -246,7 +373,11 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
   assert.equal(proofFile?.mime, 'application/json');
   assert.ok(proofFile.body.includes('"cumulative": 12345678901234567890123'), 'big integers stay exact');
   assert.ok(page.includes(`anchor-witness verify duplicity ${proofFile.name}`));
-  assert.ok(page.includes(`anchor-witness verify checkpoint ${byName('-previous.txt')!.name} --witness-key ${'cd'.repeat(32)} --origin w1.example/anchors`));
+  assert.ok(
+    page.includes(
+      `anchor-witness verify checkpoint ${byName('-previous.txt')!.name} --witness-key ${'cd'.repeat(32)} --origin w1.example/anchors`,
+    ),
+  );
   assert.ok(page.includes('disagree &lt;script&gt;'));
   // a data: URL helper refuses a bogus media type (it is put in an attribute)
   assert.throws(() => dataUrl('text/html"><script>', 'x'));

@@ -30,7 +30,8 @@ const run = (file: string, args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
 const aw = (args: string[], env: Record<string, string> = {}) => run(bundleFile, args, env);
 
-const serve = (args: string[]) => spawnServe(['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args], { entry: bundleFile });
+const serve = (args: string[]) =>
+  spawnServe(['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', ...args], { entry: bundleFile });
 
 before(async () => {
   built = await bundle({ outFile: bundleFile });
@@ -94,7 +95,18 @@ void test('build digest: of the running bundle, and of a file', () => {
 
 void test('good attestation: served at /build and verified; wrong release key â†’ exit 1', async () => {
   const att = join(work.dir, 'good.json');
-  const a = aw(['build', 'attest', '--key', join(work.dir, 'release.pem'), '--source-commit', COMMIT, '--builder', 'urn:test:ci', '--out', att]);
+  const a = aw([
+    'build',
+    'attest',
+    '--key',
+    join(work.dir, 'release.pem'),
+    '--source-commit',
+    COMMIT,
+    '--builder',
+    'urn:test:ci',
+    '--out',
+    att,
+  ]);
   assert.equal(a.status, 0, a.stderr);
   assert.match(a.stderr, new RegExp(`attested anchor-witness\\.mjs sha256:${digest}`));
   // the release key is never taken from AW_KEY (the witness key's variable)
@@ -121,11 +133,27 @@ void test('good attestation: served at /build and verified; wrong release key â†
     const repro = run(srcBin, ['verify', 'build', '--url', node.url, '--release-key', releasePub, '--bundle', bundleFile]);
     assert.equal(repro.status, 0, repro.stderr);
     assert.match(repro.stdout, /matching the expected digest/);
-    const otherBuild = aw(['verify', 'build', '--url', node.url, '--release-key', releasePub, '--expect-digest', sha256Hex('another build')]);
+    const otherBuild = aw([
+      'verify',
+      'build',
+      '--url',
+      node.url,
+      '--release-key',
+      releasePub,
+      '--expect-digest',
+      sha256Hex('another build'),
+    ]);
     assert.equal(otherBuild.status, 1);
     assert.match(otherBuild.stderr, /^anchor-witness verify build: invalid: unexpected_digest: [^\n]*\n$/);
 
-    const wrongKey = aw(['verify', 'build', '--url', node.url, '--release-key', 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a']);
+    const wrongKey = aw([
+      'verify',
+      'build',
+      '--url',
+      node.url,
+      '--release-key',
+      'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+    ]);
     assert.equal(wrongKey.status, 1);
     assert.match(wrongKey.stderr, /^anchor-witness verify build: invalid: bad_signature: [^\n]*\n$/);
   } finally {
@@ -142,7 +170,9 @@ void test('tampered envelope: the node serves it (the digest still matches) but 
   const env = JSON.parse(readFileSync(att, 'utf8')) as { payload: string };
   const statement = Buffer.from(env.payload, 'base64').toString('utf8');
   assert.ok(statement.includes('urn:anchor-witness:builder:local'));
-  env.payload = Buffer.from(statement.replace('urn:anchor-witness:builder:local', 'urn:anchor-witness:builder:trusted-ci')).toString('base64');
+  env.payload = Buffer.from(statement.replace('urn:anchor-witness:builder:local', 'urn:anchor-witness:builder:trusted-ci')).toString(
+    'base64',
+  );
   writeFileSync(att, JSON.stringify(env));
 
   const node = await serve(['--data-dir', join(work.dir, 'tampered'), '--build-attestation', att]);
@@ -159,16 +189,58 @@ void test('tampered envelope: the node serves it (the digest still matches) but 
 
 void test('mismatched digest: an attestation of another file is refused at start-up with a clear message', () => {
   const att = join(work.dir, 'other.json');
-  const a = aw(['build', 'attest', '--key', join(work.dir, 'release.pem'), '--file', join(ROOT, 'package.json'), '--source-commit', COMMIT, '--out', att]);
+  const a = aw([
+    'build',
+    'attest',
+    '--key',
+    join(work.dir, 'release.pem'),
+    '--file',
+    join(ROOT, 'package.json'),
+    '--source-commit',
+    COMMIT,
+    '--out',
+    att,
+  ]);
   assert.equal(a.status, 0, a.stderr);
   const dataDir = join(work.dir, 'mismatch');
   mkdirSync(dataDir);
-  const r = aw(['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', '--data-dir', dataDir, '--build-attestation', att]);
+  const r = aw([
+    'serve',
+    '--listen',
+    '127.0.0.1:0',
+    '--name',
+    'w.test/b',
+    '--roles',
+    'anchor',
+    '--dev',
+    '--data-dir',
+    dataDir,
+    '--build-attestation',
+    att,
+  ]);
   assert.equal(r.status, 1);
   assert.doesNotMatch(r.stdout, /listening/);
-  assert.match(r.stderr, new RegExp(`does not match the running bundle: it names package\\.json sha256:[0-9a-f]{64}, but this process runs anchor-witness\\.mjs with sha256:${digest} .*refusing to start`));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `does not match the running bundle: it names package\\.json sha256:[0-9a-f]{64}, but this process runs anchor-witness\\.mjs with sha256:${digest} .*refusing to start`,
+    ),
+  );
   // from the TypeScript sources there is no running bundle to bind to
-  const src = run(srcBin, ['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/b', '--roles', 'anchor', '--dev', '--data-dir', dataDir, '--build-attestation', att]);
+  const src = run(srcBin, [
+    'serve',
+    '--listen',
+    '127.0.0.1:0',
+    '--name',
+    'w.test/b',
+    '--roles',
+    'anchor',
+    '--dev',
+    '--data-dir',
+    dataDir,
+    '--build-attestation',
+    att,
+  ]);
   assert.equal(src.status, 1);
   assert.match(src.stderr, /--build-attestation needs the bundled build/);
 });

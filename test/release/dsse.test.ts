@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
-import { decodeDsseBase64, ed25519KeyId, pae, parseEnvelope, signEnvelope, verifyEnvelope, type DsseEnvelope } from '../../src/release/dsse.ts';
+import {
+  decodeDsseBase64,
+  ed25519KeyId,
+  pae,
+  parseEnvelope,
+  signEnvelope,
+  verifyEnvelope,
+  type DsseEnvelope,
+} from '../../src/release/dsse.ts';
 import { BuildError } from '../../src/release/errors.ts';
 
 const enc = new TextEncoder();
@@ -19,7 +27,10 @@ const OTHER = ed25519PublicKeyBytes(ed25519KeyFromSeed(seed(8)));
 const code = (c: string) => (e: unknown) => e instanceof BuildError && e.code === c;
 
 void test('PAE: the DSSE protocol.md test vector', () => {
-  assert.equal(dec.decode(pae('http://example.com/HelloWorld', enc.encode('hello world'))), 'DSSEv1 29 http://example.com/HelloWorld 11 hello world');
+  assert.equal(
+    dec.decode(pae('http://example.com/HelloWorld', enc.encode('hello world'))),
+    'DSSEv1 29 http://example.com/HelloWorld 11 hello world',
+  );
   // lengths are byte lengths (UTF-8), and an empty body is "0 "
   assert.equal(dec.decode(pae('t/é', new Uint8Array(0))), 'DSSEv1 4 t/é 0 ');
 });
@@ -43,7 +54,15 @@ void test("PAE: the protocol.md reference envelope's P-256 signature verifies ov
   });
   const message = pae(envelope.payloadType, envelope.payload);
   assert.equal(verify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, envelope.signatures[0]!.sig), true);
-  assert.equal(verify('sha256', pae(envelope.payloadType, enc.encode('hello world!')), { key, dsaEncoding: 'ieee-p1363' }, envelope.signatures[0]!.sig), false);
+  assert.equal(
+    verify(
+      'sha256',
+      pae(envelope.payloadType, enc.encode('hello world!')),
+      { key, dsaEncoding: 'ieee-p1363' },
+      envelope.signatures[0]!.sig,
+    ),
+    false,
+  );
 });
 
 void test('sign → verify; keyid is the hex SHA-256 of the raw public key', () => {
@@ -65,8 +84,22 @@ void test('tampering: payload, payloadType, signature bit, wrong key — all rej
     f(copy);
     return parseEnvelope(copy);
   };
-  assert.throws(() => verifyEnvelope(tamper((e) => (e.payload = Buffer.from('{"a":2}').toString('base64'))), PUB), code('bad_signature'));
-  assert.throws(() => verifyEnvelope(tamper((e) => (e.payloadType = 'application/json')), PUB), code('bad_signature'));
+  assert.throws(
+    () =>
+      verifyEnvelope(
+        tamper((e) => (e.payload = Buffer.from('{"a":2}').toString('base64'))),
+        PUB,
+      ),
+    code('bad_signature'),
+  );
+  assert.throws(
+    () =>
+      verifyEnvelope(
+        tamper((e) => (e.payloadType = 'application/json')),
+        PUB,
+      ),
+    code('bad_signature'),
+  );
   assert.throws(
     () =>
       verifyEnvelope(
@@ -81,17 +114,46 @@ void test('tampering: payload, payloadType, signature bit, wrong key — all rej
   );
   assert.throws(() => verifyEnvelope(parseEnvelope(env), OTHER), code('bad_signature'));
   // a signature under a keyid that names another key is skipped, even if it would verify
-  assert.throws(() => verifyEnvelope(tamper((e) => (e.signatures[0]!.keyid = sha256Hex(OTHER))), PUB), code('bad_signature'));
+  assert.throws(
+    () =>
+      verifyEnvelope(
+        tamper((e) => (e.signatures[0]!.keyid = sha256Hex(OTHER))),
+        PUB,
+      ),
+    code('bad_signature'),
+  );
   // an absent or empty keyid is tried; extra foreign signatures do not hurt
-  assert.equal(verifyEnvelope(tamper((e) => delete e.signatures[0]!.keyid), PUB), sha256Hex(PUB));
-  assert.equal(verifyEnvelope(tamper((e) => (e.signatures[0]!.keyid = '')), PUB), sha256Hex(PUB));
-  assert.equal(verifyEnvelope(tamper((e) => e.signatures.unshift({ keyid: 'x', sig: Buffer.alloc(64).toString('base64') })), PUB), sha256Hex(PUB));
+  assert.equal(
+    verifyEnvelope(
+      tamper((e) => delete e.signatures[0]!.keyid),
+      PUB,
+    ),
+    sha256Hex(PUB),
+  );
+  assert.equal(
+    verifyEnvelope(
+      tamper((e) => (e.signatures[0]!.keyid = '')),
+      PUB,
+    ),
+    sha256Hex(PUB),
+  );
+  assert.equal(
+    verifyEnvelope(
+      tamper((e) => e.signatures.unshift({ keyid: 'x', sig: Buffer.alloc(64).toString('base64') })),
+      PUB,
+    ),
+    sha256Hex(PUB),
+  );
 });
 
 void test('the small-order forgery (identity key, R = identity, S = 0) is refused by the strict verifier', () => {
   const identity = new Uint8Array(32);
   identity[0] = 1;
-  const forged = parseEnvelope({ payloadType: 'application/vnd.in-toto+json', payload: 'e30=', signatures: [{ sig: Buffer.concat([Buffer.from(identity), Buffer.alloc(32)]).toString('base64') }] });
+  const forged = parseEnvelope({
+    payloadType: 'application/vnd.in-toto+json',
+    payload: 'e30=',
+    signatures: [{ sig: Buffer.concat([Buffer.from(identity), Buffer.alloc(32)]).toString('base64') }],
+  });
   assert.throws(() => verifyEnvelope(forged, identity), code('bad_signature'));
 });
 

@@ -21,7 +21,14 @@ const RELEASE = ed25519KeyFromSeed(new Uint8Array(32).fill(0x42));
 const RELEASE_PUB = ed25519PublicKeyBytes(RELEASE);
 const DIGEST = sha256Hex('bundle bytes');
 const COMMIT = 'c0ffee'.padEnd(40, '0');
-const INPUT: StatementInput = { name: 'anchor-witness.mjs', digest: DIGEST, version: '0.1.0', sourceCommit: COMMIT, sourceUri: 'https://example.org/aw.git', builderId: 'urn:test:builder' };
+const INPUT: StatementInput = {
+  name: 'anchor-witness.mjs',
+  digest: DIGEST,
+  version: '0.1.0',
+  sourceCommit: COMMIT,
+  sourceUri: 'https://example.org/aw.git',
+  builderId: 'urn:test:builder',
+};
 const code = (c: string) => (e: unknown) => e instanceof BuildError && e.code === c;
 
 function envelope(input: Partial<StatementInput> = {}): DsseEnvelope {
@@ -40,7 +47,12 @@ void test('statement: encode → parse; fixed bytes for fixed inputs', () => {
   assert.deepEqual(doc.subject, [{ name: 'anchor-witness.mjs', digest: { sha256: DIGEST } }]);
   assert.equal(doc.predicateType, 'https://slsa.dev/provenance/v1');
   const s = parseStatement(bytes);
-  assert.deepEqual(s, { subjects: [{ name: 'anchor-witness.mjs', sha256: DIGEST }], version: '0.1.0', sourceCommit: COMMIT, builderId: 'urn:test:builder' });
+  assert.deepEqual(s, {
+    subjects: [{ name: 'anchor-witness.mjs', sha256: DIGEST }],
+    version: '0.1.0',
+    sourceCommit: COMMIT,
+    builderId: 'urn:test:builder',
+  });
 });
 
 void test('statement: wrong _type, no subject, bad digest, other predicate type, no version — malformed_statement', () => {
@@ -53,7 +65,8 @@ void test('statement: wrong _type, no subject, bad digest, other predicate type,
     { ...base, predicateType: 'https://example.org/other' },
     { ...base, predicate: { buildDefinition: { externalParameters: {} } } },
   ];
-  for (const v of variants) assert.throws(() => parseStatement(new TextEncoder().encode(JSON.stringify(v))), code('malformed_statement'), JSON.stringify(v));
+  for (const v of variants)
+    assert.throws(() => parseStatement(new TextEncoder().encode(JSON.stringify(v))), code('malformed_statement'), JSON.stringify(v));
   assert.throws(() => parseStatement(new TextEncoder().encode('{"a":1,"a":2}')), code('malformed_statement'));
   assert.throws(() => parseStatement(Uint8Array.from([0xff])), code('malformed_statement'));
 });
@@ -72,9 +85,15 @@ void test('node side: the attestation must name the running bundle and version',
     // what the node serves verifies under the release key
     assert.equal(verifyBuildBody(JSON.parse(info.json), RELEASE_PUB).runningDigest, DIGEST);
 
-    assert.throws(() => loadBuildAttestation(file, { ...running, digest: sha256Hex('other bytes') }, '0.1.0'), (e: unknown) => code('digest_mismatch')(e) && /refusing to start/.test((e as Error).message));
+    assert.throws(
+      () => loadBuildAttestation(file, { ...running, digest: sha256Hex('other bytes') }, '0.1.0'),
+      (e: unknown) => code('digest_mismatch')(e) && /refusing to start/.test((e as Error).message),
+    );
     assert.throws(() => loadBuildAttestation(file, running, '0.2.0'), code('version_mismatch'));
-    assert.throws(() => loadBuildAttestation(file, undefined), (e: unknown) => code('not_bundled')(e) && /npm run build:bundle/.test((e as Error).message));
+    assert.throws(
+      () => loadBuildAttestation(file, undefined),
+      (e: unknown) => code('not_bundled')(e) && /npm run build:bundle/.test((e as Error).message),
+    );
     assert.throws(() => loadBuildAttestation(join(dir, 'missing.json'), running), code('attestation_unreadable'));
     writeFileSync(file, '{"payloadType":');
     assert.throws(() => loadBuildAttestation(file, running), code('malformed_envelope'));
@@ -96,14 +115,23 @@ void test('client side: verifyBuildBody accepts the good body and rejects every 
   // running_digest changed: the signed statement names another file
   assert.throws(() => verifyBuildBody({ ...good, running_digest: sha256Hex('x') }, RELEASE_PUB), code('digest_mismatch'));
   // a valid statement for another file, served with this digest
-  assert.throws(() => verifyBuildBody({ ...good, attestation: envelope({ digest: sha256Hex('x') }) }, RELEASE_PUB), code('digest_mismatch'));
+  assert.throws(
+    () => verifyBuildBody({ ...good, attestation: envelope({ digest: sha256Hex('x') }) }, RELEASE_PUB),
+    code('digest_mismatch'),
+  );
   assert.throws(() => verifyBuildBody({ ...good, version: '9.9.9' }, RELEASE_PUB), code('version_mismatch'));
   assert.throws(() => verifyBuildBody(good, RELEASE_PUB, { expectDigest: sha256Hex('rebuilt') }), code('unexpected_digest'));
   // payload swapped for another statement (signature no longer covers it)
   const evilPayload = Buffer.from(encodeStatement({ ...INPUT, builderId: 'urn:evil' })).toString('base64');
-  assert.throws(() => verifyBuildBody({ ...good, attestation: { ...good.attestation, payload: evilPayload } }, RELEASE_PUB), code('bad_signature'));
+  assert.throws(
+    () => verifyBuildBody({ ...good, attestation: { ...good.attestation, payload: evilPayload } }, RELEASE_PUB),
+    code('bad_signature'),
+  );
   // signed by the release key, but not an in-toto payload
-  assert.throws(() => verifyBuildBody({ ...good, attestation: signedJson({}, 'application/json') }, RELEASE_PUB), code('unsupported_payload_type'));
+  assert.throws(
+    () => verifyBuildBody({ ...good, attestation: signedJson({}, 'application/json') }, RELEASE_PUB),
+    code('unsupported_payload_type'),
+  );
   for (const b of [null, { ...good, running_digest: 'abc' }, { ...good, version: 1 }, { ...good, node_version: undefined }]) {
     assert.throws(() => verifyBuildBody(b, RELEASE_PUB), code('malformed_response'));
   }

@@ -88,8 +88,12 @@ void test('strict JSON: never crashes, never more lenient than JSON.parse, agree
     if (threw) return;
     // Accepted: JSON.parse must accept it too, with the same value (-0 reads as 0; big integers
     // only under `cumulative`, as decimal strings).
-    const theirs: unknown = JSON.parse(text, (k, v: unknown) => (typeof v === 'number' && Object.is(v, -0) ? 0 : k === 'cumulative' && typeof v === 'number' && !Number.isSafeInteger(v) ? '(big)' : v));
-    const norm = JSON.parse(JSON.stringify(ours, (k, v: unknown) => (k === 'cumulative' && typeof v === 'string' && /^-?[0-9]{16,}$/.test(v) ? '(big)' : v))) as unknown;
+    const theirs: unknown = JSON.parse(text, (k, v: unknown) =>
+      typeof v === 'number' && Object.is(v, -0) ? 0 : k === 'cumulative' && typeof v === 'number' && !Number.isSafeInteger(v) ? '(big)' : v,
+    );
+    const norm = JSON.parse(
+      JSON.stringify(ours, (k, v: unknown) => (k === 'cumulative' && typeof v === 'string' && /^-?[0-9]{16,}$/.test(v) ? '(big)' : v)),
+    ) as unknown;
     assert.deepEqual(norm, JSON.parse(JSON.stringify(theirs)));
   });
   check('utf8', 5_000, fc.uint8Array({ maxLength: 48 }), (bytes) => {
@@ -106,7 +110,11 @@ void test('strict JSON: never crashes, never more lenient than JSON.parse, agree
 });
 
 void test('codecs: hex, base64, base64url, base58, timestamps, decimals round-trip exactly what they accept', () => {
-  const near = (alphabet: string) => fc.oneof(fc.string({ unit: fc.constantFrom(...alphabet.split('')), maxLength: 70 }), fc.string({ unit: 'binary-ascii', maxLength: 20 }));
+  const near = (alphabet: string) =>
+    fc.oneof(
+      fc.string({ unit: fc.constantFrom(...alphabet.split('')), maxLength: 70 }),
+      fc.string({ unit: 'binary-ascii', maxLength: 20 }),
+    );
   check('hex', 3_000, near('0123456789abcdefABCDEFg '), (s) => {
     const b = attempt(() => decodeHex(s), s);
     if (b !== undefined) assert.equal(encodeHex(b), s.toLowerCase());
@@ -125,8 +133,20 @@ void test('codecs: hex, base64, base64url, base58, timestamps, decimals round-tr
     if (b !== undefined) assert.equal(encodeBase58(b), s);
   });
   const timestampish = fc.oneof(
-    fc.tuple(fc.integer({ min: -10, max: 10_000 }), fc.integer({ min: -1, max: 13 }), fc.integer({ min: -1, max: 32 }), fc.integer({ min: -1, max: 25 }), fc.integer({ min: -1, max: 61 }), fc.integer({ min: -1, max: 61 }), fc.constantFrom('Z', 'z', '', '+00:00', '.5Z', '.123456789Z', '.1234567891Z', '-01:30'))
-      .map(([y, mo, d, h, mi, s, tz]) => `${String(y).padStart(4, '0')}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}T${String(h).padStart(2, '0')}:${String(mi).padStart(2, '0')}:${String(s).padStart(2, '0')}${tz}`),
+    fc
+      .tuple(
+        fc.integer({ min: -10, max: 10_000 }),
+        fc.integer({ min: -1, max: 13 }),
+        fc.integer({ min: -1, max: 32 }),
+        fc.integer({ min: -1, max: 25 }),
+        fc.integer({ min: -1, max: 61 }),
+        fc.integer({ min: -1, max: 61 }),
+        fc.constantFrom('Z', 'z', '', '+00:00', '.5Z', '.123456789Z', '.1234567891Z', '-01:30'),
+      )
+      .map(
+        ([y, mo, d, h, mi, s, tz]) =>
+          `${String(y).padStart(4, '0')}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}T${String(h).padStart(2, '0')}:${String(mi).padStart(2, '0')}:${String(s).padStart(2, '0')}${tz}`,
+      ),
     mutatedText('2023-11-14T22:13:21Z'),
   );
   check('timestamp', 3_000, timestampish, (s) => {
@@ -148,16 +168,30 @@ void test('codecs: hex, base64, base64url, base58, timestamps, decimals round-tr
 // ---- anchors ------------------------------------------------------------------------------------
 
 const party = edParty(0x21);
-const validAnchor = encodeAnchor(signAnchor(party, { seedId: fill(0x22), index: 7, head: fill(0x23), cumulative: 1000n, timestamp: 1_700_000_000 }));
+const validAnchor = encodeAnchor(
+  signAnchor(party, { seedId: fill(0x22), index: 7, head: fill(0x23), cumulative: 1000n, timestamp: 1_700_000_000 }),
+);
 
 /** Anchors shaped like the route schema lets through (types right, values hostile). */
 const schemaShapedAnchor: fc.Arbitrary<AnchorWire> = fc.record({
   seed_id: fc.oneof(fc.constant(validAnchor.seed_id), fc.stringMatching(/^[0-9a-fA-F]{64}$/)),
   index: fc.oneof(fc.nat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER)),
   head: fc.stringMatching(/^[0-9a-fA-F]{64}$/),
-  cumulative: fc.oneof(fc.nat(), fc.constantFrom('0', '340282366920938463463374607431768211455', '340282366920938463463374607431768211456', '99999999999999999999999999999999999999'), fc.bigInt({ min: 0n, max: 2n ** 129n }).map(String)),
+  cumulative: fc.oneof(
+    fc.nat(),
+    fc.constantFrom(
+      '0',
+      '340282366920938463463374607431768211455',
+      '340282366920938463463374607431768211456',
+      '99999999999999999999999999999999999999',
+    ),
+    fc.bigInt({ min: 0n, max: 2n ** 129n }).map(String),
+  ),
   timestamp: fc.oneof(fc.constant('2023-11-14T22:13:21Z'), fc.stringMatching(/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/)),
-  witness_set: fc.record({ said: fc.string({ unit: 'binary', minLength: 1, maxLength: 130 }), threshold: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }) }),
+  witness_set: fc.record({
+    said: fc.string({ unit: 'binary', minLength: 1, maxLength: 130 }),
+    threshold: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  }),
   sig_party: fc.record({
     curve: fc.constantFrom('ed25519' as const, 'p256' as const),
     public_key: fc.oneof(fc.stringMatching(/^(?:[0-9a-fA-F]{2}){32,33}$/), fc.constant(validAnchor.sig_party.public_key)),
@@ -179,7 +213,24 @@ void test('anchors and duplicity proofs: decode strictly, mutated proofs never v
   const proofDoc = JSON.parse(JSON.stringify(proof, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as DuplicityProofWire;
   assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(proofDoc)), { valid: true });
   // Mutations that keep the shape (hex digits, numbers) but change meaning: must not verify.
-  const hexMutation = fc.record({ field: fc.constantFrom('seed_id', 'anchor_a.head', 'anchor_b.head', 'anchor_a.sig_party.signature', 'anchor_b.sig_party.signature', 'anchor_a.seed_id', 'anchor_b.sig_party.public_key', 'anchor_a.timestamp', 'anchor_b.cumulative', 'anchor_a.witness_set.said', 'index', 'anchor_a.index'), pos: fc.nat(), digit: fc.integer({ min: 1, max: 15 }) });
+  const hexMutation = fc.record({
+    field: fc.constantFrom(
+      'seed_id',
+      'anchor_a.head',
+      'anchor_b.head',
+      'anchor_a.sig_party.signature',
+      'anchor_b.sig_party.signature',
+      'anchor_a.seed_id',
+      'anchor_b.sig_party.public_key',
+      'anchor_a.timestamp',
+      'anchor_b.cumulative',
+      'anchor_a.witness_set.said',
+      'index',
+      'anchor_a.index',
+    ),
+    pos: fc.nat(),
+    digit: fc.integer({ min: 1, max: 15 }),
+  });
   check('duplicity', 1_000, hexMutation, (m) => {
     const doc = structuredClone(proofDoc) as unknown as Record<string, unknown>;
     const parts = m.field.split('.');
@@ -237,12 +288,17 @@ void test('add-checkpoint bodies and tlog-proofs: strict, canonical round trip',
   const pairs: string[] = [];
   for (let b = 0; b <= 30; b++) for (let a = 0; a <= b; a += 3) pairs.push(log.request(a, b));
   const bodies = fc.constantFrom(...pairs);
-  check('add-checkpoint', 8_000, fc.oneof({ weight: 9, arbitrary: mutatedText(bodies) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) }), (s) => {
-    const r = attempt(() => parseAddCheckpointRequest(s), s);
-    if (r !== undefined) assert.equal(formatAddCheckpointRequest(r.oldSize, r.proof, formatNote(r.note)), s);
-    const bytes = Buffer.from(s, 'utf8');
-    attempt(() => parseAddCheckpointRequest(bytes), s);
-  });
+  check(
+    'add-checkpoint',
+    8_000,
+    fc.oneof({ weight: 9, arbitrary: mutatedText(bodies) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) }),
+    (s) => {
+      const r = attempt(() => parseAddCheckpointRequest(s), s);
+      if (r !== undefined) assert.equal(formatAddCheckpointRequest(r.oldSize, r.proof, formatNote(r.note)), s);
+      const bytes = Buffer.from(s, 'utf8');
+      attempt(() => parseAddCheckpointRequest(bytes), s);
+    },
+  );
   check('add-checkpoint bytes', 2_000, fc.tuple(bodies, fc.nat(), fc.integer({ min: 0, max: 255 })), ([s, at, byte]) => {
     const b = Buffer.from(s, 'utf8');
     b[at % b.length] = byte;
@@ -253,7 +309,8 @@ void test('add-checkpoint bodies and tlog-proofs: strict, canonical round trip',
   const all: string[] = [];
   for (let size = 1; size <= 40; size += 3) {
     const checkpoint = log.checkpoint(size, treeRoot(size, read));
-    for (let index = 0; index < size; index += 2) all.push(formatTlogProof({ index, proof: inclusionProof(index, size, read), checkpoint }));
+    for (let index = 0; index < size; index += 2)
+      all.push(formatTlogProof({ index, proof: inclusionProof(index, size, read), checkpoint }));
   }
   const proofs = fc.constantFrom(...all);
   check('tlog-proof', 5_000, mutatedText(proofs), (s) => {
@@ -272,7 +329,12 @@ void test('Merkle proofs, tiles, entry bundles: no mutated proof verifies, stric
     if (r === undefined) roots.set(n, (r = treeRoot(n, read)));
     return r;
   };
-  const proofMutation = fc.record({ kind: fc.constantFrom('byte', 'drop', 'add', 'dup', 'swap', 'leaf', 'root'), i: fc.nat(), j: fc.nat(), byte: fc.integer({ min: 1, max: 255 }) });
+  const proofMutation = fc.record({
+    kind: fc.constantFrom('byte', 'drop', 'add', 'dup', 'swap', 'leaf', 'root'),
+    i: fc.nat(),
+    j: fc.nat(),
+    byte: fc.integer({ min: 1, max: 255 }),
+  });
   const mutate = (proof: Uint8Array[], m: { kind: string; i: number; j: number; byte: number }): Uint8Array[] | null => {
     const p = proof.map((h) => Uint8Array.from(h));
     switch (m.kind) {
@@ -324,7 +386,9 @@ void test('Merkle proofs, tiles, entry bundles: no mutated proof verifies, stric
     assert.equal(verifyConsistency(old, size, oldRoot, newRoot, bad), false, `mutation ${m.kind} verified (${old} → ${size})`);
   });
   const tilePaths = fc.oneof(
-    fc.tuple(fc.integer({ min: 0, max: 70 }), fc.nat({ max: 2 ** 40 }), fc.integer({ min: 1, max: 256 })).map(([level, index, width]) => tilePath({ level: Math.min(level, 63), index, width })),
+    fc
+      .tuple(fc.integer({ min: 0, max: 70 }), fc.nat({ max: 2 ** 40 }), fc.integer({ min: 1, max: 256 }))
+      .map(([level, index, width]) => tilePath({ level: Math.min(level, 63), index, width })),
     fc.tuple(fc.nat({ max: 2 ** 30 }), fc.integer({ min: 1, max: 256 })).map(([index, width]) => entryBundlePath({ index, width })),
   );
   check('tile path', 3_000, fc.oneof(mutatedText(tilePaths), tilePaths), (s) => {
@@ -332,16 +396,24 @@ void test('Merkle proofs, tiles, entry bundles: no mutated proof verifies, stric
     if (p !== undefined) assert.equal(p.kind === 'tile' ? tilePath(p) : entryBundlePath(p), s);
   });
   const bundle = encodeEntryBundle([Buffer.from('a'), Buffer.alloc(0), Buffer.alloc(300, 7)]);
-  check('entry bundle / tile bytes', 3_000, fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })).map(([i, b]) => {
-    const x = Uint8Array.from(bundle);
-    x[i % x.length] = b;
-    return x;
-  })), (bytes) => {
-    const e = attempt(() => decodeEntryBundle(bytes), bytes);
-    if (e !== undefined) assert.deepEqual(Buffer.from(encodeEntryBundle(e)), Buffer.from(bytes));
-    attempt(() => decodeEntryBundle(bytes, 3), bytes);
-    attempt(() => decodeTile(bytes), bytes);
-  });
+  check(
+    'entry bundle / tile bytes',
+    3_000,
+    fc.oneof(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })).map(([i, b]) => {
+        const x = Uint8Array.from(bundle);
+        x[i % x.length] = b;
+        return x;
+      }),
+    ),
+    (bytes) => {
+      const e = attempt(() => decodeEntryBundle(bytes), bytes);
+      if (e !== undefined) assert.deepEqual(Buffer.from(encodeEntryBundle(e)), Buffer.from(bytes));
+      attempt(() => decodeEntryBundle(bytes, 3), bytes);
+      attempt(() => decodeTile(bytes), bytes);
+    },
+  );
 });
 
 // ---- the token bridge ---------------------------------------------------------------------------
@@ -357,8 +429,24 @@ void test('token bridge: /token bodies and attestation chains decode strictly; d
     { deviceKey: d1, capabilities: ['deploy:staging', 'sign_commit'], expiresAt: now + 86_400, timestamp: now - 60 },
     { deviceKey: d2, capabilities: ['deploy:staging'], expiresAt: now + 86_400, timestamp: now - 60 },
   ]);
-  const req = buildTokenRequest({ chain, rootPublicKey: hexKey(root), audience: AUD, issuer: ISSUER, deviceKey: d2, iat: now, nonce: 'fuzz-nonce-0123456789' });
-  const policy = { issuer: ISSUER, audiences: [AUD], defaultTtl: 900, maxTtl: 3600, proofOfPossession: true, awsSessionTags: false, startedAt: (now - 3600) * 1000 };
+  const req = buildTokenRequest({
+    chain,
+    rootPublicKey: hexKey(root),
+    audience: AUD,
+    issuer: ISSUER,
+    deviceKey: d2,
+    iat: now,
+    nonce: 'fuzz-nonce-0123456789',
+  });
+  const policy = {
+    issuer: ISSUER,
+    audiences: [AUD],
+    defaultTtl: 900,
+    maxTtl: 3600,
+    proofOfPossession: true,
+    awsSessionTags: false,
+    startedAt: (now - 3600) * 1000,
+  };
   const base = decideToken(structuredClone(req), policy, undefined, now * 1000, 'jti');
   if (!base.ok) throw base.error;
   const subject = base.grant.claims.sub;
@@ -378,9 +466,17 @@ void test('token bridge: /token bodies and attestation chains decode strictly; d
     refused(d.error.code);
   });
   const link = chain[0] as unknown as Record<string, unknown>;
-  check('attestation', 5_000, fc.oneof(structMutation.map((ops) => applyStruct(link, ops)), hostileValue), (doc) => {
-    attempt(() => decodeAttestation(doc, '/attestation_chain/0'), doc);
-  });
+  check(
+    'attestation',
+    5_000,
+    fc.oneof(
+      structMutation.map((ops) => applyStruct(link, ops)),
+      hostileValue,
+    ),
+    (doc) => {
+      attempt(() => decodeAttestation(doc, '/attestation_chain/0'), doc);
+    },
+  );
   // the same, through text: duplicate members, truncation, lone surrogates
   check('token request (text)', 3_000, fc.tuple(structMutation, fc.array(textOp, { minLength: 1, maxLength: 2 })), ([ops, tops]) => {
     const text = applyText(JSON.stringify(applyStruct(req, ops)), tops);
@@ -393,7 +489,16 @@ void test('token bridge: /token bodies and attestation chains decode strictly; d
 
 void test('operator documents: registry, trusted roots, known logs refuse with typed errors', (t) => {
   const pk = encodeHex(ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(0x51))));
-  const registry = { parties: [{ id: 'did:keri:EAlice', keys: [{ curve: 'ed25519', public_key: pk }], delegator: 'did:keri:ERoot', limits: { anchors_per_minute: 5, new_seeds_per_day: 2 } }] };
+  const registry = {
+    parties: [
+      {
+        id: 'did:keri:EAlice',
+        keys: [{ curve: 'ed25519', public_key: pk }],
+        delegator: 'did:keri:ERoot',
+        limits: { anchors_per_minute: 5, new_seeds_per_day: 2 },
+      },
+    ],
+  };
   const roots = { ...registry, revoked: [{ device_public_key: pk }, { rid: 'r1' }] };
   const logs = { logs: [{ origin: 'example.com/log', keys: [log.vkey], qpd: 100 }] };
   const structMutation = fc.array(structOp, { minLength: 1, maxLength: 3 });
@@ -424,10 +529,30 @@ void test('decideToken refuses a lone surrogate in an attestation string as malf
   const root = ed25519KeyFromSeed(fill(0x44));
   const dev = ed25519KeyFromSeed(fill(0x45));
   const now = Math.floor(Date.now() / 1000);
-  const chain = buildDidKeyChain(root, [{ deviceKey: dev, capabilities: ['deploy:staging'], expiresAt: now + 86_400, timestamp: now - 60 }]);
-  const req = structuredClone(buildTokenRequest({ chain, rootPublicKey: hexKey(root), audience: 'sts.amazonaws.com', issuer: ISSUER, deviceKey: dev, iat: now, nonce: 'fuzz-nonce-0123456789' }));
+  const chain = buildDidKeyChain(root, [
+    { deviceKey: dev, capabilities: ['deploy:staging'], expiresAt: now + 86_400, timestamp: now - 60 },
+  ]);
+  const req = structuredClone(
+    buildTokenRequest({
+      chain,
+      rootPublicKey: hexKey(root),
+      audience: 'sts.amazonaws.com',
+      issuer: ISSUER,
+      deviceKey: dev,
+      iat: now,
+      nonce: 'fuzz-nonce-0123456789',
+    }),
+  );
   (req.attestation_chain as Record<string, unknown>[])[0]!.rid = '\ud800';
-  const policy = { issuer: ISSUER, audiences: ['sts.amazonaws.com'], defaultTtl: 900, maxTtl: 3600, proofOfPossession: true, awsSessionTags: false, startedAt: (now - 3600) * 1000 };
+  const policy = {
+    issuer: ISSUER,
+    audiences: ['sts.amazonaws.com'],
+    defaultTtl: 900,
+    maxTtl: 3600,
+    proofOfPossession: true,
+    awsSessionTags: false,
+    startedAt: (now - 3600) * 1000,
+  };
   const d = decideToken(req, policy, undefined, now * 1000, 'jti');
   assert.equal(d.ok ? 'ok' : d.error.code, 'malformed_body');
 });

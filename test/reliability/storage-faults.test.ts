@@ -21,7 +21,16 @@ import { StoreUnavailableError } from '../../src/store/errors.ts';
 import type { WitnessStore } from '../../src/store/types.ts';
 import { checkAnchors, WitnessAudit, type AckedAnchor } from '../helpers/rel-audit.ts';
 import { codeOf, figures, httpRequest, REPO, type TimedAnswer } from '../helpers/rel-common.ts';
-import { Lane, makeDeployment, ORIGIN, serveArgs, startServe, startTestNode, witnessPublicKey, type Deployment } from '../helpers/rel-node.ts';
+import {
+  Lane,
+  makeDeployment,
+  ORIGIN,
+  serveArgs,
+  startServe,
+  startTestNode,
+  witnessPublicKey,
+  type Deployment,
+} from '../helpers/rel-node.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 function tryMount(dir: string, sizeKiB: number): boolean {
@@ -41,7 +50,7 @@ function fill(dir: string): { path: string; bytes: number } {
   const chunk = Buffer.alloc(64 * 1024, 0xaa);
   let bytes = 0;
   try {
-    for (let size = chunk.length; size >= 1; ) {
+    for (let size = chunk.length; size >= 1;) {
       try {
         bytes += writeSync(fd, chunk, 0, size);
       } catch (e) {
@@ -61,7 +70,13 @@ interface Client {
 }
 
 const postAnchor = (c: Client, lane: Lane): Promise<TimedAnswer> =>
-  httpRequest(`${c.url}/v1/anchor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lane.body(), agent: c.agent, timeoutMs: 15_000 });
+  httpRequest(`${c.url}/v1/anchor`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: lane.body(),
+    agent: c.agent,
+    timeoutMs: 15_000,
+  });
 
 function acceptAnchor(a: TimedAnswer, lane: Lane, acked: AckedAnchor[]): { replay: boolean } {
   assert.equal(a.status, 200, a.text);
@@ -81,105 +96,122 @@ function assertUnavailable(a: TimedAnswer, route: 'anchor' | 'cosign'): void {
 /** The observable durable state: checkpoint note, each lane's latest, each log's cosigned checkpoint. */
 async function observe(c: Client, d: Deployment, lanes: Lane[]): Promise<string> {
   const cp = (await httpRequest(`${c.url}/log/checkpoint`, { agent: c.agent })).text;
-  const latest = await Promise.all(lanes.map(async (l) => (await httpRequest(`${c.url}/v1/anchor/${Buffer.from(l.seedId).toString('hex')}`, { agent: c.agent })).text.replace(/"checkpoint":"[^"]*"|"tlog_proof":"[^"]*"/g, '')));
-  const origins = await Promise.all(d.logs.map(async (l) => (await httpRequest(`${c.url}/${sha256Hex(l.origin)}/checkpoint`, { agent: c.agent })).text));
+  const latest = await Promise.all(
+    lanes.map(async (l) =>
+      (await httpRequest(`${c.url}/v1/anchor/${Buffer.from(l.seedId).toString('hex')}`, { agent: c.agent })).text.replace(
+        /"checkpoint":"[^"]*"|"tlog_proof":"[^"]*"/g,
+        '',
+      ),
+    ),
+  );
+  const origins = await Promise.all(
+    d.logs.map(async (l) => (await httpRequest(`${c.url}/${sha256Hex(l.origin)}/checkpoint`, { agent: c.agent })).text),
+  );
   return JSON.stringify({ cp, latest, origins });
 }
 
-void test('disk full (tmpfs filled to the last byte): 503 store_unavailable, no partial state, recovery in the same process', { timeout: 120_000 }, async (t) => {
-  const { dir, cleanup } = tempDir('aw-rel-disk-');
-  const mnt = join(dir, 'mnt');
-  if (!tryMount(mnt, 6 * 1024)) {
-    cleanup();
-    t.skip('cannot mount a tmpfs here (needs root); the store-wrapper test below covers the failure path');
-    return;
-  }
-  const d = makeDeployment(dir, { dataDir: join(mnt, 'data') });
-  const w = await startServe(serveArgs(d, ['--log-level', 'warn']));
-  const c: Client = { url: w.url, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
-  const acked: AckedAnchor[] = [];
-  const lanes = Array.from({ length: 4 }, (_, i) => new Lane(d.party, `disk-${i}`));
-  const log = d.logs[0]!;
-  try {
-    // warm up: the store, its WAL and the log exist and hold data
-    for (let i = 0; i < 3; i++) for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
-    assert.equal((await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(0, 5), agent: c.agent })).status, 200);
-    const logSize = 5;
-
-    const filler = fill(mnt);
-    // Keep writing until the store hits the full disk (a WAL with free frames may take a few).
-    let refusedAnchors = 0;
-    let acceptedWhileFull = 0;
-    let lane = lanes[0]!;
-    for (let i = 0; i < 400 && refusedAnchors === 0; i++) {
-      lane = lanes[i % lanes.length]!;
-      const a = await postAnchor(c, lane);
-      if (a.status === 200) {
-        acceptAnchor(a, lane, acked);
-        acceptedWhileFull++;
-      } else {
-        assertUnavailable(a, 'anchor');
-        refusedAnchors++;
-      }
+void test(
+  'disk full (tmpfs filled to the last byte): 503 store_unavailable, no partial state, recovery in the same process',
+  { timeout: 120_000 },
+  async (t) => {
+    const { dir, cleanup } = tempDir('aw-rel-disk-');
+    const mnt = join(dir, 'mnt');
+    if (!tryMount(mnt, 6 * 1024)) {
+      cleanup();
+      t.skip('cannot mount a tmpfs here (needs root); the store-wrapper test below covers the failure path');
+      return;
     }
-    assert.equal(refusedAnchors, 1, 'the full disk was never noticed');
-    const before = await observe(c, d, lanes);
-    // more refusals: every lane, the cosign role, again and again; reads and health still work
-    let refusedCosign = 0;
-    for (let round = 0; round < 5; round++) {
-      for (const l of lanes) {
-        const a = await postAnchor(c, l);
-        assertUnavailable(a, 'anchor');
-        refusedAnchors++;
+    const d = makeDeployment(dir, { dataDir: join(mnt, 'data') });
+    const w = await startServe(serveArgs(d, ['--log-level', 'warn']));
+    const c: Client = { url: w.url, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
+    const acked: AckedAnchor[] = [];
+    const lanes = Array.from({ length: 4 }, (_, i) => new Lane(d.party, `disk-${i}`));
+    const log = d.logs[0]!;
+    try {
+      // warm up: the store, its WAL and the log exist and hold data
+      for (let i = 0; i < 3; i++) for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
+      assert.equal((await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(0, 5), agent: c.agent })).status, 200);
+      const logSize = 5;
+
+      const filler = fill(mnt);
+      // Keep writing until the store hits the full disk (a WAL with free frames may take a few).
+      let refusedAnchors = 0;
+      let acceptedWhileFull = 0;
+      let lane = lanes[0]!;
+      for (let i = 0; i < 400 && refusedAnchors === 0; i++) {
+        lane = lanes[i % lanes.length]!;
+        const a = await postAnchor(c, lane);
+        if (a.status === 200) {
+          acceptAnchor(a, lane, acked);
+          acceptedWhileFull++;
+        } else {
+          assertUnavailable(a, 'anchor');
+          refusedAnchors++;
+        }
       }
+      assert.equal(refusedAnchors, 1, 'the full disk was never noticed');
+      const before = await observe(c, d, lanes);
+      // more refusals: every lane, the cosign role, again and again; reads and health still work
+      let refusedCosign = 0;
+      for (let round = 0; round < 5; round++) {
+        for (const l of lanes) {
+          const a = await postAnchor(c, l);
+          assertUnavailable(a, 'anchor');
+          refusedAnchors++;
+        }
+        const cp = await httpRequest(`${c.url}/add-checkpoint`, {
+          method: 'POST',
+          body: log.request(logSize, logSize + 3),
+          agent: c.agent,
+        });
+        assertUnavailable(cp, 'cosign');
+        refusedCosign++;
+      }
+      assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
+      assert.equal(await observe(c, d, lanes), before, 'a refused write changed the stored state');
+      const audit = new WitnessAudit(ORIGIN, witnessPublicKey(d));
+      checkAnchors(await audit.audit(c.url), acked);
+
+      // space returns: the same process, the same requests re-sent → new co-signatures (never a replay)
+      unlinkSync(filler.path);
+      let recoveredAfter = 0;
+      for (;;) {
+        const a = await postAnchor(c, lane);
+        recoveredAfter++;
+        if (a.status === 200) {
+          assert.equal(acceptAnchor(a, lane, acked).replay, false, 'a refused anchor had been stored');
+          break;
+        }
+        assertUnavailable(a, 'anchor');
+        assert.ok(recoveredAfter < 20, 'no recovery after the space returned');
+      }
+      for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
       const cp = await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 3), agent: c.agent });
-      assertUnavailable(cp, 'cosign');
-      refusedCosign++;
+      assert.equal(cp.status, 200, cp.text);
+      const entries = await audit.audit(c.url);
+      const found = checkAnchors(entries, acked);
+      assert.equal(w.child.exitCode, null, 'the witness exited');
+      figures(t, 'storage/disk-full', {
+        fault: 'tmpfs 6 MiB filled by a filler file',
+        filler_bytes: filler.bytes,
+        anchors_accepted_while_filling: acceptedWhileFull,
+        refused_503: { anchors: refusedAnchors, add_checkpoints: refusedCosign },
+        state_unchanged_while_full: true,
+        recovered_after_requests: recoveredAfter,
+        acknowledged: acked.length,
+        found_in_log: found.found,
+        log_size: entries.length,
+        restarts: 0,
+      });
+      assert.match(w.stderr(), /store_unavailable|SQLITE_FULL/);
+    } finally {
+      c.agent.destroy();
+      await w.stop();
+      umount(mnt);
+      cleanup();
     }
-    assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
-    assert.equal(await observe(c, d, lanes), before, 'a refused write changed the stored state');
-    const audit = new WitnessAudit(ORIGIN, witnessPublicKey(d));
-    checkAnchors(await audit.audit(c.url), acked);
-
-    // space returns: the same process, the same requests re-sent → new co-signatures (never a replay)
-    unlinkSync(filler.path);
-    let recoveredAfter = 0;
-    for (;;) {
-      const a = await postAnchor(c, lane);
-      recoveredAfter++;
-      if (a.status === 200) {
-        assert.equal(acceptAnchor(a, lane, acked).replay, false, 'a refused anchor had been stored');
-        break;
-      }
-      assertUnavailable(a, 'anchor');
-      assert.ok(recoveredAfter < 20, 'no recovery after the space returned');
-    }
-    for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
-    const cp = await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 3), agent: c.agent });
-    assert.equal(cp.status, 200, cp.text);
-    const entries = await audit.audit(c.url);
-    const found = checkAnchors(entries, acked);
-    assert.equal(w.child.exitCode, null, 'the witness exited');
-    figures(t, 'storage/disk-full', {
-      fault: 'tmpfs 6 MiB filled by a filler file',
-      filler_bytes: filler.bytes,
-      anchors_accepted_while_filling: acceptedWhileFull,
-      refused_503: { anchors: refusedAnchors, add_checkpoints: refusedCosign },
-      state_unchanged_while_full: true,
-      recovered_after_requests: recoveredAfter,
-      acknowledged: acked.length,
-      found_in_log: found.found,
-      log_size: entries.length,
-      restarts: 0,
-    });
-    assert.match(w.stderr(), /store_unavailable|SQLITE_FULL/);
-  } finally {
-    c.agent.destroy();
-    await w.stop();
-    umount(mnt);
-    cleanup();
-  }
-});
+  },
+);
 
 void test('read-only data directory at start: a clear refusal; writable again: starts and serves', { timeout: 60_000 }, async (t) => {
   const { dir, cleanup } = tempDir('aw-rel-ro-');
@@ -203,7 +235,11 @@ void test('read-only data directory at start: a clear refusal; writable again: s
     execFileSync('mount', ['-o', 'remount,rw', mnt]);
     const w = await startServe(serveArgs(d, ['--log-level', 'warn']));
     const lane = new Lane(d.party, 'ro');
-    const a = await httpRequest(`${w.url}/v1/anchor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: lane.body() });
+    const a = await httpRequest(`${w.url}/v1/anchor`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: lane.body(),
+    });
     assert.equal(a.status, 200, a.text);
     await w.stop();
     figures(t, 'storage/read-only-at-start', { exit_code: r.status, message: r.stderr.trim().split('\n').slice(-1)[0] });
@@ -213,68 +249,84 @@ void test('read-only data directory at start: a clear refusal; writable again: s
   }
 });
 
-void test('store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the writes) → 503, rollback, recovery', { timeout: 60_000 }, async (t) => {
-  const { dir, cleanup } = tempDir('aw-rel-wrap-');
-  const d = makeDeployment(dir);
-  const w = await startTestNode(d);
-  // Fail writes on the very store instance the node uses (the anchor service and cosign role hold it).
-  const store: WitnessStore = w.store;
-  let fault: string | null = null;
-  let injected = 0;
-  const tx = store.transaction.bind(store);
-  const updateOrigin = store.cosign.updateOrigin.bind(store.cosign);
-  store.transaction = (fn) =>
-    fault === null
-      ? tx(fn)
-      : tx(async (x) => {
-          await fn(x); // every write of the transaction happens, then the commit fails: SQLite rolls back
-          injected++;
-          throw new StoreUnavailableError(`store: ${fault ?? ''}: injected at commit`);
-        });
-  store.cosign.updateOrigin = (expected, next) => {
-    if (fault === null) return updateOrigin(expected, next);
-    injected++;
-    return Promise.reject(new StoreUnavailableError(`store: ${fault}: injected`));
-  };
-  const c: Client = { url: w.url, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
-  const lanes = Array.from({ length: 4 }, (_, i) => new Lane(d.party, `wrap-${i}`));
-  const acked: AckedAnchor[] = [];
-  const log = d.logs[1]!;
-  let logSize = 0;
-  const figs: Record<string, unknown> = {};
-  try {
-    for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
-    for (const kind of ['SQLITE_FULL', 'SQLITE_READONLY']) {
-      const before = await observe(c, d, lanes);
-      const counts = await store.anchors.counts();
-      fault = kind;
-      let refused = 0;
-      // concurrent submissions share one failing batch; sequential ones fail one by one
-      const burst = await Promise.all(lanes.map((l) => postAnchor({ url: c.url, agent: new http.Agent() }, l)));
-      for (const a of burst) assertUnavailable(a, 'anchor');
-      refused += burst.length;
-      for (const l of lanes) {
-        assertUnavailable(await postAnchor(c, l), 'anchor');
+void test(
+  'store wrapper: commits fail (SQLITE_FULL / SQLITE_READONLY after the writes) → 503, rollback, recovery',
+  { timeout: 60_000 },
+  async (t) => {
+    const { dir, cleanup } = tempDir('aw-rel-wrap-');
+    const d = makeDeployment(dir);
+    const w = await startTestNode(d);
+    // Fail writes on the very store instance the node uses (the anchor service and cosign role hold it).
+    const store: WitnessStore = w.store;
+    let fault: string | null = null;
+    let injected = 0;
+    const tx = store.transaction.bind(store);
+    const updateOrigin = store.cosign.updateOrigin.bind(store.cosign);
+    store.transaction = (fn) =>
+      fault === null
+        ? tx(fn)
+        : tx(async (x) => {
+            await fn(x); // every write of the transaction happens, then the commit fails: SQLite rolls back
+            injected++;
+            throw new StoreUnavailableError(`store: ${fault ?? ''}: injected at commit`);
+          });
+    store.cosign.updateOrigin = (expected, next) => {
+      if (fault === null) return updateOrigin(expected, next);
+      injected++;
+      return Promise.reject(new StoreUnavailableError(`store: ${fault}: injected`));
+    };
+    const c: Client = { url: w.url, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
+    const lanes = Array.from({ length: 4 }, (_, i) => new Lane(d.party, `wrap-${i}`));
+    const acked: AckedAnchor[] = [];
+    const log = d.logs[1]!;
+    let logSize = 0;
+    const figs: Record<string, unknown> = {};
+    try {
+      for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
+      for (const kind of ['SQLITE_FULL', 'SQLITE_READONLY']) {
+        const before = await observe(c, d, lanes);
+        const counts = await store.anchors.counts();
+        fault = kind;
+        let refused = 0;
+        // concurrent submissions share one failing batch; sequential ones fail one by one
+        const burst = await Promise.all(lanes.map((l) => postAnchor({ url: c.url, agent: new http.Agent() }, l)));
+        for (const a of burst) assertUnavailable(a, 'anchor');
+        refused += burst.length;
+        for (const l of lanes) {
+          assertUnavailable(await postAnchor(c, l), 'anchor');
+          refused++;
+        }
+        assertUnavailable(
+          await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 4), agent: c.agent }),
+          'cosign',
+        );
         refused++;
+        assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
+        assert.equal(await observe(c, d, lanes), before, `${kind}: a refused write changed the stored state`);
+        assert.deepEqual(await store.anchors.counts(), counts);
+        fault = null;
+        for (const l of lanes) assert.equal(acceptAnchor(await postAnchor(c, l), l, acked).replay, false);
+        const cp = await httpRequest(`${c.url}/add-checkpoint`, {
+          method: 'POST',
+          body: log.request(logSize, logSize + 4),
+          agent: c.agent,
+        });
+        assert.equal(cp.status, 200, cp.text);
+        logSize += 4;
+        figs[kind] = { refused_503: refused };
       }
-      assertUnavailable(await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 4), agent: c.agent }), 'cosign');
-      refused++;
-      assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
-      assert.equal(await observe(c, d, lanes), before, `${kind}: a refused write changed the stored state`);
-      assert.deepEqual(await store.anchors.counts(), counts);
-      fault = null;
-      for (const l of lanes) assert.equal(acceptAnchor(await postAnchor(c, l), l, acked).replay, false);
-      const cp = await httpRequest(`${c.url}/add-checkpoint`, { method: 'POST', body: log.request(logSize, logSize + 4), agent: c.agent });
-      assert.equal(cp.status, 200, cp.text);
-      logSize += 4;
-      figs[kind] = { refused_503: refused };
+      const audit = new WitnessAudit(ORIGIN, witnessPublicKey(d));
+      const found = checkAnchors(await audit.audit(c.url), acked);
+      figures(t, 'storage/store-wrapper', {
+        faults: figs,
+        injected_failures: injected,
+        acknowledged: acked.length,
+        found_in_log: found.found,
+      });
+    } finally {
+      c.agent.destroy();
+      await w.close();
+      cleanup();
     }
-    const audit = new WitnessAudit(ORIGIN, witnessPublicKey(d));
-    const found = checkAnchors(await audit.audit(c.url), acked);
-    figures(t, 'storage/store-wrapper', { faults: figs, injected_failures: injected, acknowledged: acked.length, found_in_log: found.found });
-  } finally {
-    c.agent.destroy();
-    await w.close();
-    cleanup();
-  }
-});
+  },
+);

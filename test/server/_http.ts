@@ -121,10 +121,21 @@ export interface HttpResponse {
 }
 
 /** One request on a fresh connection (no agent). */
-export function request(port: number, opts: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer; signal?: AbortSignal } = {}): Promise<HttpResponse> {
+export function request(
+  port: number,
+  opts: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer; signal?: AbortSignal } = {},
+): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: opts.method ?? 'GET', path: opts.path ?? '/', headers: opts.headers ?? {}, agent: false, ...(opts.signal === undefined ? {} : { signal: opts.signal }) },
+      {
+        host: '127.0.0.1',
+        port,
+        method: opts.method ?? 'GET',
+        path: opts.path ?? '/',
+        headers: opts.headers ?? {},
+        agent: false,
+        ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

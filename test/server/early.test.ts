@@ -65,8 +65,19 @@ void test('early checks as pure functions: expectation lists, HTTP versions, ord
   assert.match(expectationProblem('x'.repeat(500))?.detail ?? '', /^unsupported expectation "x{60}…"/);
   assert.equal(versionProblem(1, 1), null);
   assert.equal(versionProblem(1, 0), null);
-  for (const [major, minor] of [[0, 9], [2, 0], [1, 2], [3, 0]] as const) assert.equal(versionProblem(major, minor)?.code, 'malformed_request');
-  const head = (major: number, minor: number, rawHeaders: string[], expect?: string) => ({ httpVersionMajor: major, httpVersionMinor: minor, rawHeaders, headers: { expect } });
+  for (const [major, minor] of [
+    [0, 9],
+    [2, 0],
+    [1, 2],
+    [3, 0],
+  ] as const)
+    assert.equal(versionProblem(major, minor)?.code, 'malformed_request');
+  const head = (major: number, minor: number, rawHeaders: string[], expect?: string) => ({
+    httpVersionMajor: major,
+    httpVersionMinor: minor,
+    rawHeaders,
+    headers: { expect },
+  });
   assert.match(earlyProblem(head(2, 0, []), true)?.detail ?? '', /HTTP\/2\.0/);
   assert.match(earlyProblem(head(1, 1, [], 'x'), true)?.detail ?? '', /Host/);
   assert.equal(earlyProblem(head(1, 1, ['Host', 'a'], 'x'), true)?.status, 417);
@@ -93,7 +104,10 @@ void test('Expect other than 100-continue (HTTP/1.1) → 417 expectation_failed 
     // the Host rule still comes first
     assertProblem(await rawExchange(s.port, [`GET /v1/anchor/abc HTTP/1.1\r\nExpect: nonsense\r\n\r\n`]), 400, 'malformed_request');
     // an empty expectation list is no expectation (RFC 9110 §5.6.1: empty list members are ignored)
-    for (const raw of [`GET /v1/anchor/abc HTTP/1.1\r\n${H}Expect:\r\nConnection: close\r\n\r\n`, `GET /v1/anchor/abc HTTP/1.1\r\n${H}Expect: , \r\nConnection: close\r\n\r\n`]) {
+    for (const raw of [
+      `GET /v1/anchor/abc HTTP/1.1\r\n${H}Expect:\r\nConnection: close\r\n\r\n`,
+      `GET /v1/anchor/abc HTTP/1.1\r\n${H}Expect: , \r\nConnection: close\r\n\r\n`,
+    ]) {
       const r = await rawExchange(s.port, [raw]);
       assert.equal(r.status, 200, r.raw);
     }
@@ -151,7 +165,11 @@ void test('Expect: 100-continue: 100 Continue, then the body, then the answer; a
 void test('CONNECT → 400 malformed_request problem+json, connection closed (Node: silent close)', async () => {
   const s = await start({ problemTypeBase: 'urn:test:', metrics: new Registry() }, routes({ posts: 0 }));
   try {
-    for (const raw of [`CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\n`, `CONNECT /v1/anchor HTTP/1.1\r\n${H}\r\n`, `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\nGET /v1/anchor/x HTTP/1.1\r\n${H}\r\n`]) {
+    for (const raw of [
+      `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\n`,
+      `CONNECT /v1/anchor HTTP/1.1\r\n${H}\r\n`,
+      `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\nGET /v1/anchor/x HTTP/1.1\r\n${H}\r\n`,
+    ]) {
       const p = assertProblem(await rawExchange(s.port, [raw]), 400, 'malformed_request');
       assert.match(String(p.detail), /CONNECT/);
     }
@@ -177,7 +195,9 @@ void test('Upgrade requests are served over HTTP/1.1 and the connection closed: 
     assert.equal(r.headers.connection?.toLowerCase(), 'close', r.raw);
     assert.equal(r.closed, true, r.raw);
     // A request with a body that asks for an upgrade is served too.
-    const withBody = await rawExchange(s.port, [`POST /v1/anchor HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 7\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n{"n":2}`]);
+    const withBody = await rawExchange(s.port, [
+      `POST /v1/anchor HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 7\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n{"n":2}`,
+    ]);
     assert.equal(withBody.status, 200, withBody.raw);
     assert.equal(withBody.closed, true, withBody.raw);
     assert.equal(counters.posts, 1);
@@ -202,7 +222,8 @@ void test('Upgrade requests are served over HTTP/1.1 and the connection closed: 
     await sleep(50);
     sock.write(`POST /v1/anchor HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{"n":3}`);
     // wait until the server has seen the second request (refused → counted; or run → posts)
-    const seen = async (): Promise<boolean> => counters.posts > 1 || (await metricLine(s, /http_requests_total\{route="other",method="other",status="400"\} 1/));
+    const seen = async (): Promise<boolean> =>
+      counters.posts > 1 || (await metricLine(s, /http_requests_total\{route="other",method="other",status="400"\} 1/));
     const t0 = Date.now();
     while (!(await seen()) && Date.now() - t0 < 5000) await sleep(20);
     release();
@@ -245,7 +266,11 @@ void test('chunk extensions over Node’s limit → 413 body_too_large problem+j
 });
 
 void test('a bad request pipelined behind one still being answered gets its problem after that answer, not instead of it', async () => {
-  for (const second of [`G\u0000T /v1/anchor/x HTTP/1.1\r\n${H}\r\n`, `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\n`, `GET /v1/anchor/x HTTP/1.1\r\n${H}X-Long: ${'a'.repeat(20_000)}\r\n\r\n`]) {
+  for (const second of [
+    `G\u0000T /v1/anchor/x HTTP/1.1\r\n${H}\r\n`,
+    `CONNECT witness.example:443 HTTP/1.1\r\n${H}\r\n`,
+    `GET /v1/anchor/x HTTP/1.1\r\n${H}X-Long: ${'a'.repeat(20_000)}\r\n\r\n`,
+  ]) {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
     const s = await start({ problemTypeBase: 'urn:test:', metrics: new Registry() }, routes({ posts: 0 }, gate));
@@ -265,12 +290,21 @@ void test('a bad request pipelined behind one still being answered gets its prob
       // Hold the first answer until the server has refused the second request (or, before the
       // fix, already written its refusal on the socket).
       const t0 = Date.now();
-      while (buf === '' && !(await metricLine(s, /http_requests_total\{route="other",method="other",status="4\d\d"\} 1/)) && Date.now() - t0 < 5000) await sleep(20);
+      while (
+        buf === '' &&
+        !(await metricLine(s, /http_requests_total\{route="other",method="other",status="4\d\d"\} 1/)) &&
+        Date.now() - t0 < 5000
+      )
+        await sleep(20);
       release();
       await closed;
       const statuses = [...buf.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
       assert.deepEqual(statuses, ['200', second.startsWith('GET') ? '431' : '400'], buf);
-      assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*\{"seed":"slow"\}HTTP\/1\.1 4\d\d [^]*application\/problem\+json[^]*Connection: close\r\n/, buf);
+      assert.match(
+        buf,
+        /^HTTP\/1\.1 200 OK\r\n[^]*\{"seed":"slow"\}HTTP\/1\.1 4\d\d [^]*application\/problem\+json[^]*Connection: close\r\n/,
+        buf,
+      );
     } finally {
       release();
       await s.close();

@@ -27,7 +27,9 @@ const Body = Type.Object(
 function routes(app: App): void {
   // Handlers return promises (as real async handlers do), so the deadline wrapper is in the path.
   app.get('/v1/anchor/:seed', (req) => Promise.resolve({ seed: req.params, big: 2n ** 100n }));
-  app.post('/v1/anchor', { schema: { body: Body }, config: { bigIntegerKeys: ['cumulative'] } }, (req) => Promise.resolve({ got: req.body }));
+  app.post('/v1/anchor', { schema: { body: Body }, config: { bigIntegerKeys: ['cumulative'] } }, (req) =>
+    Promise.resolve({ got: req.body }),
+  );
   app.post('/raw', { config: { rawBody: true } }, (req) => Promise.resolve({ bytes: (req.body as Buffer).length }));
   app.get('/boom', () => Promise.reject(new Error('secret internal detail')));
   app.post('/boom', () => {
@@ -46,7 +48,10 @@ function routes(app: App): void {
     {
       schema: {
         params: Type.Object({ seed: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }),
-        querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|100)$' })) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|100)$' })) },
+          { additionalProperties: false },
+        ),
       },
       config: { validationCodes: { params: 'malformed_seed' } },
     },
@@ -57,7 +62,11 @@ function routes(app: App): void {
 const mapError = (error: unknown): { status: number; code: string; detail: string } | undefined =>
   error instanceof ProtocolError && error.code === 'unknown_party' ? { status: 403, code: error.code, detail: error.message } : undefined;
 
-function assertProblem(res: { status: number; headers: Record<string, string | string[] | undefined>; body: string }, status: number, code: string): Record<string, unknown> {
+function assertProblem(
+  res: { status: number; headers: Record<string, string | string[] | undefined>; body: string },
+  status: number,
+  code: string,
+): Record<string, unknown> {
   assert.equal(res.status, status, res.body);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
   const p = json(res.body);
@@ -86,7 +95,11 @@ void test('routing errors: 404, 405 with Allow, OPTIONS 405, HEAD implied by GET
     assertProblem(g, 405, 'method_not_allowed');
     assert.equal(g.headers.allow, 'POST');
 
-    const o = await request(s.port, { method: 'OPTIONS', path: '/v1/anchor/abc', headers: { origin: 'https://x.example', 'access-control-request-method': 'GET' } });
+    const o = await request(s.port, {
+      method: 'OPTIONS',
+      path: '/v1/anchor/abc',
+      headers: { origin: 'https://x.example', 'access-control-request-method': 'GET' },
+    });
     assertProblem(o, 405, 'method_not_allowed');
     assert.equal(o.headers.allow, 'GET, HEAD');
     assert.equal(o.headers['access-control-allow-origin'], undefined); // no preflight support
@@ -152,7 +165,15 @@ void test('content types: JSON (with params, +json) accepted; text/plain, none, 
   try {
     assert.equal((await postJson(s.port, '/v1/anchor', '{"n":1}', { 'content-type': 'application/json; charset=UTF-8' })).status, 200);
     assert.equal((await postJson(s.port, '/v1/anchor', '{"n":1}', { 'content-type': 'application/merge-patch+json' })).status, 200);
-    for (const ct of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/jsonx', 'json', '']) {
+    for (const ct of [
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=latin1',
+      'application/jsonx',
+      'json',
+      '',
+    ]) {
       const r = await postJson(s.port, '/v1/anchor', '{"n":1}', { 'content-type': ct });
       assertProblem(r, 415, 'unsupported_media_type');
       assert.equal(r.headers['access-control-allow-origin'], undefined); // POST: no CORS headers
@@ -198,12 +219,29 @@ void test('malformed bodies: 400 malformed_body with the JSON pointer of the fir
     }
     // path and query schemas: their own codes; no coercion, no stripping there either
     const seed = 'ab'.repeat(32);
-    assert.equal((await request(s.port, { path: `/v1/duplicity/${seed}?limit=5` })).body, `{"params":{"seed":"${seed}"},"query":{"limit":"5"}}`);
-    assert.match(String(assertProblem(await request(s.port, { path: '/v1/duplicity/xyz' }), 400, 'malformed_seed').detail), /^params \/seed: must match pattern/);
-    assert.match(String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?limit=0` }), 400, 'malformed_query').detail), /^query \/limit: must match pattern/);
-    assert.match(String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?after=1` }), 400, 'malformed_query').detail), /^query \/after: unknown member$/);
+    assert.equal(
+      (await request(s.port, { path: `/v1/duplicity/${seed}?limit=5` })).body,
+      `{"params":{"seed":"${seed}"},"query":{"limit":"5"}}`,
+    );
+    assert.match(
+      String(assertProblem(await request(s.port, { path: '/v1/duplicity/xyz' }), 400, 'malformed_seed').detail),
+      /^params \/seed: must match pattern/,
+    );
+    assert.match(
+      String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?limit=0` }), 400, 'malformed_query').detail),
+      /^query \/limit: must match pattern/,
+    );
+    assert.match(
+      String(assertProblem(await request(s.port, { path: `/v1/duplicity/${seed}?after=1` }), 400, 'malformed_query').detail),
+      /^query \/after: unknown member$/,
+    );
     assertProblem(await request(s.port, { path: `/v1/duplicity/${'a'.repeat(300)}` }), 400, 'malformed_seed'); // long params reach the schema
-    const bad = await request(s.port, { method: 'POST', path: '/v1/anchor', body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), headers: { 'content-type': 'application/json' } });
+    const bad = await request(s.port, {
+      method: 'POST',
+      path: '/v1/anchor',
+      body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+      headers: { 'content-type': 'application/json' },
+    });
     assertProblem(bad, 400, 'malformed_body');
     // bigIntegerKeys: a big literal under `cumulative` arrives as its decimal text
     const ok = await postJson(s.port, '/v1/anchor', '{"n":1,"cumulative":340282366920938463463374607431768211455}');
@@ -218,14 +256,23 @@ void test('500 internal: no stack or message, request id in body, header and log
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       cb();
     },
   });
   const s = await start({ problemTypeBase: 'urn:test:', logger: pino({ level: 'info' }, sink), mapError }, routes);
   try {
     for (const method of ['GET', 'POST']) {
-      const r = await request(s.port, { method, path: '/boom', ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+      const r = await request(s.port, {
+        method,
+        path: '/boom',
+        ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}),
+      });
       const p = assertProblem(r, 500, 'internal');
       const id = String(r.headers['x-request-id']);
       assert.match(id, /^[0-9a-f-]{36}$/);

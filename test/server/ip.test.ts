@@ -2,7 +2,16 @@
 // entry). Canonical IPv6 text per RFC 5952.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrSet, clientKey, formatIp, normalizeIp, parseCidr, parseForwardedEntry, parseIp, resolveClientIp } from '../../src/server/ip.ts';
+import {
+  CidrSet,
+  clientKey,
+  formatIp,
+  normalizeIp,
+  parseCidr,
+  parseForwardedEntry,
+  parseIp,
+  resolveClientIp,
+} from '../../src/server/ip.ts';
 
 void test('parseIp/formatIp: IPv4, IPv6, IPv4-mapped, RFC 5952 output', () => {
   const cases: [string, string][] = [
@@ -19,7 +28,21 @@ void test('parseIp/formatIp: IPv4, IPv6, IPv4-mapped, RFC 5952 output', () => {
     ['1:2:3:4:5:6:7::', '1:2:3:4:5:6:7:0'],
   ];
   for (const [input, out] of cases) assert.equal(normalizeIp(input), out, input);
-  for (const bad of ['', '1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.4 ', ':::', '1::2::3', '1:2:3:4:5:6:7:8:9', '12345::', 'g::1', '1:2:3:4:5:6:7:8::', 'localhost']) {
+  for (const bad of [
+    '',
+    '1.2.3',
+    '1.2.3.4.5',
+    '256.1.1.1',
+    '01.2.3.4',
+    '1.2.3.4 ',
+    ':::',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8:9',
+    '12345::',
+    'g::1',
+    '1:2:3:4:5:6:7:8::',
+    'localhost',
+  ]) {
     assert.equal(parseIp(bad), null, bad);
   }
 });
@@ -61,7 +84,8 @@ void test('X-Forwarded-For entries: ports and brackets stripped', () => {
 
 void test('client IP: socket peer unless the peer is a trusted proxy, then right-most untrusted entry', () => {
   const trusted = new CidrSet(['127.0.0.0/8', '10.0.0.0/8']);
-  const ip = (peer: string, xff: string | readonly string[] | undefined, t: CidrSet | null = trusted): string => formatIp(resolveClientIp(peer, xff, t));
+  const ip = (peer: string, xff: string | readonly string[] | undefined, t: CidrSet | null = trusted): string =>
+    formatIp(resolveClientIp(peer, xff, t));
   // no trust configured: the header is ignored
   assert.equal(ip('127.0.0.1', '203.0.113.5', null), '127.0.0.1');
   // untrusted peer: header ignored (a client cannot spoof its address)

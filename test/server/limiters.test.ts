@@ -62,7 +62,10 @@ void test('in-flight limiter: bound, FIFO hand-over, queue cap, timeout, cancel'
   const w1 = l.enqueue(10_000, (o: WaitOutcome) => got.push(`w1:${o}`));
   const w2 = l.enqueue(10_000, (o: WaitOutcome) => got.push(`w2:${o}`));
   assert.ok(w1 !== null && w2 !== null);
-  assert.equal(l.enqueue(10_000, () => got.push('w3')), null); // queue full
+  assert.equal(
+    l.enqueue(10_000, () => got.push('w3')),
+    null,
+  ); // queue full
   assert.equal(l.queued, 2);
   l.release(); // hands the slot to w1, count unchanged
   assert.deepEqual(got, ['w1:admitted']);

@@ -34,7 +34,9 @@ void test('body cap: 413 body_too_large and the connection closed (Content-Lengt
   });
   try {
     // declared 1 MB, 5 bytes sent: answered at once, socket closed without waiting for the rest
-    const cl = await rawExchange(s.port, ['POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"a":']);
+    const cl = await rawExchange(s.port, [
+      'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"a":',
+    ]);
     assert.equal(cl.status, 413);
     assert.equal(cl.headers['content-type'], 'application/problem+json; charset=utf-8');
     assert.equal(json(cl.body).code, 'body_too_large');
@@ -89,7 +91,12 @@ void test('request deadline: stalled headers, stalled body, slow handler → 408
       // headers dribbled over 400 ms, then a 500 ms handler: the deadline runs from the first byte
       rawExchange(s.port, ['GET /sleep/500 HTTP/1.1\r\n', { delayMs: 200 }, 'Host: x\r\n', { delayMs: 200 }, '\r\n']),
     ]);
-    for (const [name, r] of [['headers', headers], ['body', body], ['handler', handler], ['first-byte', slowStart]] as const) {
+    for (const [name, r] of [
+      ['headers', headers],
+      ['body', body],
+      ['handler', handler],
+      ['first-byte', slowStart],
+    ] as const) {
       assert.equal(r.status, 408, `${name}: ${r.raw}`);
       assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/, name);
       assert.equal(json(r.body).code, 'request_timeout', name);
@@ -306,7 +313,8 @@ void test('rate limit: 429 rate_limited with Retry-After; bypass routes exempt; 
 
   const proxied = await start({ rateLimit: { rps: 1, burst: 1 }, trustProxy: ['127.0.0.0/8', '10.0.0.0/8'] }, echo);
   try {
-    const get = (xff: string): Promise<{ status: number; body: string }> => request(proxied.port, { path: '/ip', headers: { 'x-forwarded-for': xff } });
+    const get = (xff: string): Promise<{ status: number; body: string }> =>
+      request(proxied.port, { path: '/ip', headers: { 'x-forwarded-for': xff } });
     const a = await get('198.51.100.9, 203.0.113.5, 10.1.2.3');
     assert.equal(a.status, 200);
     assert.equal(json(a.body).ip, '203.0.113.5');

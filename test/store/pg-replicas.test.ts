@@ -40,7 +40,8 @@ const alice = edParty(0x09);
 const alicePin = { curve: 'ed25519' as const, publicKey: alice.publicKey };
 const skip = pgSkip();
 
-const body = (a: Anchor): string => JSON.stringify({ anchor: encodeAnchor(a), party: { agent: 'EAlice' } }, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
+const body = (a: Anchor): string =>
+  JSON.stringify({ anchor: encodeAnchor(a), party: { agent: 'EAlice' } }, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
 const seedOf = (tag: number, n: number): Uint8Array => Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? tag : i === 1 ? n : 0x5a));
 
 async function postAnchor(url: string, a: Anchor): Promise<{ status: number; json: unknown }> {
@@ -65,13 +66,37 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
     const dir = t.dir;
     writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witnessKey));
     writeNewKeyFile(join(dir, 'c.pem'), ed25519PrivateKeyToPem(cosignKeyC));
-    writeFileSync(join(dir, 'registry.json'), JSON.stringify({ parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] }));
+    writeFileSync(
+      join(dir, 'registry.json'),
+      JSON.stringify({ parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] }),
+    );
     writeFileSync(join(dir, 'logs.json'), JSON.stringify(logsDoc({ origin: LOG_NAME, keys: [new SyntheticLog(LOG_NAME, logKeyC).vkey] })));
     replicaArgs = (i) => [
-      '--data-dir', join(dir, `r${i}`), '--key', join(dir, 'w.pem'), '--cosign-key', join(dir, 'c.pem'), '--name', NAME,
-      '--roles', 'anchor,cosign', '--registry', join(dir, 'registry.json'), '--logs', join(dir, 'logs.json'), '--allow-underived-seeds',
-      '--party-anchors-per-minute', '100000000', '--party-new-seeds-per-day', '100000000', '--verify-threads', '0', '--log-level', 'fatal',
-      '--store', url,
+      '--data-dir',
+      join(dir, `r${i}`),
+      '--key',
+      join(dir, 'w.pem'),
+      '--cosign-key',
+      join(dir, 'c.pem'),
+      '--name',
+      NAME,
+      '--roles',
+      'anchor,cosign',
+      '--registry',
+      join(dir, 'registry.json'),
+      '--logs',
+      join(dir, 'logs.json'),
+      '--allow-underived-seeds',
+      '--party-anchors-per-minute',
+      '100000000',
+      '--party-new-seeds-per-day',
+      '100000000',
+      '--verify-threads',
+      '0',
+      '--log-level',
+      'fatal',
+      '--store',
+      url,
     ];
     // All three start at once: the schema migration and the identity binding race on purpose.
     replicas.push(...(await Promise.all([0, 1, 2].map((i) => startReplica(replicaArgs(i))))));
@@ -109,10 +134,16 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
       assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
       assert.equal(encodeHex(proof.seedId), encodeHex(seedOf(0xa0, s)));
       assert.equal(proof.index, 1);
-      assert.ok([encodeHex(proof.anchorA.head), encodeHex(proof.anchorB.head)].includes(cosignedHead), 'the proof involves the co-signed head');
+      assert.ok(
+        [encodeHex(proof.anchorA.head), encodeHex(proof.anchorB.head)].includes(cosignedHead),
+        'the proof involves the co-signed head',
+      );
       // every replica serves the same latest anchor (frozen) and the same proof
       for (const r of replicas) {
-        const latest = (await (await fetch(`${r.url}/v1/anchor/${encodeHex(seedOf(0xa0, s))}`)).json()) as { anchor: { head: string }; duplicity: boolean };
+        const latest = (await (await fetch(`${r.url}/v1/anchor/${encodeHex(seedOf(0xa0, s))}`)).json()) as {
+          anchor: { head: string };
+          duplicity: boolean;
+        };
         assert.equal(latest.anchor.head, encodeAnchor(receipt.anchor).head, 'every replica serves the co-signed head');
         assert.equal(latest.duplicity, true);
         assert.equal(JSON.stringify(await (await fetch(`${r.url}/v1/duplicity/${encodeHex(seedOf(0xa0, s))}`)).json()), proofs[0]);
@@ -175,7 +206,13 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
     let running = true;
     let retries = 0;
     const anchorOf = (wk: number, index: number) =>
-      signAnchor(alice, { seedId: seedOf(0xb0, wk), index, head: fill((index * 7 + wk) % 256), cumulative: BigInt(index), timestamp: 1700000000 + index });
+      signAnchor(alice, {
+        seedId: seedOf(0xb0, wk),
+        index,
+        head: fill((index * 7 + wk) % 256),
+        cumulative: BigInt(index),
+        timestamp: 1700000000 + index,
+      });
     const workers = next.map(async (_, wk) => {
       while (running) {
         const a = anchorOf(wk, next[wk]!);

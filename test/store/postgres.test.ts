@@ -82,7 +82,10 @@ void describe('PostgreSQL store', { skip }, () => {
       assert.equal(head.size, log.length);
       assert.deepEqual(Buffer.from(head.root), Buffer.from(rootFromLeafHashes(log.map(hashLeaf))));
       const bundle = await logOf(stores[2]!).entries(0, Math.min(256, log.length));
-      assert.deepEqual(bundle.map((b) => Buffer.from(b).toString()), log.slice(0, 256).map((b) => Buffer.from(b).toString()));
+      assert.deepEqual(
+        bundle.map((b) => Buffer.from(b).toString()),
+        log.slice(0, 256).map((b) => Buffer.from(b).toString()),
+      );
       assert.equal((await stores[1]!.log.checkpoint())?.size, log.length);
     } finally {
       for (const s of stores) await s.close();
@@ -95,7 +98,9 @@ void describe('PostgreSQL store', { skip }, () => {
     try {
       let expected = 0;
       for (let round = 0; round < 10; round++) {
-        const results = await Promise.all(stores.flatMap((s, r) => [0, 1].map((k) => s.cosign.updateOrigin(expected, origin(expected + 1 + r * 2 + k, 100 + round)))));
+        const results = await Promise.all(
+          stores.flatMap((s, r) => [0, 1].map((k) => s.cosign.updateOrigin(expected, origin(expected + 1 + r * 2 + k, 100 + round)))),
+        );
         assert.equal(results.filter(Boolean).length, 1, `round ${round}`);
         const now = await stores[round % 3]!.cosign.getOrigin('example.com/log');
         assert.ok(now!.size > expected);
@@ -116,9 +121,16 @@ void describe('PostgreSQL store', { skip }, () => {
     try {
       // The database as schema version 1 left it, with evidence rows written by that version.
       await c.query(MIGRATIONS[0]!);
-      await c.query('CREATE TABLE aw_schema (id boolean PRIMARY KEY DEFAULT true CHECK (id), version integer NOT NULL); INSERT INTO aw_schema VALUES (true, 1)');
+      await c.query(
+        'CREATE TABLE aw_schema (id boolean PRIMARY KEY DEFAULT true CHECK (id), version integer NOT NULL); INSERT INTO aw_schema VALUES (true, 1)',
+      );
       for (let i = 0; i < 3; i++) {
-        await c.query('INSERT INTO evidence (origin, note, reason, at) VALUES ($1, $2, $3, $4)', ['example.com/log', `legacy ${i}\n`, 'r', 1700000000 + i]);
+        await c.query('INSERT INTO evidence (origin, note, reason, at) VALUES ($1, $2, $3, $4)', [
+          'example.com/log',
+          `legacy ${i}\n`,
+          'r',
+          1700000000 + i,
+        ]);
       }
     } finally {
       await c.end();
@@ -130,12 +142,18 @@ void describe('PostgreSQL store', { skip }, () => {
         [0, 1, 2].map((i) => [undefined, `legacy ${i}\n`, 1700000000 + i]),
       );
       const hash = fill(1);
-      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
+      assert.deepEqual(
+        await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2),
+        { added: true, evicted: 2 },
+      );
       assert.deepEqual(
         (await store.cosign.listEvidence('example.com/log')).map((r) => r.note),
         ['legacy 2\n', 'new\n'],
       );
-      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
+      assert.deepEqual(
+        await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2),
+        { added: false, evicted: 0 },
+      );
     } finally {
       await store.close();
     }
@@ -148,7 +166,9 @@ void describe('PostgreSQL store', { skip }, () => {
       // Every handle sends the same 12 checkpoints (hashes 0..11) concurrently, bound 5.
       const results = await Promise.all(
         stores.flatMap((s, r) =>
-          Array.from({ length: 12 }, (_, n) => s.cosign.recordEvidence({ origin: 'example.com/log', hash: fill(n), note: `n ${n} r ${r}\n`, reason: 'r', at: n }, 5)),
+          Array.from({ length: 12 }, (_, n) =>
+            s.cosign.recordEvidence({ origin: 'example.com/log', hash: fill(n), note: `n ${n} r ${r}\n`, reason: 'r', at: n }, 5),
+          ),
         ),
       );
       const rows = await stores[0]!.cosign.listEvidence('example.com/log');
@@ -237,13 +257,17 @@ void describe('PostgreSQL store', { skip }, () => {
   void test('unsafe durability settings are refused at open (synchronous_commit=off)', async () => {
     const url = await server!.createDatabase('unsafe');
     await assert.rejects(PostgresStore.open(`${url}?options=-c%20synchronous_commit%3Doff`), (e) => code(e) === 'store_unsafe');
-    await assert.rejects(PostgresStore.open({ url: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 1000 }), (e) => code(e) === 'store_unopenable');
+    await assert.rejects(
+      PostgresStore.open({ url: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 1000 }),
+      (e) => code(e) === 'store_unopenable',
+    );
   });
 
   void test('error mapping: connection faults and lock timeouts are store_unavailable; integrity errors are not', () => {
     assert.equal(code(mapPgError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))), 'store_unavailable');
     assert.equal(code(mapPgError(new Error('Connection terminated unexpectedly'))), 'store_unavailable');
-    for (const c of ['08006', '57P01', '55P03', '25006', '40001', '53300', '57014']) assert.equal(code(mapPgError(Object.assign(new Error(c), { code: c }))), 'store_unavailable', c);
+    for (const c of ['08006', '57P01', '55P03', '25006', '40001', '53300', '57014'])
+      assert.equal(code(mapPgError(Object.assign(new Error(c), { code: c }))), 'store_unavailable', c);
     const dup = Object.assign(new Error('duplicate key'), { code: '23505' });
     assert.equal(mapPgError(dup), dup);
   });
@@ -280,7 +304,11 @@ void describe('PostgreSQL store', { skip }, () => {
         }
       }
       assert.equal(cp?.note, cp1?.note);
-      assert.equal((await logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('after'))))).value, 1, 'the failed append left nothing behind');
+      assert.equal(
+        (await logOf(s).transaction((_tx, batch) => Promise.resolve(batch.append(entry('after'))))).value,
+        1,
+        'the failed append left nothing behind',
+      );
     } finally {
       await s.close();
     }

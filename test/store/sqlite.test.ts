@@ -67,12 +67,18 @@ void test('a schema-2 store file with evidence rows opens: the rows stay (no has
         [0, 1, 2].map((i) => [undefined, `legacy ${i}\n`, 1700000000 + i]),
       );
       const hash = new Uint8Array(32).fill(1);
-      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2), { added: true, evicted: 2 });
+      assert.deepEqual(
+        await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000000 }, 2),
+        { added: true, evicted: 2 },
+      );
       assert.deepEqual(
         (await store.cosign.listEvidence('example.com/log')).map((r) => r.note),
         ['legacy 2\n', 'new\n'],
       );
-      assert.deepEqual(await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2), { added: false, evicted: 0 });
+      assert.deepEqual(
+        await store.cosign.recordEvidence({ origin: 'example.com/log', hash, note: 'new\n', reason: 'r', at: 1800000001 }, 2),
+        { added: false, evicted: 0 },
+      );
       assert.equal((await store.cosign.listEvidence('example.com/other')).length, 1);
     } finally {
       await store.close();

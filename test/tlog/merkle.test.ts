@@ -63,8 +63,8 @@ function flipBit(h: Uint8Array, bit: number): Uint8Array {
 
 // --- known answers -----------------------------------------------------------------------------
 
-const KAT_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map(
-  (h) => hashLeaf(decodeHex(h)),
+const KAT_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) =>
+  hashLeaf(decodeHex(h)),
 );
 const KAT_ROOTS = [
   '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
@@ -86,7 +86,10 @@ void test('hash: empty root, leaf and node prefixes', () => {
   const l = hashLeaf(d);
   const r = hashLeaf(new Uint8Array());
   assert.equal(hex(hashChildren(l, r)), sha(new Uint8Array([1, ...l, ...r])));
-  assert.throws(() => hashChildren(l, new Uint8Array(31)), (e) => e instanceof TreeError && e.code === 'hash_invalid');
+  assert.throws(
+    () => hashChildren(l, new Uint8Array(31)),
+    (e) => e instanceof TreeError && e.code === 'hash_invalid',
+  );
 });
 
 void test('RFC 6962 KAT: roots of sizes 0..8 (research §1.8)', () => {
@@ -121,7 +124,16 @@ void test('RFC 6962 KAT: proofs from Appendix B', () => {
   for (const [m, n, want] of consistency) {
     const proof = consistencyProof(m, n, read);
     assert.deepEqual(hexList(proof), want, `consistency ${m}->${n}`);
-    assert.equal(verifyConsistency(m, n, root(m), root(n), want.map((h) => decodeHex(h))), true);
+    assert.equal(
+      verifyConsistency(
+        m,
+        n,
+        root(m),
+        root(n),
+        want.map((h) => decodeHex(h)),
+      ),
+      true,
+    );
   }
   const inclusion: [number, number, string[]][] = [
     [0, 8, [H.a, H.b, H.c]],
@@ -131,7 +143,16 @@ void test('RFC 6962 KAT: proofs from Appendix B', () => {
   for (const [i, n, want] of inclusion) {
     const proof = inclusionProof(i, n, read);
     assert.deepEqual(hexList(proof), want, `inclusion ${i} in ${n}`);
-    assert.equal(verifyInclusion(KAT_LEAVES[i]!, i, n, want.map((h) => decodeHex(h)), root(n)), true);
+    assert.equal(
+      verifyInclusion(
+        KAT_LEAVES[i]!,
+        i,
+        n,
+        want.map((h) => decodeHex(h)),
+        root(n),
+      ),
+      true,
+    );
   }
 });
 
@@ -283,11 +304,7 @@ void test('consistency: every (m, n ≤ 64) verifies; every tamper, wrong size a
       ] as const) {
         if (mm < 1 || nn > N || (mm === m && nn === n)) continue;
         // (only an empty proof between equal sizes is valid for another pair of sizes)
-        assert.equal(
-          verifyConsistency(mm, nn, ROOTS[mm]!, ROOTS[nn]!, proof),
-          m === n && mm === nn,
-          `${msg} presented as ${mm}->${nn}`,
-        );
+        assert.equal(verifyConsistency(mm, nn, ROOTS[mm]!, ROOTS[nn]!, proof), m === n && mm === nn, `${msg} presented as ${mm}->${nn}`);
       }
       if (proof.length > 0) {
         assert.equal(verifyConsistency(m, n, oldRoot, newRoot, proof.slice(1)), false, `${msg}: drop first`);
@@ -371,7 +388,10 @@ void test('inclusion edge cases: index ≥ size, malformed input, throwing varia
     },
     (e) => e instanceof ProofError && e.code === 'inclusion_proof_invalid',
   );
-  assert.throws(() => inclusionProof(8, 8, READ), (e) => e instanceof TreeError && e.code === 'index_out_of_range');
+  assert.throws(
+    () => inclusionProof(8, 8, READ),
+    (e) => e instanceof TreeError && e.code === 'index_out_of_range',
+  );
   assert.throws(() => inclusionProof(-1, 8, READ), { code: 'index_out_of_range' });
   assert.throws(() => inclusionProof(0, 0, READ), { code: 'index_out_of_range' });
   assert.throws(() => treeRoot(1.5, READ), { code: 'tree_size_invalid' });

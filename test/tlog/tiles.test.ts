@@ -105,7 +105,11 @@ void test('tile paths: non-canonical and malformed paths are refused', () => {
     `tile/0/${'x001/'.repeat(40)}001`,
   ];
   for (const path of bad) {
-    assert.throws(() => parseTilePath(path), (e) => e instanceof TileError && e.code === 'tile_path_invalid', path);
+    assert.throws(
+      () => parseTilePath(path),
+      (e) => e instanceof TileError && e.code === 'tile_path_invalid',
+      path,
+    );
   }
   for (const tile of [
     { level: -1, index: 0, width: 256 },
@@ -283,7 +287,10 @@ void test('tile sets stay O(log n) for sizes up to 2^53 − 1 (at most two tiles
 
 void test('tile-backed reader: bad tiles and reads outside the tree are refused', () => {
   const short = tileHashReader(300, () => new Uint8Array(31 * 32));
-  assert.throws(() => short(0, 0), (e) => e instanceof TileError && e.code === 'tile_invalid');
+  assert.throws(
+    () => short(0, 0),
+    (e) => e instanceof TileError && e.code === 'tile_invalid',
+  );
   const ragged = tileHashReader(300, () => new Uint8Array(256 * 32 + 1));
   assert.throws(() => ragged(0, 0), { code: 'tile_invalid' });
   const store = tileStore(300);
@@ -316,14 +323,20 @@ void test('entry bundles: uint16 big-endian length prefixes, strict decoding', (
   assert.equal(encodeHex(bundle.subarray(0, 5)), '0000000161');
   assert.equal(encodeHex(bundle.subarray(5, 8)), '012c07');
   assert.equal(bundle.length, 2 + 3 + 302);
-  assert.deepEqual(decodeEntryBundle(bundle), entries.map((e) => new Uint8Array(e)));
+  assert.deepEqual(
+    decodeEntryBundle(bundle),
+    entries.map((e) => new Uint8Array(e)),
+  );
   assert.deepEqual(decodeEntryBundle(bundle, 3).length, 3);
   // a level-0 tile is the leaf hashes of the matching bundle
   assert.deepEqual(decodeTile(Buffer.concat(decodeEntryBundle(bundle).map(hashLeaf))), entries.map(hashLeaf));
 
   const max = new Uint8Array(65535);
   assert.equal(decodeEntryBundle(encodeEntryBundle([max]))[0]!.length, 65535);
-  assert.throws(() => encodeEntryBundle([new Uint8Array(65536)]), (e) => e instanceof TileError && e.code === 'entry_too_large');
+  assert.throws(
+    () => encodeEntryBundle([new Uint8Array(65536)]),
+    (e) => e instanceof TileError && e.code === 'entry_too_large',
+  );
   assert.throws(() => encodeEntryBundle([]), { code: 'entry_bundle_invalid' });
   assert.throws(() => encodeEntryBundle(Array.from({ length: 257 }, () => new Uint8Array(1))), { code: 'entry_bundle_invalid' });
   assert.equal(decodeEntryBundle(encodeEntryBundle(Array.from({ length: 256 }, () => new Uint8Array(0)))).length, 256);

@@ -33,7 +33,16 @@ window.__outcomes = await runScenario(verify, input).catch((e) => [{ name: 'scen
 </script>`;
 
 async function bundle(entry: string, minify: boolean): Promise<string> {
-  const r = await build({ entryPoints: [join(ROOT, entry)], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', minify, logLevel: 'silent' });
+  const r = await build({
+    entryPoints: [join(ROOT, entry)],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify,
+    logLevel: 'silent',
+  });
   return r.outputFiles[0]!.text;
 }
 
@@ -52,7 +61,17 @@ before(async () => {
     '/': ['text/html; charset=utf-8', PAGE],
     '/verify.mjs': ['text/javascript', verifier],
     '/scenario.mjs': ['text/javascript', await bundle('test/verify/scenario.ts', false)],
-    '/fixtures.json': ['application/json', JSON.stringify({ witness: fx.witness, edParty: fx.edParty, p256Party: fx.p256Party, bundle: fx.bundle, said: fx.said, checkpoint: fx.checkpoint })],
+    '/fixtures.json': [
+      'application/json',
+      JSON.stringify({
+        witness: fx.witness,
+        edParty: fx.edParty,
+        p256Party: fx.p256Party,
+        bundle: fx.bundle,
+        said: fx.said,
+        checkpoint: fx.checkpoint,
+      }),
+    ],
   };
   server = createServer((req, res) => {
     const f = files[req.url ?? ''];
@@ -72,27 +91,40 @@ after(async () => {
   await browser?.close();
   await new Promise<void>((resolve) => {
     if (server === undefined) resolve();
-    else server.close(() => {
-      resolve();
-    });
+    else
+      server.close(() => {
+        resolve();
+      });
   });
   await fx?.cleanup();
 });
 
-void test('the bundled verifier verifies real witness output in Chromium and refuses tampered copies', { skip: status.kind === 'ok' ? false : status.message }, async (t) => {
-  t.diagnostic(`browser verifier (src/verify/index.ts, esbuild --minify, one ESM file): ${verifierSize.bytes} bytes, ${verifierSize.gzip} bytes gzip -9`);
-  const context = await browser!.context();
-  const w = await watchedPage(context, origin);
-  await w.page.goto(`${origin}/`);
-  await w.page.waitForFunction('Array.isArray(window.__outcomes)', undefined, { timeout: 30_000 });
-  const outcomes = await w.page.evaluate<Outcome[]>('window.__outcomes');
-  assert.ok(outcomes.length > 25, `${outcomes.length} checks ran`);
-  for (const o of outcomes) assert.equal(o.got, o.want, o.name);
-  t.diagnostic(`${outcomes.length} checks in the page, e.g. ${outcomes.filter((o) => o.want !== 'ok').slice(0, 3).map((o) => `${o.name} → ${o.got}`).join('; ')}`);
-  const isSecure = await w.page.evaluate('window.isSecureContext && typeof crypto.subtle');
-  assert.equal(isSecure, 'object');
-  assert.deepEqual(w.foreign, [], 'no request left the test server');
-  assert.deepEqual(w.errors, [], 'no console error');
-  assert.deepEqual(w.requests.map((u) => new URL(u).pathname).sort(), ['/', '/fixtures.json', '/scenario.mjs', '/verify.mjs']);
-  assert.ok(verifierSize.bytes > 0 && verifierSize.bytes < 150_000, `verifier bundle is ${verifierSize.bytes} bytes`);
-});
+void test(
+  'the bundled verifier verifies real witness output in Chromium and refuses tampered copies',
+  { skip: status.kind === 'ok' ? false : status.message },
+  async (t) => {
+    t.diagnostic(
+      `browser verifier (src/verify/index.ts, esbuild --minify, one ESM file): ${verifierSize.bytes} bytes, ${verifierSize.gzip} bytes gzip -9`,
+    );
+    const context = await browser!.context();
+    const w = await watchedPage(context, origin);
+    await w.page.goto(`${origin}/`);
+    await w.page.waitForFunction('Array.isArray(window.__outcomes)', undefined, { timeout: 30_000 });
+    const outcomes = await w.page.evaluate<Outcome[]>('window.__outcomes');
+    assert.ok(outcomes.length > 25, `${outcomes.length} checks ran`);
+    for (const o of outcomes) assert.equal(o.got, o.want, o.name);
+    t.diagnostic(
+      `${outcomes.length} checks in the page, e.g. ${outcomes
+        .filter((o) => o.want !== 'ok')
+        .slice(0, 3)
+        .map((o) => `${o.name} → ${o.got}`)
+        .join('; ')}`,
+    );
+    const isSecure = await w.page.evaluate('window.isSecureContext && typeof crypto.subtle');
+    assert.equal(isSecure, 'object');
+    assert.deepEqual(w.foreign, [], 'no request left the test server');
+    assert.deepEqual(w.errors, [], 'no console error');
+    assert.deepEqual(w.requests.map((u) => new URL(u).pathname).sort(), ['/', '/fixtures.json', '/scenario.mjs', '/verify.mjs']);
+    assert.ok(verifierSize.bytes > 0 && verifierSize.bytes < 150_000, `verifier bundle is ${verifierSize.bytes} bytes`);
+  },
+);

@@ -20,7 +20,16 @@ function documented(): { values: string[]; types: string[] } {
     return { name: /^\| `([A-Za-z0-9_]+)`$/.exec(cells[0]!)?.[1] ?? '', kind: cells[1]!.trim() };
   });
   for (const p of parsed) assert.match(p.kind, /^(function|class|constant|type)$/, p.name);
-  return { values: parsed.filter((p) => p.kind !== 'type').map((p) => p.name).sort(), types: parsed.filter((p) => p.kind === 'type').map((p) => p.name).sort() };
+  return {
+    values: parsed
+      .filter((p) => p.kind !== 'type')
+      .map((p) => p.name)
+      .sort(),
+    types: parsed
+      .filter((p) => p.kind === 'type')
+      .map((p) => p.name)
+      .sort(),
+  };
 }
 
 void test('the runtime exports of anchor-witness/verify are the documented functions, classes and constants', () => {
@@ -29,7 +38,12 @@ void test('the runtime exports of anchor-witness/verify are the documented funct
 
 void test('the type exports of src/verify/index.ts are the documented types', () => {
   const source = readFileSync(join(ROOT, 'src', 'verify', 'index.ts'), 'utf8');
-  const types = [...source.matchAll(/^export type \{([^}]*)\}/gm)].flatMap((m) => m[1]!.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  const types = [...source.matchAll(/^export type \{([^}]*)\}/gm)].flatMap((m) =>
+    m[1]!
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
   assert.deepEqual(types.sort(), documented().types);
   // No value is exported as `export *` (which this check could not see).
   assert.doesNotMatch(source, /^export \*/m);

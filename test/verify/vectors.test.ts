@@ -19,35 +19,54 @@ const WIRE: v.AnchorWire = {
   sig_party: {
     curve: 'ed25519',
     public_key: 'fd1724385aa0c75b64fb78cd602fa1d991fdebf76b13c58ed702eac835e9f618',
-    signature: 'f6440aa83c50ee7cbe0633115a5e330bd6e264aa0441aa3cd5d788420db0044071d2992bfe666ad0e276ae76c2bee6cb144fa7181ce7df37389ca794ac316e09',
+    signature:
+      'f6440aa83c50ee7cbe0633115a5e330bd6e264aa0441aa3cd5d788420db0044071d2992bfe666ad0e276ae76c2bee6cb144fa7181ce7df37389ca794ac316e09',
   },
 };
 
 void test('SPEC §3.1: party signature, leaf hash and witness cosignature of the reference anchor', async () => {
   const anchor = v.decodeResponseAnchor(WIRE);
   assert.equal(await v.verifyPartySignature(anchor), true);
-  assert.equal(Buffer.from(await v.hashLeaf(v.anchorLogEntry(anchor))).toString('hex'), '23d621c544d6be4c1179d21db944a0d38c89c2f7d30d9750b8c4c6ef9b3855e2');
+  assert.equal(
+    Buffer.from(await v.hashLeaf(v.anchorLogEntry(anchor))).toString('hex'),
+    '23d621c544d6be4c1179d21db944a0d38c89c2f7d30d9750b8c4c6ef9b3855e2',
+  );
   const witnessKey = hex('8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c');
-  const cosig = hex('bb8313d3c4c1c260f120e65e04c82cc34f0e8717e329ec8607603555422d7d0b39b6a2b3a6e1bbc672b3752d7a6b4bac2b38f2ab29b96072ce29b7abbc144e05');
+  const cosig = hex(
+    'bb8313d3c4c1c260f120e65e04c82cc34f0e8717e329ec8607603555422d7d0b39b6a2b3a6e1bbc672b3752d7a6b4bac2b38f2ab29b96072ce29b7abbc144e05',
+  );
   assert.equal(await v.verifyEd25519(witnessKey, v.anchorLogEntry(anchor), cosig), true);
-  for (const tampered of [{ ...anchor, cumulative: 101n }, { ...anchor, index: 2 }, { ...anchor, timestamp: anchor.timestamp + 1 }, { ...anchor, witnessSet: { said: 'EWitSet', threshold: 3 } }]) {
+  for (const tampered of [
+    { ...anchor, cumulative: 101n },
+    { ...anchor, index: 2 },
+    { ...anchor, timestamp: anchor.timestamp + 1 },
+    { ...anchor, witnessSet: { said: 'EWitSet', threshold: 3 } },
+  ]) {
     assert.equal(await v.verifyPartySignature(tampered), false);
   }
 });
 
 void test('signed-note spec example and litewitness / geomys checkpoints', async () => {
   const spec = await v.noteKeyFromVkey('example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k');
-  const note = 'This is an example message.\n\n— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
+  const note =
+    'This is an example message.\n\n— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
   assert.equal((await v.verifyNote(note, [spec])).text, 'This is an example message.\n');
   await assert.rejects(v.verifyNote(note.replace('example message', 'exemple message'), [spec]), { code: 'note_invalid' });
   await assert.rejects(v.noteKeyFromVkey('example.com/bar+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k'), { code: 'key_invalid' });
 
   const origin = 'sigsum.org/v1/tree/4d6d8825a6bb689d459628312889dfbb0bcd41b5211d9e1ce768b0ff0309e562';
   const lw = await v.noteKeyFromVkey(`${origin}+5202289b+Af/cLU2Y5BJNP+r3iMDC+av9eWCD0fBJVDfzAux5zxAP`);
-  const { checkpoint } = await v.verifyCheckpoint(`${origin}\n1\nKgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— ${origin} UgIom7fPZTqpxWWhyjWduBvTvGVqsokMbqTArsQilegKoFBJQjUFAmQ0+YeSPM3wfUQMFSzVnnNuWRTYrajXpNUbIQY=\n`, [lw], origin);
+  const { checkpoint } = await v.verifyCheckpoint(
+    `${origin}\n1\nKgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— ${origin} UgIom7fPZTqpxWWhyjWduBvTvGVqsokMbqTArsQilegKoFBJQjUFAmQ0+YeSPM3wfUQMFSzVnnNuWRTYrajXpNUbIQY=\n`,
+    [lw],
+    origin,
+  );
   assert.equal(checkpoint.size, 1);
   const geomys = await v.noteKeyFromVkey('geomys.org/witness/test-log+c0787ff4+AeMb5VOzy60PTGdGmLPxOKGAa0jNyDGsgv2rnprGju1t');
-  const g = await v.verifyCheckpoint('geomys.org/witness/test-log\n1\nBCml5C32yqMcl0gjTrcSOeNVx59oPnSdytBzDGBO5k0=\n\n— geomys.org/witness/test-log wHh/9BPsoBNr2x0Ol3qPBYasIN0HI2ZiBg5ac0v3LQq/7F+YO7U4oWbDeJn1VaWVrlbSEM30Gr7WWYQjj2SBxRoJ/Ao=\n', [geomys]);
+  const g = await v.verifyCheckpoint(
+    'geomys.org/witness/test-log\n1\nBCml5C32yqMcl0gjTrcSOeNVx59oPnSdytBzDGBO5k0=\n\n— geomys.org/witness/test-log wHh/9BPsoBNr2x0Ol3qPBYasIN0HI2ZiBg5ac0v3LQq/7F+YO7U4oWbDeJn1VaWVrlbSEM30Gr7WWYQjj2SBxRoJ/Ao=\n',
+    [geomys],
+  );
   assert.equal(g.checkpoint.origin, 'geomys.org/witness/test-log');
 });
 

@@ -50,12 +50,26 @@ void test('same verdicts as the synchronous client verifiers', async () => {
 });
 
 void test('the verify entry imports no node: module and no server code (esbuild metafile)', async () => {
-  const r = await build({ entryPoints: [join(ROOT, 'src/verify/index.ts')], bundle: true, write: false, format: 'esm', platform: 'neutral', metafile: true, logLevel: 'silent' });
+  const r = await build({
+    entryPoints: [join(ROOT, 'src/verify/index.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    metafile: true,
+    logLevel: 'silent',
+  });
   const inputs = Object.keys(r.metafile.inputs);
-  const nodeImports = Object.values(r.metafile.inputs).flatMap((i) => i.imports.filter((x) => x.path.startsWith('node:') || x.external === true).map((x) => x.path));
+  const nodeImports = Object.values(r.metafile.inputs).flatMap((i) =>
+    i.imports.filter((x) => x.path.startsWith('node:') || x.external === true).map((x) => x.path),
+  );
   assert.deepEqual(nodeImports, []);
-  const allowed = /^src\/(verify|encoding|errors\.ts|anchor\/(codec|duplicity-pair|errors|messages|types)\.ts|crypto\/(ed25519-strict|p256-strict|webcrypto|errors)\.ts|note\/(checkpoint|signed-note|tlog-proof|errors)\.ts)/;
-  assert.deepEqual(inputs.filter((p) => !allowed.test(p)), []);
+  const allowed =
+    /^src\/(verify|encoding|errors\.ts|anchor\/(codec|duplicity-pair|errors|messages|types)\.ts|crypto\/(ed25519-strict|p256-strict|webcrypto|errors)\.ts|note\/(checkpoint|signed-note|tlog-proof|errors)\.ts)/;
+  assert.deepEqual(
+    inputs.filter((p) => !allowed.test(p)),
+    [],
+  );
 });
 
 void test('the verify entry works with no Buffer at all (a child Node with globalThis.Buffer deleted)', async () => {
@@ -64,7 +78,14 @@ const v = await import(${JSON.stringify(join(ROOT, 'src/verify/index.ts'))});
 const { runScenario } = await import(${JSON.stringify(join(ROOT, 'test/verify/scenario.ts'))});
 const out = await runScenario(v, JSON.parse(process.argv[1]));
 process.stdout.write(JSON.stringify({ buffer: typeof Buffer, out }));`;
-  const input = JSON.stringify({ witness: fx.witness, edParty: fx.edParty, p256Party: fx.p256Party, bundle: fx.bundle, said: fx.said, checkpoint: fx.checkpoint });
+  const input = JSON.stringify({
+    witness: fx.witness,
+    edParty: fx.edParty,
+    p256Party: fx.p256Party,
+    bundle: fx.bundle,
+    said: fx.said,
+    checkpoint: fx.checkpoint,
+  });
   const stdout = await new Promise<string>((resolve, reject) => {
     execFile(process.execPath, ['--input-type=module', '-e', script, input], { maxBuffer: 8 << 20 }, (err, so, se) => {
       if (err === null) resolve(so);

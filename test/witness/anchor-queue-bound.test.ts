@@ -44,10 +44,18 @@ const witnessKey = ed25519KeyFromSeed(fill(0x01));
 const pinned = { publicKey: ed25519PublicKeyBytes(witnessKey), logOrigin: ORIGIN, name: NAME };
 const alice = edParty(0x09);
 const alicePin = { curve: 'ed25519' as const, publicKey: alice.publicKey };
-const registry = parseRegistry({ parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }] });
+const registry = parseRegistry({
+  parties: [{ id: 'EAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'ERoot' }],
+});
 const party = (scope: string) => ({ agent: 'did:keri:EAgent', root: 'did:keri:ERoot', scope });
 const anchorFor = (scope: string, index: number): Anchor =>
-  signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope), index, head: fill(index & 0xff), cumulative: BigInt(index), timestamp: 1700000000 + index });
+  signAnchor(alice, {
+    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAgent', scope),
+    index,
+    head: fill(index & 0xff),
+    cumulative: BigInt(index),
+    timestamp: 1700000000 + index,
+  });
 
 /** A store whose transactions do all their work, then wait for the gate before committing (a stalled fsync). */
 function gatedStore(store: WitnessStore): { store: WitnessStore; open: () => void; transactions: () => number } {
@@ -98,7 +106,13 @@ async function scenario(withPool: boolean): Promise<void> {
     quota: { anchorsPerMinute: 1_000_000, newSeedsPerDay: 1_000_000 },
     ...(pool === undefined ? {} : { verifyPool: pool }),
   });
-  const app = await createServer({ maxInFlight: IN_FLIGHT, maxQueue: 64, requestTimeoutMs: TIMEOUT_MS, logger: pino({ level: 'silent' }), accessLog: false });
+  const app = await createServer({
+    maxInFlight: IN_FLIGHT,
+    maxQueue: 64,
+    requestTimeoutMs: TIMEOUT_MS,
+    logger: pino({ level: 'silent' }),
+    accessLog: false,
+  });
   const sample = (): void => {
     service.sample();
   };
@@ -109,7 +123,15 @@ async function scenario(withPool: boolean): Promise<void> {
     registerWitnessRoutes(app, {
       log: witnessLog,
       anchors: service,
-      health: { name: NAME, roles: ['anchor'], version: 'test', origin: ORIGIN, witnessKeyHex: encodeHex(pinned.publicKey), logVkey: '', cosignVkey: null },
+      health: {
+        name: NAME,
+        roles: ['anchor'],
+        version: 'test',
+        origin: ORIGIN,
+        witnessKeyHex: encodeHex(pinned.publicKey),
+        logVkey: '',
+        cosignVkey: null,
+      },
       statusPage: () => '',
     });
     const { url } = await listen(app, { host: '127.0.0.1', port: 0 });
@@ -182,7 +204,10 @@ async function scenario(withPool: boolean): Promise<void> {
     sample();
 
     assert.deepEqual(unexpected, [], 'only 200, 408 and 503 are expected');
-    assert.ok(timeoutsWhileStalled >= 2 * IN_FLIGHT, `the stall must make requests time out (got ${timeoutsWhileStalled} 408s or hang-ups)`);
+    assert.ok(
+      timeoutsWhileStalled >= 2 * IN_FLIGHT,
+      `the stall must make requests time out (got ${timeoutsWhileStalled} 408s or hang-ups)`,
+    );
     assert.equal(ackedAfterRelease.size, CLIENTS, 'every client got a 200 once the store recovered');
     // The bound: the sequencer never holds more waiting anchors than there are in-flight slots.
     const maxQueue = service.maxQueue;
@@ -201,7 +226,11 @@ async function scenario(withPool: boolean): Promise<void> {
     });
     for (const { anchor, body } of acked) {
       verifyAnchorResponse(body, pinned, alicePin);
-      assert.equal(logged.get(encodeHex(cosignMessage(anchor))), body.inclusion.leaf_index, 'an acknowledged anchor is in the log at its leaf');
+      assert.equal(
+        logged.get(encodeHex(cosignMessage(anchor))),
+        body.inclusion.leaf_index,
+        'an acknowledged anchor is in the log at its leaf',
+      );
     }
     // Everything logged was sent by a client (or is the sentinel); per seed, indexes only go up.
     const byMessage = new Map(sent.map((a) => [encodeHex(cosignMessage(a)), a]));

@@ -57,7 +57,9 @@ void test('serve refuses: missing key, group-readable key, bad name, cosign key 
 
     // Flags from the environment and from a config file.
     writeFileSync(join(dir, 'config.yaml'), `name: w.test/a\nroles: [anchor]\nmax-in-flight: 8\n`);
-    const first = await serve([...base.filter((a) => a !== '--roles' && a !== 'anchor'), '--config', join(dir, 'config.yaml')], { AW_KEY: key });
+    const first = await serve([...base.filter((a) => a !== '--roles' && a !== 'anchor'), '--config', join(dir, 'config.yaml')], {
+      AW_KEY: key,
+    });
     try {
       const health = (await (await fetch(`${first.url}/health`)).json()) as { witness_name: string; roles: string[] };
       assert.equal(health.witness_name, 'w.test/a');

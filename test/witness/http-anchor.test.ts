@@ -45,7 +45,12 @@ after(async () => {
 
 const now = () => Math.floor(Date.now() / 1000);
 const seedOf = (scope: string, agent = 'did:keri:EAlice', root = 'did:keri:ERoot') => deriveSeedId(root, agent, scope);
-function anchor(p: typeof alice, scope: string, index: number, o: { head?: number; cumulative?: bigint; timestamp?: number; agent?: string; root?: string } = {}): Anchor {
+function anchor(
+  p: typeof alice,
+  scope: string,
+  index: number,
+  o: { head?: number; cumulative?: bigint; timestamp?: number; agent?: string; root?: string } = {},
+): Anchor {
   return signAnchor(p, {
     seedId: seedOf(scope, o.agent, o.root),
     index,
@@ -98,7 +103,10 @@ void test('row 1: malformed bodies and non-canonical forms → 400 malformed_bod
 
 void test('rows 2–4: unknown party, delegation mismatch, key not current (small-order key included)', async () => {
   assert.equal(code(await submit(anchor(alice, 'R2', 1), { agent: 'did:keri:ENobody' })), '403 unknown_party');
-  assert.equal(code(await submit(anchor(alice, 'R3', 1), { agent: 'EAlice', root: 'did:keri:EOther', scope: 'R3' })), '403 delegation_mismatch');
+  assert.equal(
+    code(await submit(anchor(alice, 'R3', 1), { agent: 'EAlice', root: 'did:keri:EOther', scope: 'R3' })),
+    '403 delegation_mismatch',
+  );
   assert.equal(code(await submit(anchor(bob, 'R4', 1), { ...ALICE, scope: 'R4' })), '403 key_not_current');
   const a = anchor(alice, 'R4b', 1);
   const smallOrder = { ...a, sigParty: { ...a.sigParty, publicKey: new Uint8Array(32).fill(0).map((_, i) => (i === 0 ? 1 : 0)) } };
@@ -108,7 +116,10 @@ void test('rows 2–4: unknown party, delegation mismatch, key not current (smal
 void test('rows 5–6: bad signature, timestamp too far ahead', async () => {
   const a = anchor(alice, 'R5', 1);
   assert.equal(code(await submit({ ...a, cumulative: a.cumulative + 1n }, { ...ALICE, scope: 'R5' })), '422 bad_signature');
-  assert.equal(code(await submit(anchor(alice, 'R6', 1, { timestamp: now() + 400 }), { ...ALICE, scope: 'R6' })), '422 timestamp_in_future');
+  assert.equal(
+    code(await submit(anchor(alice, 'R6', 1, { timestamp: now() + 400 }), { ...ALICE, scope: 'R6' })),
+    '422 timestamp_in_future',
+  );
   await cosigned(anchor(alice, 'R6', 1, { timestamp: now() + 200 }), { ...ALICE, scope: 'R6' });
 });
 
@@ -123,7 +134,14 @@ void test('row 7: seeds must derive from the party; a seed belongs to its creato
 
 void test('row 8: party quota → 429 with Retry-After', async () => {
   const carolSeed = (s: string) => ({ agent: 'did:keri:ECarol', root: 'did:keri:ECarol', scope: s });
-  const mk = (s: string) => signAnchor(carol, { seedId: deriveSeedId('did:keri:ECarol', 'did:keri:ECarol', s), index: 1, head: fill(1), cumulative: 1n, timestamp: 1700000000 });
+  const mk = (s: string) =>
+    signAnchor(carol, {
+      seedId: deriveSeedId('did:keri:ECarol', 'did:keri:ECarol', s),
+      index: 1,
+      head: fill(1),
+      cumulative: 1n,
+      timestamp: 1700000000,
+    });
   await cosigned(mk('Q1'), carolSeed('Q1'));
   await cosigned(mk('Q2'), carolSeed('Q2'));
   const r = await submit(mk('Q3'), carolSeed('Q3'));
@@ -156,7 +174,10 @@ void test('rows 9–15: duplicity, index_taken, replay, conflicting replay, non-
   assert.equal(code(await submit(anchor(alice, 'R9', 101, { cumulative: 49n }), party)), '422 non_monotone');
   assert.equal(code(await submit(anchor(alice, 'R9', 101, { cumulative: 60n, timestamp: 1700000004 }), party)), '422 non_monotone');
   // 11: fork signed by another key of the party
-  assert.equal(code(await submit(anchor(aliceRotated, 'R9', 100, { head: 2, cumulative: 50n, timestamp: 1700000005 }), party)), '422 index_taken');
+  assert.equal(
+    code(await submit(anchor(aliceRotated, 'R9', 100, { head: 2, cumulative: 50n, timestamp: 1700000005 }), party)),
+    '422 index_taken',
+  );
   // 10: fork by the same key → 409 duplicity proof, offline verifiable
   const fork = await submit(anchor(alice, 'R9', 100, { head: 0, cumulative: 50n, timestamp: 1700000005 }), party);
   assert.equal(fork.status, 409);
@@ -196,8 +217,12 @@ void test('reads: 404, 400 malformed_seed, duplicity listing with pagination', a
   assert.equal(page1.items.length, 2);
   assert.equal(page1.next, page1.items[1]!.seed_id);
   const page2 = (await get(`${w.url}/v1/duplicity?limit=2&after=${page1.next}`)).body as { items: DuplicityProofWire[] };
-  assert.deepEqual(page2.items.map((p) => p.seed_id), seeds.slice(2, 4));
-  for (const q of ['limit=0', 'limit=101', 'limit=abc', 'after=00']) assert.equal(code(await get(`${w.url}/v1/duplicity?${q}`)), '400 malformed_query', q);
+  assert.deepEqual(
+    page2.items.map((p) => p.seed_id),
+    seeds.slice(2, 4),
+  );
+  for (const q of ['limit=0', 'limit=101', 'limit=abc', 'after=00'])
+    assert.equal(code(await get(`${w.url}/v1/duplicity?${q}`)), '400 malformed_query', q);
 });
 
 void test('--allow-underived-seeds: first come owns the seed', async () => {
@@ -209,7 +234,10 @@ void test('--allow-underived-seeds: first come owns the seed', async () => {
     const r = await post(`${w2.url}/v1/anchor`, { anchor: encodeAnchor(a), party: { agent: 'EAlice' } });
     assert.equal(r.status, 200, r.text);
     const b = signAnchor(bob, { seedId, index: 2, head: fill(1), cumulative: 1n, timestamp: 1700000000 });
-    assert.equal(code(await post(`${w2.url}/v1/anchor`, { anchor: encodeAnchor(b), party: { agent: 'EBob' } })), '403 seed_owned_by_other_party');
+    assert.equal(
+      code(await post(`${w2.url}/v1/anchor`, { anchor: encodeAnchor(b), party: { agent: 'EBob' } })),
+      '403 seed_owned_by_other_party',
+    );
   } finally {
     await w2.close();
     t.cleanup();
@@ -228,8 +256,16 @@ void test('group commit metrics: concurrent submissions are decided in batches w
   // (re-reading the clock there could cross a second and make it a conflicting replay, 422)
   const timestamp = now() - 5;
   const bobAnchor = (i: number) =>
-    signAnchor(bob, { seedId: deriveSeedId('did:keri:EBob', 'did:keri:EBob', `G${i}`), index: 1, head: fill(3), cumulative: 1n, timestamp });
-  const results = await Promise.all(Array.from({ length: n }, (_, i) => submit(bobAnchor(i), { agent: 'did:keri:EBob', root: 'did:keri:EBob', scope: `G${i}` })));
+    signAnchor(bob, {
+      seedId: deriveSeedId('did:keri:EBob', 'did:keri:EBob', `G${i}`),
+      index: 1,
+      head: fill(3),
+      cumulative: 1n,
+      timestamp,
+    });
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) => submit(bobAnchor(i), { agent: 'did:keri:EBob', root: 'did:keri:EBob', scope: `G${i}` })),
+  );
   for (const r of results) assert.equal(r.status, 200, r.text);
   // a replay writes nothing: no batch is recorded for it
   const replay = await submit(bobAnchor(0), { agent: 'did:keri:EBob', root: 'did:keri:EBob', scope: 'G0' });

@@ -28,14 +28,27 @@ let w: RunningWitness;
 let tmp: ReturnType<typeof tempDir>;
 before(async () => {
   tmp = tempDir();
-  w = await startTestWitness(tmp.dir, registry, { allowUnderivedSeeds: true, maxInFlight: 2, maxQueue: 0, requestTimeoutMs: 800, quota: { anchorsPerMinute: 100000, newSeedsPerDay: 100000 } });
+  w = await startTestWitness(tmp.dir, registry, {
+    allowUnderivedSeeds: true,
+    maxInFlight: 2,
+    maxQueue: 0,
+    requestTimeoutMs: 800,
+    quota: { anchorsPerMinute: 100000, newSeedsPerDay: 100000 },
+  });
 });
 after(async () => {
   await w.close();
   tmp.cleanup();
 });
 
-const anchorFor = (i: number) => signAnchor(alice, { seedId: deriveSeedId('did:keri:EAlice', 'did:keri:EAlice', `T${i}`), index: 1, head: fill(1), cumulative: 1n, timestamp: 1700000000 });
+const anchorFor = (i: number) =>
+  signAnchor(alice, {
+    seedId: deriveSeedId('did:keri:EAlice', 'did:keri:EAlice', `T${i}`),
+    index: 1,
+    head: fill(1),
+    cumulative: 1n,
+    timestamp: 1700000000,
+  });
 
 async function checkpoint() {
   const r = await get(`${w.url}/log/checkpoint`);
@@ -110,7 +123,11 @@ function rawRequest(port: number, chunks: string[], pauseMs: number): Promise<st
 void test('hardening on the witness routes', async () => {
   const port = w.listen.port;
   // oversize body → 413 and close
-  const big = await rawRequest(port, [`POST /v1/anchor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n{`], 0);
+  const big = await rawRequest(
+    port,
+    [`POST /v1/anchor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n{`],
+    0,
+  );
   assert.match(big, /^HTTP\/1\.1 413/);
   assert.match(big, /"code":"body_too_large"/);
   // stalled headers and stalled body → 408 problem
@@ -118,7 +135,11 @@ void test('hardening on the witness routes', async () => {
   const slowHeaders = await rawRequest(port, ['GET /health HTTP/1.1\r\n', 'Host: x\r\n'], 3000);
   assert.match(slowHeaders, /^HTTP\/1\.1 408/);
   assert.match(slowHeaders, /request_timeout/);
-  const slowBody = await rawRequest(port, ['POST /v1/anchor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"an', 'chor'], 3000);
+  const slowBody = await rawRequest(
+    port,
+    ['POST /v1/anchor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"an', 'chor'],
+    3000,
+  );
   assert.match(slowBody, /^HTTP\/1\.1 408/);
   assert.ok(Date.now() - t0 < 6000);
   // wrong method, content type, invalid JSON, unknown fields
@@ -127,10 +148,19 @@ void test('hardening on the witness routes', async () => {
   assert.equal(wrongMethod.headers.get('allow'), 'POST');
   assert.equal((await post(`${w.url}/v1/anchor`, '{}', { 'content-type': 'text/plain' })).status, 415);
   assert.equal((await post(`${w.url}/v1/anchor`, '{"anchor":')).status, 400);
-  assert.equal(((await post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(anchorFor(999)), party: { agent: 'EAlice' }, x: 1 })).body as { code: string }).code, 'malformed_body');
+  assert.equal(
+    (
+      (await post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(anchorFor(999)), party: { agent: 'EAlice' }, x: 1 })).body as {
+        code: string;
+      }
+    ).code,
+    'malformed_body',
+  );
   // 2× the in-flight bound (2, no queue) at once: the excess gets 503 + Retry-After, the rest 200
   const burst = await Promise.all(
-    Array.from({ length: 8 }, (_, k) => post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(anchorFor(5000 + k)), party: { agent: 'EAlice' } })),
+    Array.from({ length: 8 }, (_, k) =>
+      post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(anchorFor(5000 + k)), party: { agent: 'EAlice' } }),
+    ),
   );
   const statuses = burst.map((r) => r.status);
   assert.ok(statuses.includes(200), statuses.join());
@@ -149,7 +179,9 @@ void test('registry reload: a good file renamed into place is picked up, a bad o
   const file = join(tmp.dir, 'registry.json');
   const submitBob = (i: number) =>
     post(`${w.url}/v1/anchor`, {
-      anchor: encodeAnchor(signAnchor(bob, { seedId: new Uint8Array(32).fill(i), index: 1, head: fill(1), cumulative: 1n, timestamp: 1700000000 })),
+      anchor: encodeAnchor(
+        signAnchor(bob, { seedId: new Uint8Array(32).fill(i), index: 1, head: fill(1), cumulative: 1n, timestamp: 1700000000 }),
+      ),
       party: { agent: 'EBob' },
     });
   assert.equal((await submitBob(1)).status, 403);

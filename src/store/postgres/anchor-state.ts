@@ -83,7 +83,11 @@ export class PgAnchorTx implements AnchorStateTx {
   async partyUsage(party: string, anchorsSince: number, newSeedsSince: number): Promise<PartyUsage> {
     const anchorTimes: number[] = [];
     const newSeedTimes: number[] = [];
-    const res = await query<{ seed: boolean; at: number; n: number }>(this.client, 'partyUsage', SQL.partyUsage, [party, anchorsSince, newSeedsSince]);
+    const res = await query<{ seed: boolean; at: number; n: number }>(this.client, 'partyUsage', SQL.partyUsage, [
+      party,
+      anchorsSince,
+      newSeedsSince,
+    ]);
     for (const r of res.rows) {
       const list = r.seed ? newSeedTimes : anchorTimes;
       for (let i = 0; i < r.n; i++) list.push(r.at);
@@ -102,7 +106,9 @@ export class PgAnchorTx implements AnchorStateTx {
     const key = encodeHex(record.seedId);
     const prior = this.seeds.get(key);
     if (prior !== undefined && prior.latest.index >= record.latest.index) {
-      return Promise.reject(new StoreInvariantError(`store: seed ${key} would move from index ${prior.latest.index} to ${record.latest.index}`));
+      return Promise.reject(
+        new StoreInvariantError(`store: seed ${key} would move from index ${prior.latest.index} to ${record.latest.index}`),
+      );
     }
     this.seeds.set(key, record);
     this.events.push({ party, at: record.cosignature.timestamp, newSeed: isNew });

@@ -42,7 +42,14 @@ export class PgCosignState implements CosignStateStorage {
     type Row = { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number };
     const row = (await this.db.read<Row>('getOrigin', SQL.getOrigin, [origin])).rows[0];
     if (row === undefined) return undefined;
-    return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+    return {
+      origin,
+      size: row.size,
+      root: toBytes(row.root),
+      checkpoint: row.checkpoint,
+      cosignatures: row.cosignatures,
+      lastTime: row.last_time,
+    };
   }
 
   /**
@@ -54,7 +61,9 @@ export class PgCosignState implements CosignStateStorage {
   async updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
     const values = [next.origin, next.size, Buffer.from(next.root), next.checkpoint, next.cosignatures, next.lastTime];
     const res =
-      expectedSize === 0 ? await this.db.read('createOrigin', SQL.createOrigin, values) : await this.db.read('updateOrigin', SQL.updateOrigin, [...values, expectedSize]);
+      expectedSize === 0
+        ? await this.db.read('createOrigin', SQL.createOrigin, values)
+        : await this.db.read('updateOrigin', SQL.updateOrigin, [...values, expectedSize]);
     return res.rowCount === 1;
   }
 
@@ -63,7 +72,10 @@ export class PgCosignState implements CosignStateStorage {
    * (replicas recording evidence for one origin take turns, so none overshoots the bound), then
    * insert and evict in one statement, then COMMIT.
    */
-  async recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
+  async recordEvidence(
+    e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array },
+    limit = EVIDENCE_LIMIT,
+  ): Promise<{ added: boolean; evicted: number }> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`evidence limit ${limit}: a positive integer is required`);
     const hash = Buffer.from(e.hash);
     if (((await this.db.read('hasEvidence', SQL.hasEvidence, [e.origin, hash])).rowCount ?? 0) > 0) return { added: false, evicted: 0 };
@@ -77,7 +89,9 @@ export class PgCosignState implements CosignStateStorage {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1::integer, hashtext($2::text))', [EVIDENCE_LOCK, e.origin]);
-      const row = (await query<{ added: number; evicted: number }>(client, 'evidence', SQL.evidence, [e.origin, hash, e.note, e.reason, e.at, limit])).rows[0];
+      const row = (
+        await query<{ added: number; evicted: number }>(client, 'evidence', SQL.evidence, [e.origin, hash, e.note, e.reason, e.at, limit])
+      ).rows[0];
       await client.query('COMMIT');
       return { added: row?.added === 1, evicted: row?.evicted ?? 0 };
     } catch (err) {
@@ -93,7 +107,11 @@ export class PgCosignState implements CosignStateStorage {
   }
 
   async listEvidence(origin: string): Promise<EvidenceRecord[]> {
-    const res = await this.db.read<{ hash: Uint8Array | null; note: string; reason: string; at: number }>('listEvidence', SQL.listEvidence, [origin]);
+    const res = await this.db.read<{ hash: Uint8Array | null; note: string; reason: string; at: number }>(
+      'listEvidence',
+      SQL.listEvidence,
+      [origin],
+    );
     return res.rows.map((r) => ({ origin, hash: r.hash === null ? undefined : toBytes(r.hash), note: r.note, reason: r.reason, at: r.at }));
   }
 }

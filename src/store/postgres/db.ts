@@ -79,7 +79,12 @@ export function createPools(o: PostgresStoreOptions): { pool: pg.Pool; writer: p
 }
 
 /** A named statement (prepared once per connection); driver faults mapped. */
-export async function query<R extends QueryResultRow>(client: pg.Pool | PoolClient, name: string, text: string, values: unknown[]): Promise<QueryResult<R>> {
+export async function query<R extends QueryResultRow>(
+  client: pg.Pool | PoolClient,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<QueryResult<R>> {
   const config: QueryConfig = { name: `aw_${name}`, text, values };
   try {
     return await client.query<R>(config);

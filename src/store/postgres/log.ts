@@ -13,7 +13,8 @@ import { query, type PgReader } from './db.ts';
 
 export const LOG_SQL = {
   checkpoint: 'SELECT checkpoint, checkpoint_size, checkpoint_root FROM log_head',
-  nodes: 'SELECT t.level, t.idx, t.hash FROM tree_nodes t JOIN unnest($1::smallint[], $2::bigint[]) AS w(level, idx) ON t.level = w.level AND t.idx = w.idx',
+  nodes:
+    'SELECT t.level, t.idx, t.hash FROM tree_nodes t JOIN unnest($1::smallint[], $2::bigint[]) AS w(level, idx) ON t.level = w.level AND t.idx = w.idx',
   nodeRange: 'SELECT hash FROM tree_nodes WHERE level = $1 AND idx >= $2 AND idx < $3 ORDER BY idx',
   entryRange: 'SELECT entry FROM log_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx',
 };
@@ -38,7 +39,10 @@ export class PgLog implements LogStorage {
 
   async readNodes(refs: readonly NodeRef[]): Promise<StoredNode[]> {
     if (refs.length === 0) return [];
-    const res = await this.db.read<{ level: number; idx: number; hash: Uint8Array }>('nodes', LOG_SQL.nodes, [refs.map((n) => n.level), refs.map((n) => n.index)]);
+    const res = await this.db.read<{ level: number; idx: number; hash: Uint8Array }>('nodes', LOG_SQL.nodes, [
+      refs.map((n) => n.level),
+      refs.map((n) => n.index),
+    ]);
     return nodeRows(res.rows);
   }
 
@@ -93,14 +97,18 @@ export class PgLogTx implements LogStorageTx {
       else out.push({ level: r.level, index: r.index, hash: h });
     }
     if (absent.length > 0) {
-      const res = await query<{ level: number; idx: number; hash: Uint8Array }>(this.client, 'nodes', LOG_SQL.nodes, [absent.map((n) => n.level), absent.map((n) => n.index)]);
+      const res = await query<{ level: number; idx: number; hash: Uint8Array }>(this.client, 'nodes', LOG_SQL.nodes, [
+        absent.map((n) => n.level),
+        absent.map((n) => n.index),
+      ]);
       out.push(...nodeRows(res.rows));
     }
     return out;
   }
 
   appendLeaves(start: number, entries: readonly Uint8Array[], nodes: readonly StoredNode[]): Promise<void> {
-    if (start !== this.currentSize) return Promise.reject(new StoreInvariantError(`store: append at ${start} to a log of size ${this.currentSize}`));
+    if (start !== this.currentSize)
+      return Promise.reject(new StoreInvariantError(`store: append at ${start} to a log of size ${this.currentSize}`));
     for (const e of entries) this.entries.push(e);
     for (const n of nodes) this.nodes.push(n);
     return Promise.resolve();

@@ -49,7 +49,10 @@ export async function checkAndMigrate(client: PoolClient, where: string): Promis
   const s = settings.rows[0]!;
   if (s.recovery) throw new StoreOpenError('store_read_only', `the store ${where} is a read-only standby; point --store at the primary`);
   if (s.sync === 'off' || s.fsync === 'off') {
-    throw new StoreOpenError('store_unsafe', `the store ${where} runs with synchronous_commit=${s.sync}, fsync=${s.fsync}: acknowledged anchors could be lost (docs/scale-out.md)`);
+    throw new StoreOpenError(
+      'store_unsafe',
+      `the store ${where} runs with synchronous_commit=${s.sync}, fsync=${s.fsync}: acknowledged anchors could be lost (docs/scale-out.md)`,
+    );
   }
   await client.query('BEGIN');
   await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -61,7 +64,9 @@ export async function checkAndMigrate(client: PoolClient, where: string): Promis
   }
   for (let v = version; v < PG_SCHEMA_VERSION; v++) {
     await client.query(MIGRATIONS[v]!);
-    await client.query('INSERT INTO aw_schema (id, version) VALUES (true, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version', [v + 1]);
+    await client.query('INSERT INTO aw_schema (id, version) VALUES (true, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version', [
+      v + 1,
+    ]);
   }
   await client.query('COMMIT');
 }

@@ -87,7 +87,10 @@ export class PostgresStore implements WitnessStore {
           const stored = (await query<{ value: string }>(client, 'getMeta', META.get, [key])).rows[0]?.value;
           if (stored === undefined) await query(client, 'setMeta', META.set, [key, id[field]]);
           else if (stored !== id[field]) {
-            throw new StoreOpenError('store_identity_mismatch', `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`);
+            throw new StoreOpenError(
+              'store_identity_mismatch',
+              `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`,
+            );
           }
         }
       }),

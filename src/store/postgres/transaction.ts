@@ -86,7 +86,8 @@ export async function flush(client: PoolClient, log: PgLogTx, anchors: PgAnchorT
     base,
   ]);
   const row = res.rows[0];
-  if (row?.head !== 1) throw new StoreInvariantError('store: the log head moved under the sequencer lock (or a checkpoint would go backwards)');
+  if (row?.head !== 1)
+    throw new StoreInvariantError('store: the log head moved under the sequencer lock (or a checkpoint would go backwards)');
   if (row.seeds !== seeds.length) throw new StoreInvariantError("store: a seed's latest anchor would move backwards");
 }
 

@@ -23,7 +23,9 @@ class AnchorQueries {
   readonly countProofs: Statement<[], { n: number }>;
 
   constructor(db: Db) {
-    this.getSeed = db.prepare('SELECT s.*, d.proof AS proof FROM seeds s LEFT JOIN duplicities d ON d.seed_id = s.seed_id WHERE s.seed_id = ?');
+    this.getSeed = db.prepare(
+      'SELECT s.*, d.proof AS proof FROM seeds s LEFT JOIN duplicities d ON d.seed_id = s.seed_id WHERE s.seed_id = ?',
+    );
     this.putSeed = db.prepare(
       `INSERT INTO seeds (seed_id, owner, created_at, anchor, cosig_signature, cosig_time, leaf_index) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (seed_id) DO UPDATE SET anchor = excluded.anchor, cosig_signature = excluded.cosig_signature,
@@ -96,7 +98,15 @@ export class SqliteAnchorState implements AnchorStateStorage {
         ),
       putSeed: (s, isNew, party) => {
         guard(() => {
-          q.putSeed.run(s.seedId, s.owner, s.createdAt, encodeStoredAnchor(s.latest), s.cosignature.signature, s.cosignature.timestamp, s.cosignature.leafIndex);
+          q.putSeed.run(
+            s.seedId,
+            s.owner,
+            s.createdAt,
+            encodeStoredAnchor(s.latest),
+            s.cosignature.signature,
+            s.cosignature.timestamp,
+            s.cosignature.leafIndex,
+          );
           q.putEvent.run(party, s.cosignature.timestamp, isNew ? 1 : 0);
         });
         return Promise.resolve();

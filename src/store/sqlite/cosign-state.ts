@@ -29,7 +29,9 @@ class CosignQueries {
     this.hasEvidence = db.prepare('SELECT id FROM evidence WHERE origin = ? AND hash = ?');
     this.putEvidence = db.prepare('INSERT INTO evidence (origin, hash, note, reason, at) VALUES (?, ?, ?, ?, ?)');
     // Everything older than the newest `limit` rows of the origin (OFFSET limit: the first row to go).
-    this.evictEvidence = db.prepare('DELETE FROM evidence WHERE origin = ? AND id <= (SELECT id FROM evidence WHERE origin = ? ORDER BY id DESC LIMIT 1 OFFSET ?)');
+    this.evictEvidence = db.prepare(
+      'DELETE FROM evidence WHERE origin = ? AND id <= (SELECT id FROM evidence WHERE origin = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
+    );
     this.listEvidence = db.prepare('SELECT hash, note, reason, at FROM evidence WHERE origin = ? ORDER BY id');
   }
 }
@@ -57,7 +59,14 @@ export class SqliteCosignState implements CosignStateStorage {
     return this.c.read(() => {
       const row = this.r.getOrigin.get(origin);
       if (row === undefined) return undefined;
-      return { origin, size: row.size, root: toBytes(row.root), checkpoint: row.checkpoint, cosignatures: row.cosignatures, lastTime: row.last_time };
+      return {
+        origin,
+        size: row.size,
+        root: toBytes(row.root),
+        checkpoint: row.checkpoint,
+        cosignatures: row.cosignatures,
+        lastTime: row.last_time,
+      };
     });
   }
 
@@ -100,8 +109,12 @@ export class SqliteCosignState implements CosignStateStorage {
   }
 
   /** A known hash costs one read and no write; a new row, its eviction and the commit are one transaction. */
-  recordEvidence(e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array }, limit = EVIDENCE_LIMIT): Promise<{ added: boolean; evicted: number }> {
-    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`evidence limit ${limit}: a positive integer is required`));
+  recordEvidence(
+    e: Omit<EvidenceRecord, 'hash'> & { hash: Uint8Array },
+    limit = EVIDENCE_LIMIT,
+  ): Promise<{ added: boolean; evicted: number }> {
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      return Promise.reject(new RangeError(`evidence limit ${limit}: a positive integer is required`));
     return this.c.write(() => {
       if (this.w.hasEvidence.get(e.origin, e.hash) !== undefined) return { added: false, evicted: 0 };
       return this.c.writer
@@ -115,7 +128,13 @@ export class SqliteCosignState implements CosignStateStorage {
 
   listEvidence(origin: string): Promise<EvidenceRecord[]> {
     return this.c.read(() =>
-      this.r.listEvidence.all(origin).map((row) => ({ origin, hash: row.hash === null ? undefined : toBytes(row.hash), note: row.note, reason: row.reason, at: row.at })),
+      this.r.listEvidence.all(origin).map((row) => ({
+        origin,
+        hash: row.hash === null ? undefined : toBytes(row.hash),
+        note: row.note,
+        reason: row.reason,
+        at: row.at,
+      })),
     );
   }
 }

@@ -85,7 +85,10 @@ export class SqliteStore implements WitnessStore {
         const stored = this.log.w.getMeta.get(key)?.value;
         if (stored === undefined) this.log.w.setMeta.run(key, id[field]);
         else if (stored !== id[field]) {
-          throw new StoreOpenError('store_identity_mismatch', `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`);
+          throw new StoreOpenError(
+            'store_identity_mismatch',
+            `the store is bound to ${key} ${JSON.stringify(stored)}, not ${JSON.stringify(id[field])}`,
+          );
         }
       }
       return Promise.resolve();

@@ -26,7 +26,10 @@ export function anchorStateConformance(factory: () => StoreFactory): void {
         await tx.anchors.putSeed(record(1, 1, 0, 1800000000), true, 'EAlice');
         assert.deepEqual(shape(await tx.anchors.getSeed(fill(1))), shape(record(1, 1, 0, 1800000000)));
         assert.equal(await s.anchors.getSeed(fill(1)), undefined, 'uncommitted seed visible outside the transaction');
-        assert.deepEqual(await tx.anchors.partyUsage('EAlice', 1800000000 - 60, 1800000000 - 86400), { anchorTimes: [1800000000], newSeedTimes: [1800000000] });
+        assert.deepEqual(await tx.anchors.partyUsage('EAlice', 1800000000 - 60, 1800000000 - 86400), {
+          anchorTimes: [1800000000],
+          newSeedTimes: [1800000000],
+        });
       });
       assert.deepEqual(shape(await s.anchors.getSeed(fill(1))), shape(record(1, 1, 0, 1800000000)));
     }));
@@ -51,7 +54,10 @@ export function anchorStateConformance(factory: () => StoreFactory): void {
       assert.deepEqual(await s.anchors.counts(), { seeds: 3, duplicities: 0 });
       await s.transaction(async ({ anchors: a }) => {
         assert.deepEqual(await a.partyUsage('EAlice', t - 60, t - 86400), { anchorTimes: [t - 30], newSeedTimes: [t - 3000] });
-        assert.deepEqual(await a.partyUsage('EAlice', t - 200_000, t - 200_000), { anchorTimes: [t - 100_000, t - 3000, t - 30], newSeedTimes: [t - 100_000, t - 3000] });
+        assert.deepEqual(await a.partyUsage('EAlice', t - 200_000, t - 200_000), {
+          anchorTimes: [t - 100_000, t - 3000, t - 30],
+          newSeedTimes: [t - 100_000, t - 3000],
+        });
         assert.deepEqual(await a.partyUsage('EBob', t - 60, t - 86400), { anchorTimes: [t - 10], newSeedTimes: [t - 10] });
         assert.deepEqual(await a.partyUsage('ECarol', t - 60, t - 86400), { anchorTimes: [], newSeedTimes: [] });
       });
@@ -75,14 +81,23 @@ export function anchorStateConformance(factory: () => StoreFactory): void {
       });
       assert.deepEqual(await s.anchors.counts(), { seeds: 4, duplicities: 3 });
       const rec = await s.anchors.getSeed(fill(0x10));
-      assert.equal(stringifyJson(encodeDuplicityProof(rec!.duplicity!)), stringifyJson(encodeDuplicityProof(makeDuplicityProof(anchor(0x10, 2, 1), anchor(0x10, 2, 2)))));
+      assert.equal(
+        stringifyJson(encodeDuplicityProof(rec!.duplicity!)),
+        stringifyJson(encodeDuplicityProof(makeDuplicityProof(anchor(0x10, 2, 1), anchor(0x10, 2, 2)))),
+      );
       assert.equal((await s.anchors.getSeed(fill(0xf0)))?.duplicity, undefined);
       const got = await s.anchors.getDuplicity(fill(0x20));
       assert.equal(got?.index, 2);
       const page1 = await s.anchors.listDuplicities(undefined, 2);
-      assert.deepEqual(page1.map((p) => hex(p.seedId)), [hex(fill(0x10)), hex(fill(0x20))]);
+      assert.deepEqual(
+        page1.map((p) => hex(p.seedId)),
+        [hex(fill(0x10)), hex(fill(0x20))],
+      );
       const page2 = await s.anchors.listDuplicities(page1[1]!.seedId, 2);
-      assert.deepEqual(page2.map((p) => hex(p.seedId)), [hex(fill(0x30))]);
+      assert.deepEqual(
+        page2.map((p) => hex(p.seedId)),
+        [hex(fill(0x30))],
+      );
       assert.deepEqual(await s.anchors.listDuplicities(fill(0x30), 2), []);
     }));
 }

@@ -32,8 +32,15 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
     withStore(factory, async (s0, f, use) => {
       const log = 'example.com/log';
       const other = 'example.com/other';
-      const ev = (o: string, n: number, note = `${o}\n${n}\n`) => ({ origin: o, hash: fill(n), note, reason: `reason ${n}`, at: 1800000000 + n });
-      const shapeOf = (rows: EvidenceRecord[]) => rows.map((r) => [r.origin, r.hash === undefined ? null : hex(r.hash), r.note, r.reason, r.at]);
+      const ev = (o: string, n: number, note = `${o}\n${n}\n`) => ({
+        origin: o,
+        hash: fill(n),
+        note,
+        reason: `reason ${n}`,
+        at: 1800000000 + n,
+      });
+      const shapeOf = (rows: EvidenceRecord[]) =>
+        rows.map((r) => [r.origin, r.hash === undefined ? null : hex(r.hash), r.note, r.reason, r.at]);
       const want = (o: string, ns: number[]) => ns.map((n) => [o, hex(fill(n)), `${o}\n${n}\n`, `reason ${n}`, 1800000000 + n]);
       const c0 = s0.cosign;
       assert.deepEqual(await c0.listEvidence(log), []);
@@ -61,7 +68,13 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
   void test('cosign evidence: the default bound is EVIDENCE_LIMIT = 1 000 rows per origin', () =>
     withStore(factory, async ({ cosign: s }) => {
       assert.equal(EVIDENCE_LIMIT, 1000);
-      const ev = (n: number) => ({ origin: 'example.com/log', hash: sha256(new TextEncoder().encode(String(n))), note: `n ${n}\n`, reason: 'r', at: n });
+      const ev = (n: number) => ({
+        origin: 'example.com/log',
+        hash: sha256(new TextEncoder().encode(String(n))),
+        note: `n ${n}\n`,
+        reason: 'r',
+        at: n,
+      });
       for (let n = 0; n < EVIDENCE_LIMIT; n++) assert.deepEqual(await s.recordEvidence(ev(n)), { added: true, evicted: 0 });
       assert.deepEqual(await s.recordEvidence(ev(EVIDENCE_LIMIT)), { added: true, evicted: 1 });
       const rows = await s.listEvidence('example.com/log');

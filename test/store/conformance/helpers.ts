@@ -27,7 +27,13 @@ export const entry = (i: number): Uint8Array => new TextEncoder().encode(`entry 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 export function anchor(seedByte: number, index: number, head = index) {
-  return signAnchor(alice, { seedId: fill(seedByte), index, head: fill(head), cumulative: BigInt(index) * 10n ** 20n, timestamp: 1700000000 + index });
+  return signAnchor(alice, {
+    seedId: fill(seedByte),
+    index,
+    head: fill(head),
+    cumulative: BigInt(index) * 10n ** 20n,
+    timestamp: 1700000000 + index,
+  });
 }
 
 export function record(seedByte: number, index: number, leafIndex: number, at: number, head = index): SeedRecord {

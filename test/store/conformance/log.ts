@@ -38,12 +38,25 @@ export function logStorageConformance(factory: () => StoreFactory): void {
         assert.equal(await tx.log.size(), 0);
         await tx.log.appendLeaves(0, [entry(0), entry(1)], nodes);
         assert.equal(await tx.log.size(), 2);
-        assert.deepEqual((await tx.log.readNodes([{ level: 1, index: 0 }])).map((n) => hex(n.hash)), [hex(fill(0xb0))]);
+        assert.deepEqual(
+          (await tx.log.readNodes([{ level: 1, index: 0 }])).map((n) => hex(n.hash)),
+          [hex(fill(0xb0))],
+        );
         await tx.log.setCheckpoint({ size: 2, root: fill(0xb0), note: 'cp 2\n' });
       });
       assert.equal(await storedSize(s), 2);
-      const got = await s.log.readNodes([{ level: 1, index: 0 }, { level: 0, index: 1 }, { level: 2, index: 0 }]);
-      assert.deepEqual(got.map((n) => [n.level, n.index, hex(n.hash)]).sort(), [[0, 1, hex(fill(0xa1))], [1, 0, hex(fill(0xb0))]].sort());
+      const got = await s.log.readNodes([
+        { level: 1, index: 0 },
+        { level: 0, index: 1 },
+        { level: 2, index: 0 },
+      ]);
+      assert.deepEqual(
+        got.map((n) => [n.level, n.index, hex(n.hash)]).sort(),
+        [
+          [0, 1, hex(fill(0xa1))],
+          [1, 0, hex(fill(0xb0))],
+        ].sort(),
+      );
       assert.deepEqual((await s.log.readNodeRange(0, 0, 5)).map(hex), [hex(fill(0xa0)), hex(fill(0xa1))]);
       assert.deepEqual((await s.log.readEntries(0, 5)).map(hex), [hex(entry(0)), hex(entry(1))]);
       const cp = await s.log.checkpoint();
@@ -71,10 +84,18 @@ export function logStorageConformance(factory: () => StoreFactory): void {
       const log = logOf(s);
       for (const size of [1, 2, 3, 5, 8, 14, 115, 365, 366, all.length]) {
         for (const index of [0, Math.floor(size / 3), size - 1]) {
-          assert.deepEqual((await log.inclusionProof(index, size)).map(hex), inclusionProof(index, size, ref).map(hex), `inclusion ${index} in ${size}`);
+          assert.deepEqual(
+            (await log.inclusionProof(index, size)).map(hex),
+            inclusionProof(index, size, ref).map(hex),
+            `inclusion ${index} in ${size}`,
+          );
         }
         for (const old of [1, Math.max(1, size >> 1), size]) {
-          assert.deepEqual((await log.consistencyProof(old, size)).map(hex), consistencyProof(old, size, ref).map(hex), `consistency ${old}→${size}`);
+          assert.deepEqual(
+            (await log.consistencyProof(old, size)).map(hex),
+            consistencyProof(old, size, ref).map(hex),
+            `consistency ${old}→${size}`,
+          );
         }
       }
     }));
@@ -108,7 +129,11 @@ export function logStorageConformance(factory: () => StoreFactory): void {
         [1, 0, 2],
         [1, 0, 1],
       ] as const) {
-        assert.equal(hex(await log.tile(level, index, width)), hex(buildTile({ level, index, width }, ref)), `tile ${level}/${index}.p/${width}`);
+        assert.equal(
+          hex(await log.tile(level, index, width)),
+          hex(buildTile({ level, index, width }, ref)),
+          `tile ${level}/${index}.p/${width}`,
+        );
       }
       assert.deepEqual((await log.entries(2, 154)).map(hex), all.slice(512, 666).map(hex));
       assert.deepEqual((await log.entries(0, 3)).map(hex), all.slice(0, 3).map(hex));
@@ -148,7 +173,10 @@ export function logStorageConformance(factory: () => StoreFactory): void {
           }),
         ),
       );
-      assert.deepEqual(firsts.map((r) => r.value).sort((a, b) => a - b), Array.from({ length: 20 }, (_, k) => 2 * k));
+      assert.deepEqual(
+        firsts.map((r) => r.value).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, k) => 2 * k),
+      );
       assert.equal(await storedSize(s), 40);
     }));
 }

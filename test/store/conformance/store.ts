@@ -8,7 +8,20 @@ import { makeDuplicityProof } from '../../../src/anchor/duplicity.ts';
 import { hashLeaf } from '../../../src/tlog/hash.ts';
 import { rootFromLeafHashes } from '../../../src/tlog/merkle.ts';
 import { fill } from '../../helpers/anchors.ts';
-import { anchor, appendAll, entry, hex, ID, logOf, origin, record, rejectsWithCode, storedSize, withStore, type StoreFactory } from './helpers.ts';
+import {
+  anchor,
+  appendAll,
+  entry,
+  hex,
+  ID,
+  logOf,
+  origin,
+  record,
+  rejectsWithCode,
+  storedSize,
+  withStore,
+  type StoreFactory,
+} from './helpers.ts';
 
 export function storeLifecycleConformance(factory: () => StoreFactory, expected: { multiWriter: boolean }): void {
   void test('capabilities are declared', () =>
@@ -23,7 +36,11 @@ export function storeLifecycleConformance(factory: () => StoreFactory, expected:
       await s0.bindIdentity(ID);
       const s = use(await f.reopen(s0));
       await s.bindIdentity(ID);
-      for (const other of [{ ...ID, witnessKey: 'cd'.repeat(32) }, { ...ID, name: 'witness.test/w2' }, { ...ID, logOrigin: 'witness.test/w1/other' }]) {
+      for (const other of [
+        { ...ID, witnessKey: 'cd'.repeat(32) },
+        { ...ID, name: 'witness.test/w2' },
+        { ...ID, logOrigin: 'witness.test/w1/other' },
+      ]) {
         await rejectsWithCode(() => s.bindIdentity(other), 'store_identity_mismatch');
       }
     }));
