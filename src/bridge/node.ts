@@ -23,7 +23,7 @@ import type { App } from '../server/options.ts';
 import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import { createBridgeServer } from './app.ts';
-import type { BridgeMetrics } from './app.ts';
+import type { BridgeMetrics } from './metrics.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
 import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import type { BridgePolicy } from './decide.ts';

@@ -1,0 +1,22 @@
+/**
+ * What the bridge's HTTP layer needs from the rest of the bridge: the token service, the signing
+ * keys and the issuer. Its own module so the routes, metrics and status page share it without a cycle.
+ */
+import type { IssuerInfo } from './issuer.ts';
+import type { KeyEntry } from './keyring.ts';
+import type { TokenService } from './service.ts';
+import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
+
+/** What the routes need from the signing keys (SigningKeyring implements it). */
+export interface KeySource {
+  readonly active: SigningKey;
+  readonly entries: readonly KeyEntry[];
+  jwks(): { keys: PublicJwk[] };
+  algs(): SigningAlg[];
+}
+
+export interface BridgeDeps {
+  service: TokenService;
+  keys: KeySource;
+  issuer: IssuerInfo;
+}

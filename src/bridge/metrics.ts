@@ -1,0 +1,83 @@
+/**
+ * The bridge's Prometheus metrics (issued tokens, refusals, reload failures, nonce and key gauges),
+ * kept apart from the routes so the status page and the node assembly can read them too.
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { BridgeDeps } from './deps.ts';
+
+export interface BridgeMetrics {
+  issued: Counter<'alg'>;
+  refused: Counter<'code'>;
+  keyRefreshFailures: Counter;
+  trustedRootsReloadFailures: Counter;
+}
+
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/** Bridge metrics on `registry` (reused when already registered). */
+export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetrics {
+  const registers = [registry];
+  reuse(
+    registry,
+    'bridge_nonce_store_entries',
+    () =>
+      new Gauge({
+        name: 'bridge_nonce_store_entries',
+        help: 'Proof-of-possession nonces held by the nonce store (single use; each kept until its iat can no longer be accepted). With --store postgres: the shared table as this replica last counted it plus its own inserts since',
+        registers,
+        collect() {
+          this.set(deps.service.nonces.size);
+        },
+      }),
+  );
+  reuse(
+    registry,
+    'bridge_signing_keys',
+    () =>
+      new Gauge({
+        name: 'bridge_signing_keys',
+        help: 'Signing keys by state (all of them are published in the JWKS)',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          for (const state of ['active', 'next', 'retired']) this.set({ state }, deps.keys.entries.filter((e) => e.state === state).length);
+        },
+      }),
+  );
+  return {
+    issued: reuse(
+      registry,
+      'bridge_tokens_issued_total',
+      () =>
+        new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers }),
+    ),
+    refused: reuse(
+      registry,
+      'bridge_token_refusals_total',
+      () => new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers }),
+    ),
+    keyRefreshFailures: reuse(
+      registry,
+      'bridge_key_refresh_failures_total',
+      () =>
+        new Counter({
+          name: 'bridge_key_refresh_failures_total',
+          help: 'Key directory refreshes that failed (the previous keys stay in use)',
+          registers,
+        }),
+    ),
+    trustedRootsReloadFailures: reuse(
+      registry,
+      'bridge_trusted_roots_reload_failures_total',
+      () =>
+        new Counter({
+          name: 'bridge_trusted_roots_reload_failures_total',
+          help: 'Trusted-roots reloads that failed validation (the previous copy stays in use)',
+          registers,
+        }),
+    ),
+  };
+}
