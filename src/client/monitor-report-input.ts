@@ -1,0 +1,54 @@
+// The monitor report's input: structural subsets of the monitor's `MonitorState` and `PollReport`,
+// so the report renders from plain data and imports nothing of the monitor.
+
+export interface ReportAnchor {
+  index: number;
+  head: string;
+}
+
+export interface ReportObservation {
+  witness: string;
+  anchor: ReportAnchor;
+  /** Unix seconds, first seen. */
+  seen: number;
+}
+
+export interface ReportState {
+  witnesses: Record<string, { public_key: string; log_origin: string; checkpoint?: string | undefined }>;
+  seeds: Record<string, { observations: readonly ReportObservation[] }>;
+}
+
+export interface ReportFinding {
+  id: string;
+  kind: string;
+  severity: 'alert' | 'warning';
+  message: string;
+  witness?: string | undefined;
+  seed?: string | undefined;
+  evidence?: Record<string, unknown> | undefined;
+}
+
+export interface ReportWitnessStatus {
+  url: string;
+  name?: string | undefined;
+  reachable: boolean;
+  logSize?: number | undefined;
+  anchors: Record<string, number | null>;
+}
+
+export interface ReportPoll {
+  /** Unix seconds. */
+  time: number;
+  findings: readonly ReportFinding[];
+  witnesses: readonly ReportWitnessStatus[];
+}
+
+export interface MonitorReportInput {
+  state: ReportState;
+  /** This run's polls, oldest first (the last is the current one). May be empty. */
+  polls: readonly ReportPoll[];
+  /** Unix seconds. */
+  generatedAt: number;
+  /** Findings shown at most (default 200); the rest are counted. */
+  maxFindings?: number;
+}
