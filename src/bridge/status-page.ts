@@ -51,16 +51,10 @@ export async function renderBridgeStatusPage(deps: BridgeDeps, metrics: BridgeMe
       when = html`published; signs from ${formatUtc(e.notBefore)} <span class="muted">(${formatDuration(e.notBefore - now)})</span>`;
     else {
       const retireAfter = e.retireAfter ?? now;
-      when = html`retired ≈ ${formatDuration(now - (retireAfter - retention))} ago; unpublished after ${formatUtc(retireAfter)}
-        <span class="muted">(${formatDuration(retireAfter - now)})</span>`;
+      when = html`retired ≈ ${formatDuration(now - (retireAfter - retention))} ago; unpublished after ${formatUtc(retireAfter)} <span class="muted">(${formatDuration(retireAfter - now)})</span>`;
     }
     const pill = e.state === 'active' ? 'ok' : 'warning';
-    return html`<tr>
-      <td><code>${e.kid}</code></td>
-      <td>${algOf.get(e.kid) ?? '?'}</td>
-      <td><span class="pill ${pill}">${e.state}</span></td>
-      <td>${when}</td>
-    </tr>`;
+    return html`<tr><td><code>${e.kid}</code></td><td>${algOf.get(e.kid) ?? '?'}</td><td><span class="pill ${pill}">${e.state}</span></td><td>${when}</td></tr>`;
   });
   const audience = policy.audiences.includes(DEFAULT_AUDIENCE) ? DEFAULT_AUDIENCE : policy.audiences[0]!;
   const setup = shellCommand([
@@ -78,118 +72,42 @@ export async function renderBridgeStatusPage(deps: BridgeDeps, metrics: BridgeMe
   ]);
   const https = iss.startsWith('https://');
   const body = html`<section class="cards">
-      <div class="card" id="active-key">
-        <div class="label">active key</div>
-        <div class="value">${active === undefined ? '—' : (algOf.get(active.kid) ?? '?')}</div>
-        <div class="note">
-          ${active === undefined ? 'none' : html`<code>${active.kid.slice(0, 12)}…</code> · ${formatDuration(now - active.notBefore)} old`}
-        </div>
-      </div>
-      <div class="card" id="tokens-issued">
-        <div class="label">tokens issued</div>
-        <div class="value">${formatCount(issued)}</div>
-        <div class="note">since this process started</div>
-      </div>
-      <div class="card" id="tokens-refused">
-        <div class="label">refusals</div>
-        <div class="value">${formatCount(refused)}</div>
-        <div class="note">since this process started (<a href="/metrics">by code</a>)</div>
-      </div>
-      <div class="card" id="pop">
-        <div class="label">proof of possession</div>
-        <div class="value">${policy.proofOfPossession ? 'required' : 'off'}</div>
-        <div class="note">${policy.proofOfPossession ? 'the leaf device key signs each request' : 'tokens carry "pop": false'}</div>
-      </div>
-    </section>
-    <h2>OpenID Connect</h2>
-    <table class="kv" id="oidc">
-      <tbody>
-        <tr>
-          <th scope="row">issuer</th>
-          <td><code>${iss}</code></td>
-        </tr>
-        <tr>
-          <th scope="row">discovery</th>
-          <td>
-            <a href="${safeHref(iss + DISCOVERY_PATH)}">${iss}${DISCOVERY_PATH}</a>
-            <span class="muted">(<a href="${DISCOVERY_PATH}">on this server</a>)</span>
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">JWKS</th>
-          <td>
-            <a href="${safeHref(iss + JWKS_PATH)}">${iss}${JWKS_PATH}</a>
-            <span class="muted">(<a href="${JWKS_PATH}">on this server</a>)</span>
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">token endpoint</th>
-          <td><code>POST ${iss}${TOKEN_PATH}</code></td>
-        </tr>
-      </tbody>
-    </table>
-    <h2>Signing keys</h2>
-    <table id="keys">
-      <thead>
-        <tr>
-          <th>kid</th>
-          <th>alg</th>
-          <th>state</th>
-          <th>age</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${keyRows}
-      </tbody>
-    </table>
-    <p class="muted">
-      Every key listed is published in the JWKS. A retired key stays published max TTL + ${JWKS_MAX_AGE_SECONDS} s after it stopped signing.
-    </p>
-    <h2>Token policy</h2>
-    <table class="kv" id="policy">
-      <tbody>
-        <tr>
-          <th scope="row">allowed audiences</th>
-          <td>
-            ${joinHtml(
-              policy.audiences.map((a) => html`<code>${a}</code>`),
-              html`<br />`,
-            )}
-          </td>
-        </tr>
-        <tr>
-          <th scope="row">default TTL</th>
-          <td>${formatDuration(policy.defaultTtl)} <span class="muted">(${policy.defaultTtl} s)</span></td>
-        </tr>
-        <tr>
-          <th scope="row">maximum TTL</th>
-          <td>${formatDuration(policy.maxTtl)} <span class="muted">(${policy.maxTtl} s)</span></td>
-        </tr>
-        <tr>
-          <th scope="row">proof of possession</th>
-          <td>${policy.proofOfPossession ? 'required' : html`<strong>off</strong> — a copied chain of a trusted root mints tokens`}</td>
-        </tr>
-        <tr>
-          <th scope="row">AWS session tags</th>
-          <td>${policy.awsSessionTags ? 'on (auths_leaf, auths_caps)' : 'off'}</td>
-        </tr>
-      </tbody>
-    </table>
-    <h2>Next: let AWS trust this bridge</h2>
-    <p>
-      Print the IAM OIDC provider and a role whose trust policy pins this issuer, the audience and exactly one root identity (set
-      <code>ROOT_DID</code> to the root's <code>did:keri:</code> or <code>did:key:</code>):
-    </p>
-    <pre id="cmd-aws-setup">${setup}</pre>
-    ${https ? '' : html`<p class="finding"><strong>This issuer is not https://</strong> (development mode): AWS accepts only an https issuer, so <code>aws-setup</code> refuses it. Run the bridge with <code>--issuer https://…</code> behind TLS first.</p>`}
-    <p>Then check a policy and a token against the trust rules:</p>
-    <pre id="cmd-check">
-${[shellCommand(['token-bridge', 'lint-policy', 'trust-policy.json', '--issuer', iss]), shellCommand(['token-bridge', 'check-token', '$JWT', '--issuer', iss, '--audience', audience])].join('\n')}</pre>`;
+<div class="card" id="active-key"><div class="label">active key</div><div class="value">${active === undefined ? '—' : (algOf.get(active.kid) ?? '?')}</div><div class="note">${active === undefined ? 'none' : html`<code>${active.kid.slice(0, 12)}…</code> · ${formatDuration(now - active.notBefore)} old`}</div></div>
+<div class="card" id="tokens-issued"><div class="label">tokens issued</div><div class="value">${formatCount(issued)}</div><div class="note">since this process started</div></div>
+<div class="card" id="tokens-refused"><div class="label">refusals</div><div class="value">${formatCount(refused)}</div><div class="note">since this process started (<a href="/metrics">by code</a>)</div></div>
+<div class="card" id="pop"><div class="label">proof of possession</div><div class="value">${policy.proofOfPossession ? 'required' : 'off'}</div><div class="note">${policy.proofOfPossession ? 'the leaf device key signs each request' : 'tokens carry "pop": false'}</div></div>
+</section>
+<h2>OpenID Connect</h2>
+<table class="kv" id="oidc"><tbody>
+<tr><th scope="row">issuer</th><td><code>${iss}</code></td></tr>
+<tr><th scope="row">discovery</th><td><a href="${safeHref(iss + DISCOVERY_PATH)}">${iss}${DISCOVERY_PATH}</a> <span class="muted">(<a href="${DISCOVERY_PATH}">on this server</a>)</span></td></tr>
+<tr><th scope="row">JWKS</th><td><a href="${safeHref(iss + JWKS_PATH)}">${iss}${JWKS_PATH}</a> <span class="muted">(<a href="${JWKS_PATH}">on this server</a>)</span></td></tr>
+<tr><th scope="row">token endpoint</th><td><code>POST ${iss}${TOKEN_PATH}</code></td></tr>
+</tbody></table>
+<h2>Signing keys</h2>
+<table id="keys"><thead><tr><th>kid</th><th>alg</th><th>state</th><th>age</th></tr></thead><tbody>${keyRows}</tbody></table>
+<p class="muted">Every key listed is published in the JWKS. A retired key stays published max TTL + ${JWKS_MAX_AGE_SECONDS} s after it stopped signing.</p>
+<h2>Token policy</h2>
+<table class="kv" id="policy"><tbody>
+<tr><th scope="row">allowed audiences</th><td>${joinHtml(
+    policy.audiences.map((a) => html`<code>${a}</code>`),
+    html`<br>`,
+  )}</td></tr>
+<tr><th scope="row">default TTL</th><td>${formatDuration(policy.defaultTtl)} <span class="muted">(${policy.defaultTtl} s)</span></td></tr>
+<tr><th scope="row">maximum TTL</th><td>${formatDuration(policy.maxTtl)} <span class="muted">(${policy.maxTtl} s)</span></td></tr>
+<tr><th scope="row">proof of possession</th><td>${policy.proofOfPossession ? 'required' : html`<strong>off</strong> — a copied chain of a trusted root mints tokens`}</td></tr>
+<tr><th scope="row">AWS session tags</th><td>${policy.awsSessionTags ? 'on (auths_leaf, auths_caps)' : 'off'}</td></tr>
+</tbody></table>
+<h2>Next: let AWS trust this bridge</h2>
+<p>Print the IAM OIDC provider and a role whose trust policy pins this issuer, the audience and exactly one root identity (set <code>ROOT_DID</code> to the root's <code>did:keri:</code> or <code>did:key:</code>):</p>
+<pre id="cmd-aws-setup">${setup}</pre>
+${https ? '' : html`<p class="finding"><strong>This issuer is not https://</strong> (development mode): AWS accepts only an https issuer, so <code>aws-setup</code> refuses it. Run the bridge with <code>--issuer https://…</code> behind TLS first.</p>`}
+<p>Then check a policy and a token against the trust rules:</p>
+<pre id="cmd-check">${[shellCommand(['token-bridge', 'lint-policy', 'trust-policy.json', '--issuer', iss]), shellCommand(['token-bridge', 'check-token', '$JWT', '--issuer', iss, '--audience', audience])].join('\n')}</pre>`;
   return renderPage({
     title: `token-bridge — ${iss}`,
     heading: html`token-bridge <code>${iss}</code>`,
-    subtitle: html`OIDC provider for attestation chains · version ${VERSION} · <a href="/health">/health</a> ·
-      <a href="/metrics">/metrics</a> · <a href="/openapi.json">/openapi.json</a>`,
+    subtitle: html`OIDC provider for attestation chains · version ${VERSION} · <a href="/health">/health</a> · <a href="/metrics">/metrics</a> · <a href="/openapi.json">/openapi.json</a>`,
     body,
     footer: html`Rendered ${formatUtc(now)}. Relying parties verify tokens with the JWKS; this page is informational.`,
   });

@@ -59,40 +59,15 @@ export function seedSection(
   const latest = names.map((w) => {
     const pts = seriesFor(seed, w, state, polls);
     const last = pts.at(-1);
-    return html`<tr>
-      <td><code>${w}</code></td>
-      <td class="num">${last?.v ?? '—'}</td>
-      <td>${last === undefined ? '' : formatUtc(last.t)}</td>
-      <td class="num">${pts.length}</td>
-    </tr>`;
+    return html`<tr><td><code>${w}</code></td><td class="num">${last?.v ?? '—'}</td><td>${last === undefined ? '' : formatUtc(last.t)}</td><td class="num">${pts.length}</td></tr>`;
   });
   return html`<section class="seed" id="seed-${seed}">
-    <h3>Seed <code>${seed}</code></h3>
-    ${related.length === 0 ? html`<p class="muted">No finding for this seed.</p>` : html`<p>${joinHtml(related.map((v) => html`<a href="#finding-${views.indexOf(v) + 1}"><span class="pill ${v.finding.severity}">${v.finding.kind}</span></a>`))}</p>`}
-    <figure>
-      ${stepChart({ title: `Latest co-signed index of seed ${seed} per witness over time`, series, markers, end: generatedAt, yLabel: 'index' })}
-      <figcaption>
-        Latest index each witness co-signed for this seed (from the monitor's observations and this run's polls; a hollow dot is a poll
-        where the witness had no anchor). Triangles mark findings.
-      </figcaption>
-    </figure>
-    <details>
-      <summary>data</summary>
-      <table>
-        <thead>
-          <tr>
-            <th>witness</th>
-            <th class="num">latest index</th>
-            <th>since</th>
-            <th class="num">points</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${latest}
-        </tbody>
-      </table>
-    </details>
-  </section>`;
+<h3>Seed <code>${seed}</code></h3>
+${related.length === 0 ? html`<p class="muted">No finding for this seed.</p>` : html`<p>${joinHtml(related.map((v) => html`<a href="#finding-${views.indexOf(v) + 1}"><span class="pill ${v.finding.severity}">${v.finding.kind}</span></a>`))}</p>`}
+<figure>${stepChart({ title: `Latest co-signed index of seed ${seed} per witness over time`, series, markers, end: generatedAt, yLabel: 'index' })}
+<figcaption>Latest index each witness co-signed for this seed (from the monitor's observations and this run's polls; a hollow dot is a poll where the witness had no anchor). Triangles mark findings.</figcaption></figure>
+<details><summary>data</summary><table><thead><tr><th>witness</th><th class="num">latest index</th><th>since</th><th class="num">points</th></tr></thead><tbody>${latest}</tbody></table></details>
+</section>`;
 }
 export function logSection(
   views: readonly FindingView[],
@@ -120,10 +95,6 @@ export function logSection(
       severity: v.finding.severity,
     }));
   return html`<h2 id="logs">Witness logs</h2>
-    <figure>
-      ${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
-      <figcaption>
-        Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).
-      </figcaption>
-    </figure>`;
+<figure>${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
+<figcaption>Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).</figcaption></figure>`;
 }

@@ -107,26 +107,15 @@ export function findingBlock(v: FindingView, n: number, state: ReportState): Saf
         ? html` · reported ${formatUtc(v.first)}`
         : html` · reported ${formatUtc(v.first)} – ${formatUtc(v.last ?? v.first)}`;
   return html`<article class="finding ${f.severity}" id="finding-${n}" data-kind="${f.kind}">
-    <p>
-      <span class="pill ${f.severity}">${f.severity}</span
-      ><strong>${f.kind}</strong
-      >${v.current ? html` <span class="pill">holds now</span>` : html` <span class="pill">no longer reported</span>`}${when}
-    </p>
-    <p class="message">${f.message}</p>
-    <p class="muted">
-      ${f.witness === undefined ? '' : html`witness <code>${f.witness}</code> `}${f.seed === undefined ? '' : html`seed <code>${f.seed}</code>`}
-    </p>
-    ${
-      files.length === 0
-        ? ''
-        : html`<p class="downloads">
-              Evidence: ${files.map((x) => html`<a download="${x.name}" href="${dataUrl(x.mime, x.body)}">${x.label}</a>`)}
-            </p>
-            ${cmds.length === 0 ? '' : html`<pre class="checks">${cmds.join('\n')}</pre>`}
-            <details>
-              <summary>show the evidence</summary>
-              <pre class="evidence">${stringifyJson(f.evidence, 2)}</pre>
-            </details>`
-    }
-  </article>`;
+<p><span class="pill ${f.severity}">${f.severity}</span><strong>${f.kind}</strong>${v.current ? html` <span class="pill">holds now</span>` : html` <span class="pill">no longer reported</span>`}${when}</p>
+<p class="message">${f.message}</p>
+<p class="muted">${f.witness === undefined ? '' : html`witness <code>${f.witness}</code> `}${f.seed === undefined ? '' : html`seed <code>${f.seed}</code>`}</p>
+${
+  files.length === 0
+    ? ''
+    : html`<p class="downloads">Evidence: ${files.map((x) => html`<a download="${x.name}" href="${dataUrl(x.mime, x.body)}">${x.label}</a>`)}</p>
+${cmds.length === 0 ? '' : html`<pre class="checks">${cmds.join('\n')}</pre>`}
+<details><summary>show the evidence</summary><pre class="evidence">${stringifyJson(f.evidence, 2)}</pre></details>`
+}
+</article>`;
 }

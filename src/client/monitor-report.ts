@@ -52,71 +52,32 @@ export function renderMonitorReport(input: MonitorReportInput): string {
       const line = rec.checkpoint.split('\n')[1];
       if (line !== undefined && /^[0-9]+$/.test(line)) hw = formatCount(Number(line));
     }
-    return html`<tr>
-      <td><code>${name}</code>${st === undefined ? '' : html`<br /><span class="muted">${st.url}</span>`}</td>
-      <td>${status}</td>
-      <td class="num">${st?.logSize === undefined ? '—' : formatCount(st.logSize)}</td>
-      <td class="num">${hw}</td>
-      <td>${rec === undefined ? '—' : html`<code>${rec.public_key}</code><br /><span class="muted">${rec.log_origin}</span>`}</td>
-    </tr>`;
+    return html`<tr><td><code>${name}</code>${st === undefined ? '' : html`<br><span class="muted">${st.url}</span>`}</td><td>${status}</td><td class="num">${st?.logSize === undefined ? '—' : formatCount(st.logSize)}</td><td class="num">${hw}</td><td>${rec === undefined ? '—' : html`<code>${rec.public_key}</code><br><span class="muted">${rec.log_origin}</span>`}</td></tr>`;
   });
 
   const shown = views.slice(0, max);
   const body = html`<section class="cards">
-      <div class="card" id="summary-alerts">
-        <div class="label">alerts now</div>
-        <div class="value">${alerts}</div>
-        <div class="note">${plural(warnings, 'warning')} now</div>
-      </div>
-      <div class="card" id="summary-witnesses">
-        <div class="label">witnesses</div>
-        <div class="value">${reachable === undefined ? witnessNames.length : `${reachable}/${latest!.witnesses.length}`}</div>
-        <div class="note">${reachable === undefined ? 'known from the state' : 'reachable at the last poll'}</div>
-      </div>
-      <div class="card" id="summary-seeds">
-        <div class="label">seeds watched</div>
-        <div class="value">${seeds.length}</div>
-        <div class="note">&nbsp;</div>
-      </div>
-      <div class="card" id="summary-polls">
-        <div class="label">polls</div>
-        <div class="value">${polls.length}</div>
-        <div class="note">
-          ${polls.length === 0 ? 'none in this run' : polls.length === 1 ? formatUtc(polls[0]!.time) : `over ${formatDuration(polls.at(-1)!.time - polls[0]!.time)}`}
-        </div>
-      </div>
-    </section>
-    <h2 id="findings">Findings</h2>
-    ${
-      views.length === 0
-        ? html`<p class="pill ok" id="no-findings">no finding</p>`
-        : html`${shown.map((v, i) => findingBlock(v, i + 1, state))}${views.length > shown.length ? html`<p class="muted">and ${formatCount(views.length - shown.length)} more findings not shown</p>` : ''}`
-    }
-    <h2 id="seeds">Seeds</h2>
-    ${seeds.length === 0 ? html`<p class="muted">No seed watched (<code>--seed</code>).</p>` : seeds.map((s) => seedSection(s, views, state, polls, witnessNames, generatedAt))}
-    ${logSection(views, polls, witnessNames, generatedAt)}
-    <h2 id="witnesses">Witnesses</h2>
-    <table id="witness-table">
-      <thead>
-        <tr>
-          <th>witness</th>
-          <th>last poll</th>
-          <th class="num">log size</th>
-          <th class="num">high-water checkpoint</th>
-          <th>pinned key and log origin</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${witnessRows}
-      </tbody>
-    </table>`;
+<div class="card" id="summary-alerts"><div class="label">alerts now</div><div class="value">${alerts}</div><div class="note">${plural(warnings, 'warning')} now</div></div>
+<div class="card" id="summary-witnesses"><div class="label">witnesses</div><div class="value">${reachable === undefined ? witnessNames.length : `${reachable}/${latest!.witnesses.length}`}</div><div class="note">${reachable === undefined ? 'known from the state' : 'reachable at the last poll'}</div></div>
+<div class="card" id="summary-seeds"><div class="label">seeds watched</div><div class="value">${seeds.length}</div><div class="note">&nbsp;</div></div>
+<div class="card" id="summary-polls"><div class="label">polls</div><div class="value">${polls.length}</div><div class="note">${polls.length === 0 ? 'none in this run' : polls.length === 1 ? formatUtc(polls[0]!.time) : `over ${formatDuration(polls.at(-1)!.time - polls[0]!.time)}`}</div></div>
+</section>
+<h2 id="findings">Findings</h2>
+${
+  views.length === 0
+    ? html`<p class="pill ok" id="no-findings">no finding</p>`
+    : html`${shown.map((v, i) => findingBlock(v, i + 1, state))}${views.length > shown.length ? html`<p class="muted">and ${formatCount(views.length - shown.length)} more findings not shown</p>` : ''}`
+}
+<h2 id="seeds">Seeds</h2>
+${seeds.length === 0 ? html`<p class="muted">No seed watched (<code>--seed</code>).</p>` : seeds.map((s) => seedSection(s, views, state, polls, witnessNames, generatedAt))}
+${logSection(views, polls, witnessNames, generatedAt)}
+<h2 id="witnesses">Witnesses</h2>
+<table id="witness-table"><thead><tr><th>witness</th><th>last poll</th><th class="num">log size</th><th class="num">high-water checkpoint</th><th>pinned key and log origin</th></tr></thead><tbody>${witnessRows}</tbody></table>`;
   return renderPage({
     title: `monitor report ${formatUtc(generatedAt)}`,
     heading: 'anchor-witness monitor report',
-    subtitle: html`generated ${formatUtc(generatedAt)} · ${plural(witnessNames.length, 'witness', 'witnesses')} ·
-    ${plural(seeds.length, 'seed')}${alerts > 0 ? html` · <strong>${plural(alerts, 'alert')}</strong>` : ''}`,
+    subtitle: html`generated ${formatUtc(generatedAt)} · ${plural(witnessNames.length, 'witness', 'witnesses')} · ${plural(seeds.length, 'seed')}${alerts > 0 ? html` · <strong>${plural(alerts, 'alert')}</strong>` : ''}`,
     body,
-    footer: html`Self-contained: no script, nothing loaded from anywhere. The evidence verifies offline with
-      <code>anchor-witness verify</code>; the pinned keys are the monitor's (witness set or first use), never a key a response carried.`,
+    footer: html`Self-contained: no script, nothing loaded from anywhere. The evidence verifies offline with <code>anchor-witness verify</code>; the pinned keys are the monitor's (witness set or first use), never a key a response carried.`,
   });
 }

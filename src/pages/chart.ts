@@ -110,35 +110,14 @@ export function stepChart(o: StepChartOptions): SafeHtml {
   const yTicks: SafeHtml[] = [];
   for (let v = v0; v <= v1 + 1e-9; v += step) {
     yTicks.push(
-      html`<line
-          x1="${r1(left)}"
-          x2="${r1(left + plotW)}"
-          y1="${r1(y(v))}"
-          y2="${r1(y(v))}"
-          stroke="currentColor"
-          stroke-opacity="0.15"
-        /><text x="${r1(left - 6)}" y="${r1(y(v) + 4)}" text-anchor="end" font-size="11" fill="currentColor">${v}</text>`,
+      html`<line x1="${r1(left)}" x2="${r1(left + plotW)}" y1="${r1(y(v))}" y2="${r1(y(v))}" stroke="currentColor" stroke-opacity="0.15"/><text x="${r1(left - 6)}" y="${r1(y(v) + 4)}" text-anchor="end" font-size="11" fill="currentColor">${v}</text>`,
     );
   }
   const xTicks: SafeHtml[] = [];
   for (let i = 0; i <= 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
     xTicks.push(
-      html`<line
-          x1="${r1(x(t))}"
-          x2="${r1(x(t))}"
-          y1="${r1(top + plotH)}"
-          y2="${r1(top + plotH + 4)}"
-          stroke="currentColor"
-          stroke-opacity="0.5"
-        /><text
-          x="${r1(x(t))}"
-          y="${r1(top + plotH + 17)}"
-          text-anchor="${i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}"
-          font-size="11"
-          fill="currentColor"
-          >${timeLabel(t, t1 - t0)}</text
-        >`,
+      html`<line x1="${r1(x(t))}" x2="${r1(x(t))}" y1="${r1(top + plotH)}" y2="${r1(top + plotH + 4)}" stroke="currentColor" stroke-opacity="0.5"/><text x="${r1(x(t))}" y="${r1(top + plotH + 17)}" text-anchor="${i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}" font-size="11" fill="currentColor">${timeLabel(t, t1 - t0)}</text>`,
     );
   }
 
@@ -163,29 +142,17 @@ export function stepChart(o: StepChartOptions): SafeHtml {
     const dots = pts.map((p) => {
       const note = p.note ?? `${s.label}: ${p.v === null ? 'none' : `index ${p.v}`} at ${formatUtc(p.t)}`;
       return p.v === null
-        ? html`<circle cx="${r1(x(p.t))}" cy="${r1(top + plotH)}" r="3.5" fill="none" stroke="${colour}" stroke-width="1.5"
-            ><title>${note}</title></circle
-          >`
+        ? html`<circle cx="${r1(x(p.t))}" cy="${r1(top + plotH)}" r="3.5" fill="none" stroke="${colour}" stroke-width="1.5"><title>${note}</title></circle>`
         : html`<circle cx="${r1(x(p.t))}" cy="${r1(y(p.v))}" r="3.5" fill="${colour}"><title>${note}</title></circle>`;
     });
-    return html`<g class="series" data-series="${s.label}"
-      >${segments.map((seg) => html`<path d="${seg}" fill="none" stroke="${colour}" stroke-width="2.2" stroke-linejoin="round" />`)}${dots}</g
-    >`;
+    return html`<g class="series" data-series="${s.label}">${segments.map((seg) => html`<path d="${seg}" fill="none" stroke="${colour}" stroke-width="2.2" stroke-linejoin="round"/>`)}${dots}</g>`;
   });
 
   const markers = (o.markers ?? []).map((m) => {
     const colour = m.severity === 'alert' ? ALERT : WARNING;
     const cx = x(m.t);
     const cy = y(m.v);
-    return html`<g class="marker"
-      ><path
-        d="M${r1(cx)} ${r1(cy - 8)} L${r1(cx + 7)} ${r1(cy + 5)} L${r1(cx - 7)} ${r1(cy + 5)} Z"
-        fill="${colour}"
-        stroke="currentColor"
-        stroke-width="0.8"
-        ><title>${m.label}</title></path
-      ></g
-    >`;
+    return html`<g class="marker"><path d="M${r1(cx)} ${r1(cy - 8)} L${r1(cx + 7)} ${r1(cy + 5)} L${r1(cx - 7)} ${r1(cy + 5)} Z" fill="${colour}" stroke="currentColor" stroke-width="0.8"><title>${m.label}</title></path></g>`;
   });
 
   const legend = o.series.map((s, i) => {
@@ -193,29 +160,17 @@ export function stepChart(o: StepChartOptions): SafeHtml {
     const lx = left + (i % columns) * (plotW / columns);
     const ly = 12 + Math.floor(i / columns) * 18;
     const label = s.label.length > 48 ? `${s.label.slice(0, 47)}…` : s.label;
-    return html`<rect x="${r1(lx)}" y="${r1(ly - 8)}" width="14" height="4" fill="${colour}" /><text
-        x="${r1(lx + 20)}"
-        y="${r1(ly - 2)}"
-        font-size="12"
-        fill="currentColor"
-        >${label}<title>${s.label}</title></text
-      >`;
+    return html`<rect x="${r1(lx)}" y="${r1(ly - 8)}" width="14" height="4" fill="${colour}"/><text x="${r1(lx + 20)}" y="${r1(ly - 2)}" font-size="12" fill="currentColor">${label}<title>${s.label}</title></text>`;
   });
 
-  return html`<svg class="chart" role="img" aria-label="${o.title}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">
-    <title>${o.title}</title>
-    ${legend} ${yTicks}
-    <line x1="${r1(left)}" x2="${r1(left)}" y1="${r1(top)}" y2="${r1(top + plotH)}" stroke="currentColor" stroke-opacity="0.5" />
-    <line
-      x1="${r1(left)}"
-      x2="${r1(left + plotW)}"
-      y1="${r1(top + plotH)}"
-      y2="${r1(top + plotH)}"
-      stroke="currentColor"
-      stroke-opacity="0.5"
-    />
-    ${xTicks}
-    ${o.yLabel === undefined ? '' : html`<text x="12" y="${r1(top + plotH / 2)}" font-size="11" fill="currentColor" text-anchor="middle" transform="rotate(-90 12 ${r1(top + plotH / 2)})">${o.yLabel}</text>`}
-    ${joinHtml(lines, '\n')} ${markers}
-  </svg>`;
+  return html`<svg class="chart" role="img" aria-label="${o.title}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg"><title>${o.title}</title>
+${legend}
+${yTicks}
+<line x1="${r1(left)}" x2="${r1(left)}" y1="${r1(top)}" y2="${r1(top + plotH)}" stroke="currentColor" stroke-opacity="0.5"/>
+<line x1="${r1(left)}" x2="${r1(left + plotW)}" y1="${r1(top + plotH)}" y2="${r1(top + plotH)}" stroke="currentColor" stroke-opacity="0.5"/>
+${xTicks}
+${o.yLabel === undefined ? '' : html`<text x="12" y="${r1(top + plotH / 2)}" font-size="11" fill="currentColor" text-anchor="middle" transform="rotate(-90 12 ${r1(top + plotH / 2)})">${o.yLabel}</text>`}
+${joinHtml(lines, '\n')}
+${markers}
+</svg>`;
 }

@@ -90,26 +90,24 @@ export interface PageParts {
 /** A whole HTML document. */
 export function renderPage(p: PageParts): string {
   const doc: SafeHtml = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta http-equiv="Content-Security-Policy" content="${META_CSP}" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <link rel="icon" href="data:," />
-        <title>${p.title}</title>
-        <style>
-          ${STYLESHEET_HTML}
-        </style>
-      </head>
-      <body>
-        <header>
-          <h1>${p.heading}</h1>
-          ${p.subtitle === undefined ? '' : html`<p class="sub">${p.subtitle}</p>`}
-        </header>
-        <main>${p.body}</main>
-        ${p.footer === undefined ? '' : html`<footer>${p.footer}</footer>`}
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${META_CSP}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>${p.title}</title>
+<style>${STYLESHEET_HTML}</style>
+</head>
+<body>
+<header><h1>${p.heading}</h1>${p.subtitle === undefined ? '' : html`<p class="sub">${p.subtitle}</p>`}</header>
+<main>
+${p.body}
+</main>
+${p.footer === undefined ? '' : html`<footer>${p.footer}</footer>`}
+</body>
+</html>
+`;
   return doc.value;
 }

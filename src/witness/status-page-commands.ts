@@ -31,79 +31,66 @@ export function renderCommands(d: WitnessPageData): SafeHtml {
   const blocks: SafeHtml[] = [];
   blocks.push(
     html`<h3>Add this witness to a client's witness set</h3>
-      <p>From its <code>/health</code> (trust on first use: compare the key with the one above, out of band):</p>
-      <pre id="cmd-witness-set">
-${q(['anchor-witness', 'party', 'witness-set', '--witness', url, '--threshold', '1', '--out', 'witness-set.json'])}</pre>
-      <p>Or add this member to an existing set (<code>members</code> array; the set's SAID changes):</p>
-      <pre id="cmd-member">${member}</pre>`,
+<p>From its <code>/health</code> (trust on first use: compare the key with the one above, out of band):</p>
+<pre id="cmd-witness-set">${q(['anchor-witness', 'party', 'witness-set', '--witness', url, '--threshold', '1', '--out', 'witness-set.json'])}</pre>
+<p>Or add this member to an existing set (<code>members</code> array; the set's SAID changes):</p>
+<pre id="cmd-member">${member}</pre>`,
   );
   if (d.roles.includes('anchor')) {
     blocks.push(
       html`<h3>Submit an anchor</h3>
-        <pre id="cmd-submit">
-${[
-            q(['anchor-witness', 'party', 'keygen', '--out', 'party.pem']),
-            q([
-              'anchor-witness',
-              'party',
-              'init',
-              '--state',
-              'chain.json',
-              '--key',
-              'party.pem',
-              '--agent',
-              'did:keri:EYourAgent',
-              '--scope',
-              'EYourScope',
-              '--witness-set',
-              'witness-set.json',
-            ]),
-            q(['anchor-witness', 'party', 'anchor', 'next', '--state', 'chain.json', '--head', '$HEAD']),
-            q(['anchor-witness', 'party', 'submit', '--state', 'chain.json', '--witness', url]),
-          ].join('\n')}</pre>
-        <p class="muted">
-          The party (its <code>did:keri:</code> id and key) must be in this witness's registry. Over plain HTTP:
-          <code>${q(['curl', '-sS', '-H', 'content-type: application/json', '--data', '@anchor-request.json', `${url}/v1/anchor`])}</code>
-        </p>`,
+<pre id="cmd-submit">${[
+        q(['anchor-witness', 'party', 'keygen', '--out', 'party.pem']),
+        q([
+          'anchor-witness',
+          'party',
+          'init',
+          '--state',
+          'chain.json',
+          '--key',
+          'party.pem',
+          '--agent',
+          'did:keri:EYourAgent',
+          '--scope',
+          'EYourScope',
+          '--witness-set',
+          'witness-set.json',
+        ]),
+        q(['anchor-witness', 'party', 'anchor', 'next', '--state', 'chain.json', '--head', '$HEAD']),
+        q(['anchor-witness', 'party', 'submit', '--state', 'chain.json', '--witness', url]),
+      ].join('\n')}</pre>
+<p class="muted">The party (its <code>did:keri:</code> id and key) must be in this witness's registry. Over plain HTTP: <code>${q(['curl', '-sS', '-H', 'content-type: application/json', '--data', '@anchor-request.json', `${url}/v1/anchor`])}</code></p>`,
     );
   }
   blocks.push(
     html`<h3>Fetch and check the log</h3>
-      <pre id="cmd-log">
-${[
-          q(['curl', '-sS', '-o', 'checkpoint.txt', `${url}/log/checkpoint`]),
-          q(['anchor-witness', 'verify', 'checkpoint', 'checkpoint.txt', '--vkey', d.logVkey]),
-          ...(tile === null ? [] : [q(['curl', '-sS', '-o', 'entries-000', tile])]),
-          q([
-            'anchor-witness',
-            'verify',
-            'consistency',
-            'old-checkpoint.txt',
-            'checkpoint.txt',
-            '--tiles',
-            url,
-            '--witness-key',
-            d.witnessKeyHex,
-          ]),
-          q(['anchor-witness', 'monitor', '--witness', url, '--seed', '$SEED', '--state', 'monitor.json']),
-        ].join('\n')}</pre>`,
+<pre id="cmd-log">${[
+      q(['curl', '-sS', '-o', 'checkpoint.txt', `${url}/log/checkpoint`]),
+      q(['anchor-witness', 'verify', 'checkpoint', 'checkpoint.txt', '--vkey', d.logVkey]),
+      ...(tile === null ? [] : [q(['curl', '-sS', '-o', 'entries-000', tile])]),
+      q([
+        'anchor-witness',
+        'verify',
+        'consistency',
+        'old-checkpoint.txt',
+        'checkpoint.txt',
+        '--tiles',
+        url,
+        '--witness-key',
+        d.witnessKeyHex,
+      ]),
+      q(['anchor-witness', 'monitor', '--witness', url, '--seed', '$SEED', '--state', 'monitor.json']),
+    ].join('\n')}</pre>`,
   );
   if (d.cosign !== null) {
     blocks.push(
       html`<h3>Cosign a log's checkpoints (C2SP tlog-witness)</h3>
-        <p>Logs send <code>POST ${url}/add-checkpoint</code>; this witness's cosigner vkey for their configuration:</p>
-        <pre id="cmd-cosign">${d.cosignVkeys.join('\n')}</pre>`,
+<p>Logs send <code>POST ${url}/add-checkpoint</code>; this witness's cosigner vkey for their configuration:</p>
+<pre id="cmd-cosign">${d.cosignVkeys.join('\n')}</pre>`,
     );
   }
   const note = d.hostUsable
     ? ''
-    : html`<p class="finding">
-        <strong>Set <code>WITNESS_URL</code> first</strong>: the request's Host header was missing or not a plain host name, so the commands
-        do not name this witness.
-      </p>`;
-  return html`${note}
-    <p class="muted">
-      Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.
-    </p>
-    ${blocks}`;
+    : html`<p class="finding"><strong>Set <code>WITNESS_URL</code> first</strong>: the request's Host header was missing or not a plain host name, so the commands do not name this witness.</p>`;
+  return html`${note}<p class="muted">Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.</p>${blocks}`;
 }

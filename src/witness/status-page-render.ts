@@ -11,17 +11,10 @@ import { renderCommands } from './status-page-commands.ts';
 import { COUNTS_TTL_MS, type WitnessPageData } from './status-page-data.ts';
 
 const kv = (label: string, value: SafeHtml | string, note?: SafeHtml | string): SafeHtml =>
-  html`<tr>
-    <th scope="row">${label}</th>
-    <td>${value}${note === undefined ? '' : html` <span class="muted">${note}</span>`}</td>
-  </tr>`;
+  html`<tr><th scope="row">${label}</th><td>${value}${note === undefined ? '' : html` <span class="muted">${note}</span>`}</td></tr>`;
 const code = (s: string): SafeHtml => html`<code>${s}</code>`;
 const card = (label: string, value: string, note: SafeHtml | string, id: string): SafeHtml =>
-  html`<div class="card" id="${id}">
-    <div class="label">${label}</div>
-    <div class="value">${value}</div>
-    <div class="note">${note}</div>
-  </div>`;
+  html`<div class="card" id="${id}"><div class="label">${label}</div><div class="value">${value}</div><div class="note">${note}</div></div>`;
 
 function checkpointAge(d: WitnessPageData): SafeHtml {
   const age = formatDuration((d.nowMs - d.log.signedAtMs) / 1000);
@@ -43,79 +36,56 @@ function cosignSection(d: WitnessPageData): SafeHtml {
       l.lastCosigned === null
         ? html`<span class="muted">never</span>`
         : html`${formatDuration(d.nowMs / 1000 - l.lastCosigned)} ago <span class="muted">${formatUtc(l.lastCosigned)}</span>`;
-    return html`<tr>
-      <td>
-        <code>${l.origin}</code><br /><span class="muted">${l.source}</span> · <a href="/${sha256Hex(l.origin)}/checkpoint">checkpoint</a>
-      </td>
-      <td class="num">${l.size === null ? '—' : formatCount(l.size)}</td>
-      <td>${last}</td>
-      <td>
-        ${quota}<br /><span class="muted">since start: ${formatCount(l.counted)} counted, ${formatCount(l.refused)} refused (429)</span>
-      </td>
-    </tr>`;
+    return html`<tr><td><code>${l.origin}</code><br><span class="muted">${l.source}</span> · <a href="/${sha256Hex(l.origin)}/checkpoint">checkpoint</a></td><td class="num">${l.size === null ? '—' : formatCount(l.size)}</td><td>${last}</td><td>${quota}<br><span class="muted">since start: ${formatCount(l.counted)} counted, ${formatCount(l.refused)} refused (429)</span></td></tr>`;
   });
   return html`<h2 id="cosign">Logs cosigned (${plural(total, 'log')})</h2>
-    ${
-      total === 0
-        ? html`<p class="muted">No log is configured (<code>--logs</code>, <code>--logs-list</code>): every add-checkpoint is 404.</p>`
-        : html`<table id="cosign-logs">
-              <thead>
-                <tr>
-                  <th>origin</th>
-                  <th class="num">size cosigned</th>
-                  <th>last cosigned</th>
-                  <th>quota</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-            ${
-              total > logs.length
-                ? html`<p class="muted">and ${formatCount(total - logs.length)} more (first ${logs.length} by origin shown)</p>`
-                : ''
-            }`
-    }`;
+${
+  total === 0
+    ? html`<p class="muted">No log is configured (<code>--logs</code>, <code>--logs-list</code>): every add-checkpoint is 404.</p>`
+    : html`<table id="cosign-logs"><thead><tr><th>origin</th><th class="num">size cosigned</th><th>last cosigned</th><th>quota</th></tr></thead><tbody>${rows}</tbody></table>${
+        total > logs.length
+          ? html`<p class="muted">and ${formatCount(total - logs.length)} more (first ${logs.length} by origin shown)</p>`
+          : ''
+      }`
+}`;
 }
 
 export function renderWitnessPage(d: WitnessPageData): string {
   const did = ed25519ToDidKey(decodeHex(d.witnessKeyHex, 32));
   const cosignKeys =
-    d.cosignVkeys.length === 0 ? html`<span class="muted">— (cosign role off)</span>` : joinHtml(d.cosignVkeys.map(code), html`<br />`);
+    d.cosignVkeys.length === 0 ? html`<span class="muted">— (cosign role off)</span>` : joinHtml(d.cosignVkeys.map(code), html`<br>`);
   const body = html`<section class="cards">
-      ${card('log size', formatCount(d.log.size), checkpointAge(d), 'log-size')}
-      ${card('anchors co-signed', formatCount(d.counts.anchors), html`on ${plural(d.counts.seeds, 'seed')}`, 'anchors')}
-      ${card('duplicity proofs', formatCount(d.counts.duplicities), d.counts.duplicities === 0 ? 'no party forked' : 'seeds frozen', 'duplicities')}
-      ${d.cosign === null ? '' : card('logs cosigned for', formatCount(d.cosign.total), `${d.cosign.logs.filter((l) => l.size !== null).length} with a cosigned checkpoint`, 'cosign-count')}
-    </section>
-    <h2>Identity</h2>
-    <table class="kv" id="identity">
-      <tbody>
-        ${kv('name', code(d.name))} ${kv('roles', joinHtml(d.roles.map((r) => html`<span class="pill ok">${r}</span>`)))}
-        ${kv('version', code(d.version), d.runningDigest === undefined ? undefined : html`bundle sha256 <code>${d.runningDigest}</code> (<a href="/build">/build</a>)`)}
-        ${kv('witness key', code(d.witnessKeyHex), 'Ed25519, hex')} ${kv('witness key (did:key)', code(did))}
-        ${kv('log origin', code(d.logOrigin))} ${kv('log vkey', code(d.logVkey))} ${kv('cosignature vkey', cosignKeys)}
-        ${kv('up since', formatUtc(d.startedAtMs / 1000), formatDuration((d.nowMs - d.startedAtMs) / 1000))}
-      </tbody>
-    </table>
-    <h2>Log</h2>
-    <table class="kv" id="log">
-      <tbody>
-        ${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)} ${kv('latest checkpoint', checkpointAge(d))}
-      </tbody>
-    </table>
-    ${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
-    ${cosignSection(d)}
-    <h2>Use this witness</h2>
-    ${renderCommands(d)}`;
+${card('log size', formatCount(d.log.size), checkpointAge(d), 'log-size')}
+${card('anchors co-signed', formatCount(d.counts.anchors), html`on ${plural(d.counts.seeds, 'seed')}`, 'anchors')}
+${card('duplicity proofs', formatCount(d.counts.duplicities), d.counts.duplicities === 0 ? 'no party forked' : 'seeds frozen', 'duplicities')}
+${d.cosign === null ? '' : card('logs cosigned for', formatCount(d.cosign.total), `${d.cosign.logs.filter((l) => l.size !== null).length} with a cosigned checkpoint`, 'cosign-count')}
+</section>
+<h2>Identity</h2>
+<table class="kv" id="identity"><tbody>
+${kv('name', code(d.name))}
+${kv('roles', joinHtml(d.roles.map((r) => html`<span class="pill ok">${r}</span>`)))}
+${kv('version', code(d.version), d.runningDigest === undefined ? undefined : html`bundle sha256 <code>${d.runningDigest}</code> (<a href="/build">/build</a>)`)}
+${kv('witness key', code(d.witnessKeyHex), 'Ed25519, hex')}
+${kv('witness key (did:key)', code(did))}
+${kv('log origin', code(d.logOrigin))}
+${kv('log vkey', code(d.logVkey))}
+${kv('cosignature vkey', cosignKeys)}
+${kv('up since', formatUtc(d.startedAtMs / 1000), formatDuration((d.nowMs - d.startedAtMs) / 1000))}
+</tbody></table>
+<h2>Log</h2>
+<table class="kv" id="log"><tbody>
+${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)}
+${kv('latest checkpoint', checkpointAge(d))}
+</tbody></table>
+${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
+${cosignSection(d)}
+<h2>Use this witness</h2>
+${renderCommands(d)}`;
   return renderPage({
     title: `${d.name} — anchor witness`,
     heading: d.name,
-    subtitle: html`anchor witness ${d.version} · ${joinHtml(d.roles, ', ')} · <a href="/health">/health</a> ·
-      <a href="/log/checkpoint">/log/checkpoint</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/metrics">/metrics</a>`,
+    subtitle: html`anchor witness ${d.version} · ${joinHtml(d.roles, ', ')} · <a href="/health">/health</a> · <a href="/log/checkpoint">/log/checkpoint</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/metrics">/metrics</a>`,
     body,
-    footer: html`Rendered ${formatUtc(d.nowMs / 1000)}; seed and duplicity counts are at most ${COUNTS_TTL_MS / 1000} s old. Everything a
-    witness signs is re-checkable: clients verify under the keys they pinned, never the ones a response carries.`,
+    footer: html`Rendered ${formatUtc(d.nowMs / 1000)}; seed and duplicity counts are at most ${COUNTS_TTL_MS / 1000} s old. Everything a witness signs is re-checkable: clients verify under the keys they pinned, never the ones a response carries.`,
   });
 }

@@ -47,7 +47,7 @@ void test('escapeHtml and the html template escape every interpolated value', ()
     '<p title="&quot; onmouseover=&quot;alert(1)">&lt;i&gt;2&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<br></p>',
   );
   assert.equal(html`${html`<b>${'<'}</b>`}`.value, '<b>&lt;</b>', 'nested SafeHtml is kept as markup');
-  assert.equal(joinHtml(['<a>', 'b'], html`<br />`).value, '&lt;a&gt;<br>b');
+  assert.equal(joinHtml(['<a>', 'b'], html`<br>`).value, '&lt;a&gt;<br>b');
   assert.equal(html`${10n} ${true}`.value, '10 true');
 });
 
