@@ -55,7 +55,7 @@ function run(args: string[], env: Record<string, string> = {}, full = false): Pr
     execFile(
       process.execPath,
       [full ? bin : clientOnly, ...args],
-      { env: { ...process.env, ...env }, timeout: 30_000 },
+      { env: { ...process.env, ...env }, timeout: 60_000 },
       (err, stdout, stderr) => {
         resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
       },
