@@ -78,83 +78,118 @@ export async function verifyFinalized(
     set = makeWitnessSet(given.threshold, given.members);
   } catch (e) {
     if (!(e instanceof VerificationError)) throw e;
-    const members = Array.isArray(given.members) ? given.members : [];
-    return {
-      said: '',
-      threshold: given.threshold,
-      valid: 0,
-      members: members.map((m) => ({ name: m.name, status: 'missing' as const })),
-      outsiders: [],
-      final: false,
-      code: 'witness_set_invalid',
-      reason: e.message,
-    };
+    return invalidSetResult(given, e.message);
   }
   const said = await witnessSetSaid(set);
-  const base = {
-    said,
-    threshold: set.threshold,
-    valid: 0,
-    members: [] as MemberResult[],
-    outsiders: [] as { name: string; receipt: number }[],
-  };
-  const stop = (code: FinalityFailureCode, reason: string): FinalityResult => ({ ...base, final: false, code, reason });
-  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said)
-    return stop('said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
-  if (anchor.witnessSet.said !== said)
-    return stop('witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
-  if (anchor.witnessSet.threshold !== set.threshold)
-    return stop('threshold_mismatch', `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`);
-  if (!(await verifyPartySignature(anchor))) return stop('party_signature_invalid', 'the party signature of the anchor does not verify');
+  const unbound = setBindingFailure(anchor, set, said, opts);
+  if (unbound !== undefined) return unbound;
+  if (!(await verifyPartySignature(anchor)))
+    return notFinal(set, said, 'party_signature_invalid', 'the party signature of the anchor does not verify');
   const party: PinnedParty = opts.party ?? { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
   if (opts.party !== undefined) {
     try {
       await verifyPartyPin(anchor, opts.party);
     } catch (e) {
       if (!(e instanceof VerificationError)) throw e;
-      return stop(e.code === 'party_signature_invalid' ? 'party_signature_invalid' : 'party_key_mismatch', e.message);
+      return notFinal(set, said, e.code === 'party_signature_invalid' ? 'party_signature_invalid' : 'party_key_mismatch', e.message);
     }
   }
-
-  const byMember = new Map<string, MemberResult>();
-  let firstInvalid: (MemberResult & { status: 'invalid' }) | undefined;
-  for (const [i, r] of receipts.entries()) {
+  const results: (MemberResult | undefined)[] = [];
+  for (const r of receipts) {
     const member = findMember(set, r.cosignature.witness_name);
     if (member === undefined) {
-      base.outsiders.push({ name: r.cosignature.witness_name, receipt: i });
+      results.push(undefined);
       continue;
     }
-    let result: MemberResult;
     try {
       const v = await verifyReceipt(anchor, r, memberPin(member), party);
-      result = { name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex };
+      results.push({ name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex });
     } catch (e) {
       if (!(e instanceof VerificationError)) throw e;
-      const invalid = { name: member.name, status: 'invalid' as const, code: e.code, reason: e.message };
-      firstInvalid ??= invalid;
-      result = invalid;
+      results.push({ name: member.name, status: 'invalid', code: e.code, reason: e.message });
     }
-    const prev = byMember.get(member.name);
-    if (prev === undefined || (prev.status === 'invalid' && result.status === 'valid')) byMember.set(member.name, result);
   }
-  base.members = set.members.map((m) => byMember.get(m.name) ?? { name: m.name, status: 'missing' });
-  base.valid = base.members.filter((m) => m.status === 'valid').length;
+  return tallyFinality(set, said, receipts, results, opts);
+}
+
+/*
+ * The parts of finalization that do no cryptography, shared with the client's synchronous
+ * verifyFinalized (src/client/finalize.ts) so that both give the same results.
+ */
+
+/** Not final, before any receipt was counted. */
+export function notFinal(set: WitnessSet, said: string, code: FinalityFailureCode, reason: string): FinalityResult {
+  return { said, threshold: set.threshold, valid: 0, members: [], outsiders: [], final: false, code, reason };
+}
+
+/** A set built in code that fails re-validation (one name or key twice would count one receipt twice). */
+export function invalidSetResult(given: WitnessSet, reason: string): FinalityResult {
+  const members = Array.isArray(given.members) ? given.members : [];
+  return {
+    said: '',
+    threshold: given.threshold,
+    valid: 0,
+    members: members.map((m) => ({ name: m.name, status: 'missing' as const })),
+    outsiders: [],
+    final: false,
+    code: 'witness_set_invalid',
+    reason,
+  };
+}
+
+/** The anchor must commit to the set (SAID and threshold), and the set must be the one the caller pinned. */
+export function setBindingFailure(anchor: Anchor, set: WitnessSet, said: string, opts: FinalityOptions): FinalityResult | undefined {
+  if (opts.expectedSaid !== undefined && opts.expectedSaid !== said)
+    return notFinal(set, said, 'said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
+  if (anchor.witnessSet.said !== said)
+    return notFinal(set, said, 'witness_set_mismatch', `the anchor commits to witness set ${anchor.witnessSet.said}, not ${said}`);
+  if (anchor.witnessSet.threshold !== set.threshold) {
+    const reason = `the anchor's threshold ${anchor.witnessSet.threshold} differs from the set's ${set.threshold}`;
+    return notFinal(set, said, 'threshold_mismatch', reason);
+  }
+  return undefined;
+}
+
+/**
+ * Count the receipts: `results[i]` is what receipt i showed for its member, undefined when its
+ * witness is not a member. A member is valid when one of its receipts is; otherwise its first
+ * failure is kept. `strict` fails on any invalid receipt.
+ */
+export function tallyFinality(
+  set: WitnessSet,
+  said: string,
+  receipts: readonly Receipt[],
+  results: readonly (MemberResult | undefined)[],
+  opts: FinalityOptions,
+): FinalityResult {
+  const outsiders: { name: string; receipt: number }[] = [];
+  const byMember = new Map<string, MemberResult>();
+  let firstInvalid: (MemberResult & { status: 'invalid' }) | undefined;
+  receipts.forEach((r, i) => {
+    const result = results[i];
+    if (result === undefined) {
+      outsiders.push({ name: r.cosignature.witness_name, receipt: i });
+      return;
+    }
+    if (result.status === 'invalid') firstInvalid ??= result;
+    const prev = byMember.get(result.name);
+    if (prev === undefined || (prev.status === 'invalid' && result.status === 'valid')) byMember.set(result.name, result);
+  });
+  const members = set.members.map((m): MemberResult => byMember.get(m.name) ?? { name: m.name, status: 'missing' });
+  const valid = members.filter((m) => m.status === 'valid').length;
+  const base = { said, threshold: set.threshold, valid, members, outsiders };
   if (opts.strict === true && firstInvalid !== undefined) {
-    const bad = firstInvalid;
-    return stop('receipt_invalid', `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}`);
+    const bad: MemberResult & { status: 'invalid' } = firstInvalid;
+    return { ...base, final: false, code: 'receipt_invalid', reason: `receipt of ${bad.name} is invalid (${bad.code}): ${bad.reason}` };
   }
-  if (base.valid < set.threshold) {
-    const failed = base.members
+  if (valid < set.threshold) {
+    const failed = members
       .filter((m) => m.status !== 'valid')
       .map((m) => (m.status === 'invalid' ? `${m.name}: ${m.code}` : `${m.name}: missing`));
-    return stop('threshold_not_met', `${base.valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`);
+    const reason = `${valid} of ${set.threshold} required valid cosignatures (${failed.join('; ')})`;
+    return { ...base, final: false, code: 'threshold_not_met', reason };
   }
-  return {
-    ...base,
-    final: true,
-    code: 'final',
-    reason: `final: ${base.valid} of ${set.members.length} witnesses (threshold ${set.threshold})`,
-  };
+  return { ...base, final: true, code: 'final', reason: `final: ${valid} of ${set.members.length} witnesses (threshold ${set.threshold})` };
 }
 
 /** Parse a finalized bundle document (`bundle_invalid`, `witness_set_invalid`). */
