@@ -10,19 +10,17 @@ import { verifyPartySignature } from '../anchor/party-signature.ts';
 import type { Anchor } from '../anchor/types.ts';
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeBase64 } from '../encoding/base64.ts';
-import { decodeHex } from '../encoding/hex.ts';
-import { equalBytes } from '../encoding/portable.ts';
-import { parseRfc3339 } from '../encoding/time.ts';
 import { parseCheckpoint } from '../note/checkpoint.ts';
-import { parseNote, verifyNote } from '../note/signed-note.ts';
-import { parseTlogProof } from '../note/tlog-proof.ts';
+import { verifyNote } from '../note/signed-note.ts';
 import { ed25519NoteVerifier } from '../note/vkey.ts';
 import { hashLeaf } from '../tlog/hash.ts';
 import { verifyInclusion } from '../tlog/merkle.ts';
 import { fail, VerificationError, type VerificationCode } from '../verify/errors.ts';
 import {
+  checkInclusionOrigin,
   checkPartyKeyPinned,
-  hexIsBytes,
+  checkTlogProofMatches,
+  cosignatureSignature,
   parseAnchorResponse,
   decodeResponseAnchor,
   type AnchorResponseBody,
@@ -73,30 +71,13 @@ export function verifyPartyPin(anchor: Anchor, party: PinnedParty): void {
  * that judge witnesses rather than anchors (monitors), and as the first half of verifyReceipt.
  */
 export function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): VerifiedReceipt {
-  const cos = receipt.cosignature;
-  if (witness.name !== undefined && cos.witness_name !== witness.name)
-    fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
-  if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
-    fail('wrong_witness', 'the response names another witness key than the pinned one');
-  wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
-  const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
+  const signature = cosignatureSignature(receipt, witness);
   const message = cosignMessage(anchor);
   if (!verifyEd25519(witness.publicKey, message, signature))
     fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 
   const inc = receipt.inclusion;
-  if (inc.log_origin !== witness.logOrigin)
-    fail(
-      'checkpoint_wrong_origin',
-      `the inclusion is in log ${JSON.stringify(inc.log_origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
-    );
-  const unverified = wrap('checkpoint_invalid', 'checkpoint', () => parseCheckpoint(parseNote(inc.checkpoint).text));
-  if (unverified.origin !== witness.logOrigin) {
-    fail(
-      'checkpoint_wrong_origin',
-      `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
-    );
-  }
+  checkInclusionOrigin(inc, witness);
   const verifier = ed25519NoteVerifier(witness.logOrigin, witness.publicKey);
   const note = wrap('checkpoint_invalid', 'checkpoint', () => verifyNote(inc.checkpoint, [verifier]));
   const tree = parseCheckpoint(note.text);
@@ -105,12 +86,7 @@ export function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: 
   if (!verifyInclusion(hashLeaf(message), inc.leaf_index, tree.size, hashes, tree.rootHash)) {
     fail('inclusion_invalid', 'the inclusion proof does not lead to the checkpoint root');
   }
-  const tp = wrap('tlog_proof_invalid', 'tlog_proof', () => parseTlogProof(inc.tlog_proof));
-  if (tp.checkpoint !== inc.checkpoint) fail('tlog_proof_invalid', 'tlog_proof checkpoint is not byte-identical to checkpoint');
-  if (tp.extra !== undefined) fail('tlog_proof_invalid', 'tlog_proof carries an extra line');
-  if (tp.index !== inc.leaf_index || tp.proof.length !== hashes.length || tp.proof.some((h, i) => !equalBytes(h, hashes[i]!))) {
-    fail('tlog_proof_invalid', 'tlog_proof index or path differs from the inclusion fields');
-  }
+  checkTlogProofMatches(inc, hashes);
   return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
 }
 

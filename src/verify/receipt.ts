@@ -198,18 +198,43 @@ export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promis
  * verifyReceipt for that).
  */
 export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): Promise<VerifiedReceipt> {
+  const signature = cosignatureSignature(receipt, witness);
+  const message = cosignMessage(anchor);
+  if (!(await verifyEd25519(witness.publicKey, message, signature)))
+    fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+
+  const inc = receipt.inclusion;
+  checkInclusionOrigin(inc, witness);
+  const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() =>
+    fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'),
+  );
+  const { checkpoint: tree } = await verifyCheckpoint(inc.checkpoint, [key], witness.logOrigin);
+  if (tree.size !== inc.tree_size) fail('inclusion_invalid', 'tree_size differs from the checkpoint size');
+  const hashes = wrap('malformed_response', 'inclusion.hashes', () => inc.hashes.map((h) => decodeBase64(h, 32)));
+  const why = await inclusionFailure(await hashLeaf(message), inc.leaf_index, tree.size, hashes, tree.rootHash);
+  if (why !== null) fail('inclusion_invalid', `the inclusion proof does not lead to the checkpoint root (${why})`);
+  checkTlogProofMatches(inc, hashes);
+  return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
+}
+
+/*
+ * The byte rules of a receipt that need no cryptography, in the order both verifiers apply them
+ * (this async one and the client's synchronous twin in src/client/verify-anchor.ts).
+ */
+
+/** The cosignature names the pinned witness and key, has a valid timestamp; its signature bytes. */
+export function cosignatureSignature(receipt: Receipt, witness: PinnedWitness): Uint8Array {
   const cos = receipt.cosignature;
   if (witness.name !== undefined && cos.witness_name !== witness.name)
     fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
   if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
     fail('wrong_witness', 'the response names another witness key than the pinned one');
   wrap('malformed_response', 'cosignature.timestamp', () => parseRfc3339(cos.timestamp));
-  const signature = wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
-  const message = cosignMessage(anchor);
-  if (!(await verifyEd25519(witness.publicKey, message, signature)))
-    fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
+  return wrap('malformed_response', 'cosignature.signature', () => decodeHex(cos.signature, 64));
+}
 
-  const inc = receipt.inclusion;
+/** The inclusion and its (not yet verified) checkpoint are in the pinned witness's log. */
+export function checkInclusionOrigin(inc: Receipt['inclusion'], witness: PinnedWitness): void {
   if (inc.log_origin !== witness.logOrigin)
     fail(
       'checkpoint_wrong_origin',
@@ -221,21 +246,16 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, wit
       'checkpoint_wrong_origin',
       `the checkpoint is from log ${JSON.stringify(unverified.origin)}, expected ${JSON.stringify(witness.logOrigin)}`,
     );
-  const key = await ed25519NoteKey(witness.logOrigin, witness.publicKey).catch(() =>
-    fail('wrong_witness', 'the pinned witness key or log origin is not a usable note key'),
-  );
-  const { checkpoint: tree } = await verifyCheckpoint(inc.checkpoint, [key], witness.logOrigin);
-  if (tree.size !== inc.tree_size) fail('inclusion_invalid', 'tree_size differs from the checkpoint size');
-  const hashes = wrap('malformed_response', 'inclusion.hashes', () => inc.hashes.map((h) => decodeBase64(h, 32)));
-  const why = await inclusionFailure(await hashLeaf(message), inc.leaf_index, tree.size, hashes, tree.rootHash);
-  if (why !== null) fail('inclusion_invalid', `the inclusion proof does not lead to the checkpoint root (${why})`);
+}
+
+/** The tlog-proof repeats the inclusion fields exactly (same checkpoint bytes, index and path). */
+export function checkTlogProofMatches(inc: Receipt['inclusion'], hashes: readonly Uint8Array[]): void {
   const tp = wrap('tlog_proof_invalid', 'tlog_proof', () => parseTlogProof(inc.tlog_proof));
   if (tp.checkpoint !== inc.checkpoint) fail('tlog_proof_invalid', 'tlog_proof checkpoint is not byte-identical to checkpoint');
   if (tp.extra !== undefined) fail('tlog_proof_invalid', 'tlog_proof carries an extra line');
   if (tp.index !== inc.leaf_index || tp.proof.length !== hashes.length || tp.proof.some((h, i) => !equalBytes(h, hashes[i]!))) {
     fail('tlog_proof_invalid', 'tlog_proof index or path differs from the inclusion fields');
   }
-  return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
 }
 
 /** A witness's receipt for `anchor`: co-signed and logged by the pinned witness AND signed by the pinned party. */
