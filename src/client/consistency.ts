@@ -18,7 +18,7 @@ import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { consistencyProof, treeRoot, verifyConsistency } from '../tlog/merkle.ts';
 import { consistencyProofTiles, tileHashReader, tilePath, type Tile } from '../tlog/tiles.ts';
 import { ClientError } from './errors.ts';
-import { VerificationError } from './verify-anchor.ts';
+import { checkEmptyTree } from '../verify/note.ts';
 
 export type TileFetcher = (tile: Tile) => Promise<Uint8Array>;
 
@@ -42,9 +42,7 @@ export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkp
   if (older.origin !== newer.origin) throw new ClientError('usage', 'checkpoints of two different logs');
   if (older.size > newer.size)
     throw new ClientError('usage', 'the older checkpoint is larger: that is a rollback, not a consistency question');
-  if (newer.size === 0 && !hashEqual(newer.rootHash, EMPTY_ROOT)) {
-    throw new VerificationError('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
-  }
+  checkEmptyTree(newer);
   if (older.size === newer.size || older.size === 0) {
     const expected = older.size === 0 ? EMPTY_ROOT : newer.rootHash;
     if (hashEqual(older.rootHash, expected)) return { status: 'consistent', proof: [] };

@@ -6,12 +6,12 @@
 import { cosignMessage } from '../anchor/messages.ts';
 import type { Anchor } from '../anchor/types.ts';
 import { verifyEd25519 } from '../crypto/ed25519.ts';
-import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { decodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
 import { ProofError } from '../tlog/errors.ts';
-import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
+import { checkEmptyTree, countedCosigners, requiredCosignatures } from '../verify/note.ts';
 import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
@@ -29,12 +29,6 @@ function rethrow(code: VerificationCode, what: string, e: unknown): never {
  * checkpoint a client is handed is verified, so that no consistency check (0 → 0 compares sizes
  * only) can call it consistent.
  */
-function checkEmptyTree(checkpoint: Checkpoint): void {
-  if (checkpoint.size === 0 && !hashEqual(checkpoint.rootHash, EMPTY_ROOT)) {
-    throw new VerificationError('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
-  }
-}
-
 /** A checkpoint signed note, verified against `verifiers` (signed-note rules), optionally of `origin`. */
 export function verifyCheckpointNote(
   note: string,
@@ -81,17 +75,7 @@ export function verifyCosignedCheckpoint(
 ): CosignedCheckpoint {
   if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
     throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
-  const distinct = new Map<string, string>();
-  for (const c of opts.cosigners) {
-    const hex = encodeHex(c.publicKey);
-    const seen = distinct.get(hex);
-    if (seen !== undefined && seen !== c.name)
-      throw new VerificationError('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
-    distinct.set(hex, c.name);
-  }
-  if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
-    throw new VerificationError('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
-  }
+  const need = requiredCosignatures(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   let verified: VerifiedNote;
   try {
@@ -116,26 +100,7 @@ export function verifyCosignedCheckpoint(
       `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`,
     );
   }
-  // One entry per distinct key (the first verified name), in note order.
-  const counted = new Set<string>();
-  const cosigners = verified.verified
-    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && opts.cosigners.includes(v.verifier))
-    .filter((v) => {
-      const hex = encodeHex(v.verifier.publicKey);
-      if (counted.has(hex)) return false;
-      counted.add(hex);
-      return true;
-    })
-    .map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
-  const need = opts.quorum ?? distinct.size;
-  if (cosigners.length < need) {
-    const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
-    throw new VerificationError(
-      'cosignature_missing',
-      `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`,
-    );
-  }
-  return { checkpoint, logVerified, cosigners };
+  return { checkpoint, logVerified, cosigners: countedCosigners(verified, opts.cosigners, need) };
 }
 
 /** A tlog-proof for an entry (bytes) or leaf hash, under the log's key(s). */

@@ -129,7 +129,8 @@ export async function verifyNote(note: string | Uint8Array, keys: readonly NoteK
 }
 
 /** A size-0 checkpoint must carry the empty tree's root (else no consistency check could be trusted with it). */
-function checkEmptyTree(checkpoint: Checkpoint): void {
+/** A size-0 checkpoint must carry the empty tree's root (checkpoint_invalid): no honest log signs another. */
+export function checkEmptyTree(checkpoint: Checkpoint): void {
   if (checkpoint.size === 0 && encodeHex(checkpoint.rootHash) !== encodeHex(EMPTY_ROOT))
     fail('checkpoint_invalid', "a checkpoint of size 0 must carry the empty tree's root");
 }
@@ -173,17 +174,7 @@ export async function verifyCosignedCheckpoint(
 ): Promise<CosignedCheckpoint> {
   if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
     fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) keys');
-  const distinct = new Map<string, string>();
-  for (const c of opts.cosigners) {
-    const hex = encodeHex(c.publicKey);
-    const seen = distinct.get(hex);
-    if (seen !== undefined && seen !== c.name)
-      fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
-    distinct.set(hex, c.name);
-  }
-  if (opts.quorum !== undefined && (!Number.isSafeInteger(opts.quorum) || opts.quorum < 1 || opts.quorum > distinct.size)) {
-    fail('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
-  }
+  const need = requiredCosignatures(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   let verified: VerifiedNote;
   try {
@@ -206,9 +197,40 @@ export async function verifyCosignedCheckpoint(
       'checkpoint_wrong_origin',
       `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`,
     );
+  return { checkpoint, logVerified, cosigners: countedCosigners(verified, opts.cosigners, need) };
+}
+
+/*
+ * Cosigner counting, shared with the client's synchronous verifyCosignedCheckpoint
+ * (src/client/offline.ts): a cosignature/v1 signature does not cover the key name, so cosigners
+ * are counted by distinct KEY.
+ */
+
+/** How many valid cosignatures are required: every distinct cosigner key, or `quorum` (1..that). */
+export function requiredCosignatures(cosigners: readonly NoteKey[], quorum: number | undefined): number {
+  const distinct = new Map<string, string>();
+  for (const c of cosigners) {
+    const hex = encodeHex(c.publicKey);
+    const seen = distinct.get(hex);
+    if (seen !== undefined && seen !== c.name)
+      fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
+    distinct.set(hex, c.name);
+  }
+  if (quorum !== undefined && (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > distinct.size)) {
+    fail('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
+  }
+  return quorum ?? distinct.size;
+}
+
+/** The cosigners whose line verified, one per distinct key (its first verified name, note order); cosignature_missing below `need`. */
+export function countedCosigners(
+  verified: VerifiedNote,
+  cosigners: readonly NoteKey[],
+  need: number,
+): { name: string; timestamp: bigint }[] {
   const counted = new Set<string>();
-  const cosigners = verified.verified
-    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && opts.cosigners.includes(v.verifier))
+  const result = verified.verified
+    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && cosigners.includes(v.verifier))
     .filter((v) => {
       const hex = encodeHex(v.verifier.publicKey);
       if (counted.has(hex)) return false;
@@ -216,10 +238,9 @@ export async function verifyCosignedCheckpoint(
       return true;
     })
     .map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
-  const need = opts.quorum ?? distinct.size;
-  if (cosigners.length < need) {
-    const missing = opts.cosigners.filter((c) => !cosigners.some((v) => v.name === c.name)).map((c) => c.name);
-    fail('cosignature_missing', `${cosigners.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
+  if (result.length < need) {
+    const missing = cosigners.filter((c) => !result.some((v) => v.name === c.name)).map((c) => c.name);
+    fail('cosignature_missing', `${result.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
   }
-  return { checkpoint, logVerified, cosigners };
+  return result;
 }
