@@ -4,11 +4,11 @@
  * never keys. Batched insert-if-absent, issuer binding and the counted capacity: docs/bridge.md.
  */
 import pg from 'pg';
-import { mapPgError } from '../store/postgres/db.ts';
+import { mapPgError, redact } from '../store/postgres/db.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore } from './nonces.ts';
+import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
 import { nonceExpiryMs } from './pop.ts';
 
 const SCHEMA_VERSION = 1;
@@ -43,24 +43,6 @@ export interface PostgresNonceStoreOptions {
   statementTimeoutMs?: number;
   /** The clock (unix ms) of the purges at open and on the timer; requests bring their own `now`. Default Date.now. */
   clock?: () => number;
-}
-
-interface Pending {
-  key: string;
-  iat: number;
-  now: number;
-  resolve: (r: ConsumeResult) => void;
-  reject: (e: unknown) => void;
-}
-
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }
 
 const types = new pg.TypeOverrides();

@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore } from './nonces.ts';
+import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
 import { nonceExpiryMs } from './pop.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
@@ -25,14 +25,6 @@ export interface SqliteNonceStoreOptions {
   purgeIntervalMs?: number;
   /** The clock (unix ms) of the idle-time purge; requests bring their own `now`. Default Date.now. */
   clock?: () => number;
-}
-
-interface Pending {
-  key: string;
-  iat: number;
-  now: number;
-  resolve: (r: ConsumeResult) => void;
-  reject: (e: unknown) => void;
 }
 
 export class SqliteNonceStore implements NonceStore {

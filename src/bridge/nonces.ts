@@ -18,6 +18,15 @@ export type ConsumeResult = 'ok' | 'replayed' | 'full';
 
 export type NonceStoreKind = 'memory' | 'sqlite' | 'postgres';
 
+/** A `consume` waiting for the durable stores' next batch (SQLite and PostgreSQL group commit). */
+export interface PendingConsume {
+  key: string;
+  iat: number;
+  now: number;
+  resolve: (r: ConsumeResult) => void;
+  reject: (e: unknown) => void;
+}
+
 export interface NonceStore {
   readonly kind: NonceStoreKind;
   readonly capacity: number;
