@@ -7,6 +7,9 @@ import { CodedError } from '../errors.ts';
 /** The add-checkpoint body does not parse (always 400). */
 export type AddCheckpointRequestErrorCode = 'malformed_request';
 
+/** The sign-subtree body does not parse (always 400). */
+export type SignSubtreeRequestErrorCode = 'malformed_request';
+
 /** The known-logs file or a logs/v0 list is refused: start-up fails, a reload keeps the previous copy. */
 export type LogsConfigErrorCode = 'invalid_logs_config' | 'invalid_log_list';
 
@@ -25,6 +28,18 @@ export type CosignRejectionCode =
   | 'unexpected_proof'
   | 'inconsistent';
 
+/** The refusals of sign-subtree, in the order of SPEC §5.4's table (429: its own per-client rate limit). */
+export type SignSubtreeRejectionCode =
+  | 'rate_limited'
+  | 'malformed_request'
+  | 'invalid_subtree'
+  | 'unknown_origin'
+  | 'checkpoint_extensions'
+  | 'subtree_beyond_checkpoint'
+  | 'no_witness_cosignature'
+  | 'invalid_signature'
+  | 'inconsistent';
+
 export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestErrorCode> {
   constructor(message: string) {
     super('malformed_request', message);
@@ -34,3 +49,9 @@ export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestEr
 export class LogsConfigError extends CodedError<LogsConfigErrorCode> {}
 
 export class CosignConfigError extends CodedError<CosignConfigErrorCode> {}
+
+export class SignSubtreeRequestError extends CodedError<SignSubtreeRequestErrorCode> {
+  constructor(message: string) {
+    super('malformed_request', message);
+  }
+}
