@@ -23,6 +23,8 @@ interface ServeFlags extends HttpLimits {
   logs?: string;
   logOrigin?: string;
   rateLimit?: string;
+  signSubtree?: boolean;
+  signSubtreeRate?: string;
   buildAttestation?: string;
   store?: string;
   allowUnderivedSeeds?: boolean;
@@ -83,6 +85,8 @@ export function addServeCommand(program: Command): void {
     .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
+    .option('--no-sign-subtree', 'do not serve POST /sign-subtree (served by default when an ML-DSA-44 cosign key is configured)')
+    .option('--sign-subtree-rate <rps[:burst]>', 'per-client-IP rate limit of POST /sign-subtree, besides --rate-limit; 0 = off', '2:10')
     .option(
       '--build-attestation <file>',
       'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)',
@@ -124,6 +128,8 @@ export function addServeCommand(program: Command): void {
           newSeedsPerDay: flags.partyNewSeedsPerDay ?? DEFAULT_QUOTA.newSeedsPerDay,
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
+        signSubtree: flags.signSubtree ?? true,
+        signSubtreeRate: parseRateLimit(flags.signSubtreeRate ?? '2:10'),
       };
       const optional = [
         ...HTTP_LIMIT_KEYS,

@@ -14,6 +14,7 @@ import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { CosignStateStorage } from '../store/types.ts';
 import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';
@@ -54,6 +55,10 @@ export interface CosignRoleOptions {
   verifyPool?: Ed25519VerifyPool | undefined;
   /** Evidence rows kept per origin (default 1 000, SPEC §5). */
   evidenceLimit?: number | undefined;
+  /** Serve POST /sign-subtree when an ML-DSA-44 cosign key is configured (default true; `--no-sign-subtree`). */
+  signSubtree?: boolean | undefined;
+  /** `--sign-subtree-rate`: sign-subtree's own per-client token bucket (default 2:10; null = off). */
+  signSubtreeRate?: RateLimitSpec | null | undefined;
 }
 
 export interface CosignHealth {

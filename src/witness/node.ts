@@ -56,6 +56,10 @@ export interface WitnessConfig extends HttpLimits {
   dev: boolean;
   quota: QuotaDefaults;
   rateLimit?: { rps: number; burst: number } | null;
+  /** POST /sign-subtree with an ML-DSA-44 cosign key (default true; `--no-sign-subtree`: false). */
+  signSubtree?: boolean;
+  /** `--sign-subtree-rate`: its own per-client bucket (default 2:10; null = off). */
+  signSubtreeRate?: { rps: number; burst: number } | null;
   /** Worker threads for Ed25519 verification (default: cores − 1; 0 = on the event loop). */
   verifyThreads?: number;
   /** DSSE build attestation served at /build (SPEC §6); refused unless it names the running bundle. */
@@ -248,6 +252,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         metrics: registry,
         log,
         verifyPool,
+        signSubtree: config.signSubtree,
+        signSubtreeRate: config.signSubtreeRate,
       });
       const role = cosign;
       closers.push(() => {
