@@ -33,6 +33,7 @@
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
+import { verifyMlDsa44 } from '../crypto/ml-dsa.ts';
 import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
@@ -206,7 +207,11 @@ export class CosignService {
       verified =
         pool === undefined
           ? verifyNote(req.note, log.verifiers)
-          : await verifyNoteWith(req.note, log.verifiers, (pk, m, sig) => pool.verify(pk, m, sig));
+          : await verifyNoteWith(req.note, log.verifiers, (c) =>
+              c.algorithm === 'ed25519'
+                ? pool.verify(c.publicKey, c.message, c.signature)
+                : Promise.resolve(verifyMlDsa44(c.publicKey, c.message, c.signature)),
+            );
     } catch (e) {
       if (e instanceof NoteError && e.code === 'invalid_signature')
         return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
