@@ -20,8 +20,10 @@ import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
+import { createSignSubtreeCounter } from './metrics.ts';
 import { registerCosignRoutes } from './routes.ts';
 import { CosignService } from './service.ts';
+import { SignSubtreeService, mlDsaSubtreeCosigner } from './sign-subtree.ts';
 
 /** The logger calls the role makes (a pino logger fits). */
 export interface CosignLogger {
@@ -153,6 +155,18 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   });
   const svc = service;
 
+  // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
+  const mlDsaKeys = opts.cosignKeys.filter((k) => k.asymmetricKeyType === 'ml-dsa-44');
+  const subtrees =
+    opts.signSubtree === false || mlDsaKeys.length === 0
+      ? undefined
+      : new SignSubtreeService({
+          name: opts.name,
+          cosigners: mlDsaKeys.map((k) => mlDsaSubtreeCosigner(opts.name, k)),
+          logs: () => logs.current(),
+          rate: opts.signSubtreeRate,
+        });
+
   if (metrics !== undefined) {
     for (const origin of logs.current().keys()) {
       const state = await opts.store.getOrigin(origin);
@@ -171,6 +185,10 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         originForHash: (h) => byHash.get(h),
         metrics,
         retryAfterSeconds: opts.retryAfterSeconds ?? 1,
+        signSubtree:
+          subtrees === undefined
+            ? undefined
+            : { service: subtrees, requests: opts.metrics === undefined ? undefined : createSignSubtreeCounter(opts.metrics) },
       });
     },
     healthInfo() {

@@ -25,7 +25,11 @@
  * lines are not checked: the witness's cosignature already vouches for the checkpoint, and
  * tlog-witness says the reference checkpoint SHOULD carry only the witness's signatures.
  */
+import type { KeyObject } from 'node:crypto';
+import { mlDsa44PublicKeyBytes, signMlDsa44, verifyMlDsa44 } from '../crypto/ml-dsa.ts';
 import { ProtocolError } from '../errors.ts';
+import { subtreeKeyId } from '../note/subtree-cosignature.ts';
+import { checkpointSubtreeInput, formatSubtreeCosignatureLine, subtreeMessage } from '../note/subtree-message.ts';
 import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { TokenBuckets } from '../server/rate-limit.ts';
 import { isValidSubtree, verifySubtreeConsistency } from '../tlog/subtree.ts';
@@ -168,4 +172,36 @@ export class SignSubtreeService {
     const lines = await Promise.all(this.cosigners.filter((c) => verified.has(c)).map((c) => c.signSubtree(subtree)));
     return { kind: 'signed', status: 200, origin, body: lines.join('') };
   }
+}
+
+/** ML-DSA-44 verification and signing off the event loop (the cosign role's signature pool). */
+export interface MlDsaWorkers {
+  verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean>;
+  signMlDsa44(privateKey: KeyObject, message: Uint8Array): Promise<Uint8Array>;
+}
+
+/**
+ * One ML-DSA-44 cosign key as a SubtreeCosigner under the witness `name`: verification and
+ * signing on `workers` when given (else on the calling thread), messages and lines from
+ * src/note/subtree-message.ts.
+ */
+export function mlDsaSubtreeCosigner(name: string, privateKey: KeyObject, workers?: MlDsaWorkers): SubtreeCosigner {
+  const publicKey = mlDsa44PublicKeyBytes(privateKey);
+  const keyId = subtreeKeyId(name, publicKey);
+  const encoder = new TextEncoder();
+  return {
+    keyId,
+    verifyCheckpoint(checkpointText, signature) {
+      const input = checkpointSubtreeInput(name, encoder.encode(checkpointText), signature);
+      if (input === null) return false;
+      return workers === undefined
+        ? verifyMlDsa44(publicKey, input.message, input.signature)
+        : workers.verifyMlDsa44(publicKey, input.message, input.signature);
+    },
+    async signSubtree(subtree) {
+      const message = subtreeMessage({ name, timestamp: 0n, ...subtree });
+      const signature = workers === undefined ? signMlDsa44(privateKey, message) : await workers.signMlDsa44(privateKey, message);
+      return formatSubtreeCosignatureLine({ name, keyId, timestamp: 0n, signature });
+    },
+  };
 }
