@@ -2,6 +2,8 @@
 // grammar and checkpoint note parser as add-checkpoint.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { formatNote } from '../../src/note/signed-note.ts';
 import { decodeBase64, encodeBase64 } from '../../src/encoding/base64.ts';
 import { SignSubtreeRequestError } from '../../src/cosign/errors.ts';
 import { MAX_PROOF_LINES } from '../../src/cosign/request.ts';
@@ -88,4 +90,34 @@ void test('malformed bodies: the subtree line, the hash line, proof lines, line 
   rejects(`subtree 8 13\n${HASH}\n\nexample.com/log\n14\n\n`, /checkpoint/);
   rejects(Uint8Array.of(0x73, 0xff, 0x0a, 0x0a), /UTF-8/);
   rejects('\ud800', /UTF-8/);
+});
+
+void test('3 000 mutated bodies: each parses and formats back to itself, or is a SignSubtreeRequestError', () => {
+  const alphabet = ['0', '1', '9', ' ', '\n', '\r', '+', '/', '=', 'A', 'subtree ', '\u2014', '\u0000', '\ud800'];
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 2 }), fc.constantFrom(...alphabet)), { minLength: 1, maxLength: 3 }),
+      (edits) => {
+        let text = BODY;
+        for (const [at, kind, piece] of edits) {
+          const i = at % (text.length + 1);
+          text =
+            kind === 0
+              ? text.slice(0, i) + piece + text.slice(i + 1)
+              : kind === 1
+                ? text.slice(0, i) + piece + text.slice(i)
+                : text.slice(0, i) + text.slice(i + 1);
+        }
+        let req;
+        try {
+          req = parseSignSubtreeRequest(text);
+        } catch (e) {
+          assert.ok(e instanceof SignSubtreeRequestError, String(e));
+          return;
+        }
+        assert.equal(formatSignSubtreeRequest(req.start, req.end, req.subtreeHash, req.proof, formatNote(req.note)), text);
+      },
+    ),
+    { numRuns: 3_000, seed: 20261125 },
+  );
 });
