@@ -10,7 +10,7 @@
  *   1  body parses (subtree-request.ts)                   400 malformed_request
  *   2  [start, end) is a valid, non-empty subtree          400 invalid_subtree
  *   3  origin known                                        404 unknown_origin
- *   4  no extension lines; end ≤ checkpoint size           400 checkpoint_extensions / subtree_beyond_checkpoint
+ *   4  no extension lines; end ≤ checkpoint size           400 ml_dsa_unsignable / subtree_beyond_checkpoint
  *   5  a 0x06 line of one of our ML-DSA-44 keys (name and  403 no_witness_cosignature / invalid_signature
  *      key ID match) verifies over the checkpoint, any T;
  *      none, or a matching line that fails, refuses
@@ -145,7 +145,7 @@ export class SignSubtreeService {
     const origin = log.origin;
     // 4. a checkpoint ML-DSA-44 can cover, holding the subtree
     if (checkpoint.extensions.length > 0) {
-      return reject(400, 'checkpoint_extensions', 'ML-DSA-44 cosignatures do not cover checkpoints with extension lines', origin);
+      return reject(400, 'ml_dsa_unsignable', 'ML-DSA-44 cosignatures do not cover checkpoints with extension lines', origin);
     }
     const size = BigInt(checkpoint.size);
     if (end > size) return reject(400, 'subtree_beyond_checkpoint', `subtree end ${end} is beyond the checkpoint size ${size}`, origin);

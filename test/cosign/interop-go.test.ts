@@ -42,7 +42,7 @@ void test('Go x/mod client against the cosign role', async (t) => {
     const log = new SyntheticLog(LOG_NAME, logKeyC);
     const h = await startCosign({ dir, logsDoc: logsDoc({ origin: LOG_NAME, keys: [log.vkey] }) });
     try {
-      const { stdout } = await run(bin, ['-url', h.url, '-witness', h.role.healthInfo().cosignVkey], { timeout: 30_000 }).catch(
+      const { stdout } = await run(bin, ['-url', h.url, '-witness', h.role.healthInfo().cosignVkeys[0]!], { timeout: 30_000 }).catch(
         (e: unknown) => {
           const err = e as { stdout?: string; stderr?: string; message: string };
           assert.fail(`go client failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
