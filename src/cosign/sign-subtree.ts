@@ -83,8 +83,6 @@ export interface SignSubtreeServiceOptions {
   logs: () => KnownLogs;
   /** Per-client token bucket (default DEFAULT_SIGN_SUBTREE_RATE); null = no limit of its own. */
   rate?: RateLimitSpec | null | undefined;
-  /** Monotonic clock for the buckets, milliseconds (default performance.now). */
-  monotonicNow?: (() => number) | undefined;
 }
 
 function reject(
@@ -108,7 +106,7 @@ export class SignSubtreeService {
     this.cosigners = opts.cosigners;
     this.logs = opts.logs;
     const rate = opts.rate === undefined ? DEFAULT_SIGN_SUBTREE_RATE : opts.rate;
-    this.buckets = rate === null ? null : new TokenBuckets(rate, opts.monotonicNow === undefined ? {} : { now: opts.monotonicNow });
+    this.buckets = rate === null ? null : new TokenBuckets(rate);
   }
 
   /** Handle one sign-subtree body from the client counted under `client` (a server/ip.ts clientKey). */
