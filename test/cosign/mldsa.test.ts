@@ -117,7 +117,7 @@ function randomOrigin(): string {
   const chars = 'abcdefghijklmnopqrstuvwxyz0123456789./-_:~é';
   let s = '';
   const target = randomInt(1, 120);
-  while (new TextEncoder().encode(s).length < target) s += chars[randomInt(chars.length)];
+  while (new TextEncoder().encode(s).length < target) s += chars.charAt(randomInt(chars.length));
   return s;
 }
 
