@@ -23,6 +23,8 @@ interface ServeFlags extends HttpLimits {
   logs?: string;
   logOrigin?: string;
   rateLimit?: string;
+  signSubtree?: boolean;
+  signSubtreeRate?: string;
   buildAttestation?: string;
   store?: string;
   allowUnderivedSeeds?: boolean;
@@ -75,7 +77,7 @@ export function addServeCommand(program: Command): void {
     .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
     .option(
       '--cosign-key <file>',
-      'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign; repeatable: one cosignature line per key',
+      'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600; type from the OID), required with role cosign; repeatable: one cosignature line per key, in order',
       collectList,
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
@@ -83,6 +85,8 @@ export function addServeCommand(program: Command): void {
     .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
+    .option('--no-sign-subtree', 'do not serve POST /sign-subtree (served by default when an ML-DSA-44 cosign key is configured)')
+    .option('--sign-subtree-rate <rps[:burst]>', 'per-client-IP rate limit of POST /sign-subtree, besides --rate-limit; 0 = off', '2:10')
     .option(
       '--build-attestation <file>',
       'DSSE build attestation served at /build (needs the bundle dist/anchor-witness.mjs; refuses to start unless it names the running digest)',
@@ -98,7 +102,7 @@ export function addServeCommand(program: Command): void {
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
     .option(
       '--verify-threads <n>',
-      'worker threads for Ed25519 verification and anchor cosigning (default: CPU cores − 1; 0 = on the event loop)',
+      'worker threads for signature verification, anchor cosigning and ML-DSA-44 signing (default: CPU cores − 1; 0 = on the event loop)',
       intArg(0, 64),
     )
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
@@ -124,6 +128,8 @@ export function addServeCommand(program: Command): void {
           newSeedsPerDay: flags.partyNewSeedsPerDay ?? DEFAULT_QUOTA.newSeedsPerDay,
         },
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
+        signSubtree: flags.signSubtree ?? true,
+        signSubtreeRate: parseRateLimit(flags.signSubtreeRate ?? '2:10'),
       };
       const optional = [
         ...HTTP_LIMIT_KEYS,

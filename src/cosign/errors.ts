@@ -7,6 +7,9 @@ import { CodedError } from '../errors.ts';
 /** The add-checkpoint body does not parse (always 400). */
 export type AddCheckpointRequestErrorCode = 'malformed_request';
 
+/** The sign-subtree body does not parse (always 400). */
+export type SignSubtreeRequestErrorCode = 'malformed_request';
+
 /** The known-logs file or a logs/v0 list is refused: start-up fails, a reload keeps the previous copy. */
 export type LogsConfigErrorCode = 'invalid_logs_config' | 'invalid_log_list';
 
@@ -19,10 +22,23 @@ export type CosignRejectionCode =
   | 'unknown_origin'
   | 'invalid_signature'
   | 'no_trusted_signature'
+  | 'ml_dsa_unsignable'
   | 'quota_exceeded'
   | 'old_size_too_large'
   | 'invalid_empty_tree'
   | 'unexpected_proof'
+  | 'inconsistent';
+
+/** The refusals of sign-subtree, in the order of SPEC §5.4's table (429: its own per-client rate limit). */
+export type SignSubtreeRejectionCode =
+  | 'rate_limited'
+  | 'malformed_request'
+  | 'invalid_subtree'
+  | 'unknown_origin'
+  | 'ml_dsa_unsignable'
+  | 'subtree_beyond_checkpoint'
+  | 'no_witness_cosignature'
+  | 'invalid_signature'
   | 'inconsistent';
 
 export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestErrorCode> {
@@ -34,3 +50,9 @@ export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestEr
 export class LogsConfigError extends CodedError<LogsConfigErrorCode> {}
 
 export class CosignConfigError extends CodedError<CosignConfigErrorCode> {}
+
+export class SignSubtreeRequestError extends CodedError<SignSubtreeRequestErrorCode> {
+  constructor(message: string) {
+    super('malformed_request', message);
+  }
+}

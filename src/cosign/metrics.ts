@@ -88,3 +88,24 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
     ),
   };
 }
+
+/** The origin label of sign-subtree requests that name no known log (SPEC §5.4). */
+export const SIGN_SUBTREE_OTHER_ORIGIN = 'other';
+
+/**
+ * sign_subtree_requests_total{origin,outcome}: counter; outcome = signed | a SignSubtreeRejectionCode;
+ * origin = the log's origin, or `other` when the request names no known log.
+ */
+export function createSignSubtreeCounter(registry: Registry): Counter<'origin' | 'outcome'> {
+  return reuse(
+    registry,
+    'sign_subtree_requests_total',
+    () =>
+      new Counter({
+        name: 'sign_subtree_requests_total',
+        help: 'sign-subtree requests by log origin and outcome',
+        labelNames: ['origin', 'outcome'],
+        registers: [registry],
+      }),
+  );
+}

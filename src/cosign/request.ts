@@ -39,42 +39,61 @@ function malformed(message: string): AddCheckpointRequestError {
 
 /** Parse an add-checkpoint request body (bytes, which must be UTF-8, or a string). */
 export function parseAddCheckpointRequest(body: Uint8Array | string): AddCheckpointRequest {
+  const { header, noteText } = splitRequest(body, malformed, 'the proof and the checkpoint');
+  const oldLine = header[0]!;
+  const oldSize = oldLine.startsWith('old ') ? parseCanonicalSize(oldLine.slice(4)) : null;
+  if (oldSize === null) throw malformed('first line must be "old <size>", a decimal without leading zeros');
+  const proof = parseProofLines(header.slice(1), malformed);
+  return { oldSize, proof, ...parseCheckpointNote(noteText, malformed) };
+}
+
+/**
+ * The shared grammar of the tlog-witness request bodies (add-checkpoint, sign-subtree): UTF-8
+ * without `\r`, header lines, an empty line, a signed checkpoint note. `header` holds the lines
+ * before the empty line (at least one), `noteText` the rest.
+ */
+export function splitRequest(
+  body: Uint8Array | string,
+  fail: (message: string) => Error,
+  between: string,
+): { header: string[]; noteText: string } {
   let text: string;
   if (typeof body === 'string') {
-    if (!body.isWellFormed()) throw malformed('request body is not valid UTF-8');
+    if (!body.isWellFormed()) throw fail('request body is not valid UTF-8');
     text = body;
   } else {
     try {
       text = decodeUtf8(body, 'request body');
     } catch {
-      throw malformed('request body is not valid UTF-8');
+      throw fail('request body is not valid UTF-8');
     }
   }
-  if (text.includes('\r')) throw malformed('request body contains a carriage return (lines end in \\n only)');
+  if (text.includes('\r')) throw fail('request body contains a carriage return (lines end in \\n only)');
   const blank = text.indexOf('\n\n');
-  if (blank < 0) throw malformed('request body needs an empty line between the proof and the checkpoint');
-  const header = text.slice(0, blank).split('\n');
-  const oldLine = header[0]!;
-  const oldSize = oldLine.startsWith('old ') ? parseCanonicalSize(oldLine.slice(4)) : null;
-  if (oldSize === null) throw malformed('first line must be "old <size>", a decimal without leading zeros');
-  const proofLines = header.slice(1);
-  if (proofLines.length > MAX_PROOF_LINES) throw malformed(`more than ${MAX_PROOF_LINES} consistency proof lines`);
-  const proof = proofLines.map((line, i) => {
+  if (blank < 0) throw fail(`request body needs an empty line between ${between}`);
+  return { header: text.slice(0, blank).split('\n'), noteText: text.slice(blank + 2) };
+}
+
+/** At most MAX_PROOF_LINES lines, each canonical padded base64 of a 32-byte hash. */
+export function parseProofLines(lines: readonly string[], fail: (message: string) => Error): Uint8Array[] {
+  if (lines.length > MAX_PROOF_LINES) throw fail(`more than ${MAX_PROOF_LINES} consistency proof lines`);
+  return lines.map((line, i) => {
     try {
       return decodeBase64(line, 32);
     } catch {
-      throw malformed(`consistency proof line ${i + 1} is not canonical padded base64 of 32 bytes`);
+      throw fail(`consistency proof line ${i + 1} is not canonical padded base64 of 32 bytes`);
     }
   });
-  let note: Note;
-  let checkpoint: Checkpoint;
+}
+
+/** The signed note (src/note/signed-note.ts) whose text is a checkpoint (src/note/checkpoint.ts). */
+export function parseCheckpointNote(noteText: string, fail: (message: string) => Error): { note: Note; checkpoint: Checkpoint } {
   try {
-    note = parseNote(text.slice(blank + 2));
-    checkpoint = parseCheckpoint(note.text);
+    const note = parseNote(noteText);
+    return { note, checkpoint: parseCheckpoint(note.text) };
   } catch (e) {
-    throw malformed(`checkpoint: ${(e as Error).message}`);
+    throw fail(`checkpoint: ${(e as Error).message}`);
   }
-  return { oldSize, proof, note, checkpoint };
 }
 
 /** Format a request body (the client side; used by tests and benchmarks). */

@@ -13,14 +13,17 @@ import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { CosignStateStorage } from '../store/types.ts';
-import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import type { SignaturePool } from '../anchoring/verify-pool.ts';
+import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
+import { createSignSubtreeCounter } from './metrics.ts';
 import { registerCosignRoutes } from './routes.ts';
 import { CosignService } from './service.ts';
+import { SignSubtreeService, mlDsaSubtreeCosigner } from './sign-subtree.ts';
 
 /** The logger calls the role makes (a pino logger fits). */
 export interface CosignLogger {
@@ -30,7 +33,7 @@ export interface CosignLogger {
 
 export interface CosignRoleOptions {
   store: CosignStateStorage;
-  /** `--cosign-key`: one or more distinct Ed25519 private keys (one cosignature line each). */
+  /** `--cosign-key`: one or more distinct Ed25519 or ML-DSA-44 private keys (one cosignature line each, in order). */
   cosignKeys: readonly KeyObject[];
   /** `--name`: the witness name, key name of the cosignature lines. */
   name: string;
@@ -51,14 +54,18 @@ export interface CosignRoleOptions {
   /** Retry-After seconds on 503 (default 1). */
   retryAfterSeconds?: number | undefined;
   /** Ed25519 verification on worker threads. */
-  verifyPool?: Ed25519VerifyPool | undefined;
+  verifyPool?: SignaturePool | undefined;
   /** Evidence rows kept per origin (default 1 000, SPEC §5). */
   evidenceLimit?: number | undefined;
+  /** Serve POST /sign-subtree when an ML-DSA-44 cosign key is configured (default true; `--no-sign-subtree`). */
+  signSubtree?: boolean | undefined;
+  /** `--sign-subtree-rate`: sign-subtree's own per-client token bucket (default 2:10; null = off). */
+  signSubtreeRate?: RateLimitSpec | null | undefined;
 }
 
 export interface CosignHealth {
-  /** The vkey (type 0x04) of the first cosign key: `/health` `keys.cosign_vkey`. */
-  cosignVkey: string;
+  /** The vkey (type 0x04) of the first Ed25519 cosign key, or null: `/health` `keys.cosign_vkey`. */
+  cosignVkey: string | null;
   /** Every cosign key's vkey, in response line order. */
   cosignVkeys: string[];
   /** Known log origins, sorted. */
@@ -129,6 +136,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     logsFile: opts.logsFile,
     logsLists: opts.logsLists,
     ownOrigin: opts.ownOrigin,
+    policy: { mlDsaCosignKey: service.hasMlDsaKey },
     events: {
       loaded: (source, current) => {
         metrics?.reloads.inc({ result: 'ok' });
@@ -148,6 +156,18 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   });
   const svc = service;
 
+  // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
+  const mlDsaKeys = opts.cosignKeys.filter((k) => k.asymmetricKeyType === 'ml-dsa-44');
+  const subtrees =
+    opts.signSubtree === false || mlDsaKeys.length === 0
+      ? undefined
+      : new SignSubtreeService({
+          name: opts.name,
+          cosigners: mlDsaKeys.map((k) => mlDsaSubtreeCosigner(opts.name, k, opts.verifyPool)),
+          logs: () => logs.current(),
+          rate: opts.signSubtreeRate,
+        });
+
   if (metrics !== undefined) {
     for (const origin of logs.current().keys()) {
       const state = await opts.store.getOrigin(origin);
@@ -166,11 +186,14 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         originForHash: (h) => byHash.get(h),
         metrics,
         retryAfterSeconds: opts.retryAfterSeconds ?? 1,
+        signSubtree:
+          subtrees === undefined
+            ? undefined
+            : { service: subtrees, requests: opts.metrics === undefined ? undefined : createSignSubtreeCounter(opts.metrics) },
       });
     },
     healthInfo() {
-      const vkeys = svc.vkeys;
-      return { cosignVkey: vkeys[0]!, cosignVkeys: vkeys, origins: [...logs.current().keys()].sort() };
+      return { cosignVkey: svc.ed25519Vkey ?? null, cosignVkeys: svc.vkeys, origins: [...logs.current().keys()].sort() };
     },
     reload: () => logs.reload(),
     stop: () => {

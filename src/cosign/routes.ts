@@ -1,14 +1,19 @@
 /**
  * HTTP routes of the cosign role (SPEC §5; docs/cosign.md), in their own plugin scope:
  * `POST /add-checkpoint` (C2SP tlog-witness; a raw body, Content-Type ignored, errors as one line
- * of text) and `GET /<64 hex sha256(origin)>/checkpoint`. Limits, deadlines, CORS and metrics
- * come from the shared layer.
+ * of text), `POST /sign-subtree` (SPEC §5.4, the same conventions; only when given a
+ * SignSubtreeService) and `GET /<64 hex sha256(origin)>/checkpoint`. Limits, deadlines, CORS and
+ * metrics come from the shared layer.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger';
+import type { Counter } from 'prom-client';
+import { clientKey, parseIp } from '../server/ip.ts';
+import { clientIp } from '../server/server.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { CosignMetrics } from './metrics.ts';
-import { UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
+import { SIGN_SUBTREE_OTHER_ORIGIN, UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
+import type { SignSubtreeOutcome, SignSubtreeService } from './sign-subtree.ts';
 import type { AddCheckpointOutcome, CosignService } from './service.ts';
 
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
@@ -21,6 +26,8 @@ export interface CosignRouteDeps {
   metrics?: CosignMetrics | undefined;
   /** Retry-After seconds on 503 store_unavailable (default 1). */
   retryAfterSeconds?: number;
+  /** POST /sign-subtree is served only with this (an ML-DSA-44 cosign key, no --no-sign-subtree). */
+  signSubtree?: { service: SignSubtreeService; requests?: Counter<'origin' | 'outcome'> | undefined } | undefined;
 }
 
 function sendLine(reply: FastifyReply, status: number, line: string, headers: Record<string, string> = {}): FastifyReply {
@@ -35,6 +42,17 @@ function record(metrics: CosignMetrics | undefined, outcome: AddCheckpointOutcom
   const label = outcome.kind === 'rejected' ? outcome.code : outcome.kind;
   metrics.requests.inc({ origin, outcome: label });
   if (outcome.kind === 'cosigned') metrics.size.set({ origin }, outcome.size);
+}
+
+/** The key a client's sign-subtree token bucket is kept under (server/ip.ts: IPv6 by /64). */
+function subtreeClient(request: FastifyRequest): string {
+  const text = clientIp(request);
+  const ip = parseIp(text);
+  return ip === null ? text : clientKey(ip);
+}
+
+function recordSubtree(requests: Counter<'origin' | 'outcome'> | undefined, outcome: SignSubtreeOutcome): void {
+  requests?.inc({ origin: outcome.origin ?? SIGN_SUBTREE_OTHER_ORIGIN, outcome: outcome.kind === 'signed' ? 'signed' : outcome.code });
 }
 
 const ORIGIN_HASH_RE = /^[0-9a-fA-F]{64}$/;
@@ -79,6 +97,31 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
         }
       },
     );
+
+    const subtrees = deps.signSubtree;
+    if (subtrees !== undefined) {
+      scope.post(
+        '/sign-subtree',
+        {
+          config: { rawBody: true },
+          schema: {
+            summary:
+              'C2SP tlog-witness sign-subtree: ML-DSA-44 subtree/v1 cosignatures (T = 0) of a subtree of a checkpoint this witness cosigned (SPEC §5.4)',
+          },
+        },
+        async (request, reply) => {
+          const body = request.body;
+          const bytes = body instanceof Uint8Array ? body : new Uint8Array(0);
+          const outcome = await subtrees.service.signSubtree(bytes, subtreeClient(request));
+          recordSubtree(subtrees.requests, outcome);
+          if (outcome.kind === 'signed') {
+            return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);
+          }
+          const headers: Record<string, string> = outcome.retryAfter === undefined ? {} : { 'retry-after': String(outcome.retryAfter) };
+          return sendLine(reply, outcome.status, outcome.detail, headers);
+        },
+      );
+    }
 
     scope.get(
       '/:originHash/checkpoint',

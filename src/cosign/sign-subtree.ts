@@ -1,0 +1,205 @@
+/**
+ * C2SP tlog-witness sign-subtree below HTTP (SPEC §5.4; docs/cosign.md "sign-subtree"): a client
+ * that holds a checkpoint this witness cosigned with ML-DSA-44 asks for a `subtree/v1` cosignature
+ * of a subtree of that checkpoint's tree, proving the subtree's hash with a subtree consistency
+ * proof (draft-ietf-plants-merkle-tree-certs-03 §4.4).
+ *
+ * Checks, in the order of SPEC §5.4's table; the first failure answers:
+ *
+ *   -  the client's token bucket (`--sign-subtree-rate`)   429 rate_limited (+ retryAfter)
+ *   1  body parses (subtree-request.ts)                   400 malformed_request
+ *   2  [start, end) is a valid, non-empty subtree          400 invalid_subtree
+ *   3  origin known                                        404 unknown_origin
+ *   4  no extension lines; end ≤ checkpoint size           400 ml_dsa_unsignable / subtree_beyond_checkpoint
+ *   5  a 0x06 line of one of our ML-DSA-44 keys (name and  403 no_witness_cosignature / invalid_signature
+ *      key ID match) verifies over the checkpoint, any T;
+ *      none, or a matching line that fails, refuses
+ *   6  the proof is a subtree consistency proof from       422 inconsistent
+ *      (start, end, hash) to (size, root)
+ *   7  one subtree/v1 line, T = 0, per own key whose line  200
+ *      verified in 5, in --cosign-key order
+ *
+ * Every request takes a token first, before any parsing or signature check: the bucket guards the
+ * ML-DSA verifications and signatures a request costs, whatever it carries. No per-origin state is
+ * read or written and the origin's qpd quota does not apply (SPEC §5.4). The log's own signature
+ * lines are not checked: the witness's cosignature already vouches for the checkpoint, and
+ * tlog-witness says the reference checkpoint SHOULD carry only the witness's signatures.
+ */
+import type { KeyObject } from 'node:crypto';
+import { mlDsa44PublicKeyBytes, signMlDsa44, verifyMlDsa44 } from '../crypto/ml-dsa.ts';
+import { ProtocolError } from '../errors.ts';
+import { subtreeKeyId } from '../note/subtree-cosignature.ts';
+import { checkpointSubtreeInput, formatSubtreeCosignatureLine, subtreeMessage } from '../note/subtree-message.ts';
+import type { RateLimitSpec } from '../server/rate-limit.ts';
+import { TokenBuckets } from '../server/rate-limit.ts';
+import { isValidSubtree, verifySubtreeConsistency } from '../tlog/subtree.ts';
+import { CosignConfigError, type SignSubtreeRejectionCode } from './errors.ts';
+import type { KnownLogs } from './logs.ts';
+import type { SignSubtreeRequest } from './subtree-request.ts';
+import { parseSignSubtreeRequest } from './subtree-request.ts';
+
+/** `--sign-subtree-rate` default: 2 requests per second, bursts of 10, per client address. */
+export const DEFAULT_SIGN_SUBTREE_RATE: RateLimitSpec = { rps: 2, burst: 10 };
+
+/** What sign-subtree signs: the subtree of a log, with T = 0. */
+export interface SubtreeToSign {
+  readonly origin: string;
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly hash: Uint8Array;
+}
+
+/** One of this witness's ML-DSA-44 cosign keys, as sign-subtree uses it (key name = the witness name). */
+export interface SubtreeCosigner {
+  /** The type-0x06 key ID under the witness name. */
+  readonly keyId: number;
+  /**
+   * True when `signature` (a note signature's bytes after the key ID) is this key's subtree/v1
+   * cosignature of the checkpoint text (start 0, end = size, hash = root, any T).
+   */
+  verifyCheckpoint(checkpointText: string, signature: Uint8Array): boolean | Promise<boolean>;
+  /** The note line `— <name> base64(key ID ‖ 0 ‖ ML-DSA-44 signature)\n` of the subtree, T = 0. */
+  signSubtree(subtree: SubtreeToSign): Promise<string>;
+}
+
+export type SignSubtreeOutcome =
+  | { readonly kind: 'signed'; readonly status: 200; readonly origin: string; readonly body: string }
+  | {
+      readonly kind: 'rejected';
+      readonly status: 400 | 403 | 404 | 422 | 429;
+      readonly code: SignSubtreeRejectionCode;
+      readonly detail: string;
+      /** The origin when it is a known one (never an attacker-chosen string). */
+      readonly origin: string | undefined;
+      readonly retryAfter?: number;
+    };
+
+export interface SignSubtreeServiceOptions {
+  /** The witness name: the key name of our cosignature lines. */
+  name: string;
+  /** Our ML-DSA-44 cosign keys, at least one, in `--cosign-key` order. */
+  cosigners: readonly SubtreeCosigner[];
+  /** The current known-logs snapshot (read once per request). */
+  logs: () => KnownLogs;
+  /** Per-client token bucket (default DEFAULT_SIGN_SUBTREE_RATE); null = no limit of its own. */
+  rate?: RateLimitSpec | null | undefined;
+}
+
+function reject(
+  status: 400 | 403 | 404 | 422,
+  code: SignSubtreeRejectionCode,
+  detail: string,
+  origin: string | undefined,
+): SignSubtreeOutcome {
+  return { kind: 'rejected', status, code, detail: detail.replace(/[\r\n]+/g, ' '), origin };
+}
+
+export class SignSubtreeService {
+  private readonly name: string;
+  private readonly cosigners: readonly SubtreeCosigner[];
+  private readonly logs: () => KnownLogs;
+  private readonly buckets: TokenBuckets | null;
+
+  constructor(opts: SignSubtreeServiceOptions) {
+    if (opts.cosigners.length === 0) throw new CosignConfigError('invalid_cosign_key', 'sign-subtree needs an ML-DSA-44 cosign key');
+    this.name = opts.name;
+    this.cosigners = opts.cosigners;
+    this.logs = opts.logs;
+    const rate = opts.rate === undefined ? DEFAULT_SIGN_SUBTREE_RATE : opts.rate;
+    this.buckets = rate === null ? null : new TokenBuckets(rate);
+  }
+
+  /** Handle one sign-subtree body from the client counted under `client` (a server/ip.ts clientKey). */
+  async signSubtree(body: Uint8Array | string, client: string): Promise<SignSubtreeOutcome> {
+    const token = this.buckets?.take(client);
+    if (token !== undefined && !token.ok) {
+      const retryAfter = token.retryAfterSeconds;
+      return {
+        kind: 'rejected',
+        status: 429,
+        code: 'rate_limited',
+        detail: `too many sign-subtree requests; retry in ${retryAfter} s`,
+        origin: undefined,
+        retryAfter,
+      };
+    }
+    // 1. parse
+    let req: SignSubtreeRequest;
+    try {
+      req = parseSignSubtreeRequest(body);
+    } catch (e) {
+      if (e instanceof ProtocolError) return reject(400, 'malformed_request', e.message, undefined);
+      throw e;
+    }
+    const { start, end, checkpoint } = req;
+    // 2. a valid subtree (-03 §4.1), never empty
+    if (!isValidSubtree(start, end)) {
+      const why = end <= start ? 'start must be below end' : `start must be a multiple of the smallest power of two ≥ ${end - start}`;
+      return reject(400, 'invalid_subtree', `[${start}, ${end}) is not a valid subtree: ${why}`, undefined);
+    }
+    // 3. origin known
+    const log = this.logs().get(checkpoint.origin);
+    if (log === undefined) return reject(404, 'unknown_origin', 'unknown log: this witness does not cosign for that origin', undefined);
+    const origin = log.origin;
+    // 4. a checkpoint ML-DSA-44 can cover, holding the subtree
+    if (checkpoint.extensions.length > 0) {
+      return reject(400, 'ml_dsa_unsignable', 'ML-DSA-44 cosignatures do not cover checkpoints with extension lines', origin);
+    }
+    const size = BigInt(checkpoint.size);
+    if (end > size) return reject(400, 'subtree_beyond_checkpoint', `subtree end ${end} is beyond the checkpoint size ${size}`, origin);
+    // 5. our own ML-DSA-44 cosignature of the checkpoint
+    const verified = new Set<SubtreeCosigner>();
+    for (const sig of req.note.signatures) {
+      if (sig.name !== this.name) continue;
+      const cosigner = this.cosigners.find((c) => c.keyId === sig.keyId);
+      if (cosigner === undefined) continue;
+      if (!(await cosigner.verifyCheckpoint(req.note.text, sig.signature))) {
+        return reject(403, 'invalid_signature', 'invalid signature: a cosignature line of this witness does not verify', origin);
+      }
+      verified.add(cosigner);
+    }
+    if (verified.size === 0) {
+      return reject(403, 'no_witness_cosignature', 'the checkpoint carries no ML-DSA-44 cosignature of this witness', origin);
+    }
+    // 6. the subtree consistency proof
+    if (!verifySubtreeConsistency(start, end, req.subtreeHash, size, checkpoint.rootHash, req.proof)) {
+      return reject(422, 'inconsistent', `bad subtree consistency proof from [${start}, ${end}) to size ${size}`, origin);
+    }
+    // 7. sign, T = 0, one line per key that vouched for the checkpoint, in key order
+    const subtree: SubtreeToSign = { origin, start, end, hash: req.subtreeHash };
+    const lines = await Promise.all(this.cosigners.filter((c) => verified.has(c)).map((c) => c.signSubtree(subtree)));
+    return { kind: 'signed', status: 200, origin, body: lines.join('') };
+  }
+}
+
+/** ML-DSA-44 verification and signing off the event loop (the cosign role's signature pool). */
+export interface MlDsaWorkers {
+  verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean>;
+  signMlDsa44(privateKey: KeyObject, message: Uint8Array): Promise<Uint8Array>;
+}
+
+/**
+ * One ML-DSA-44 cosign key as a SubtreeCosigner under the witness `name`: verification and
+ * signing on `workers` when given (else on the calling thread), messages and lines from
+ * src/note/subtree-message.ts.
+ */
+export function mlDsaSubtreeCosigner(name: string, privateKey: KeyObject, workers?: MlDsaWorkers): SubtreeCosigner {
+  const publicKey = mlDsa44PublicKeyBytes(privateKey);
+  const keyId = subtreeKeyId(name, publicKey);
+  const encoder = new TextEncoder();
+  return {
+    keyId,
+    verifyCheckpoint(checkpointText, signature) {
+      const input = checkpointSubtreeInput(name, encoder.encode(checkpointText), signature);
+      if (input === null) return false;
+      return workers === undefined
+        ? verifyMlDsa44(publicKey, input.message, input.signature)
+        : workers.verifyMlDsa44(publicKey, input.message, input.signature);
+    },
+    async signSubtree(subtree) {
+      const message = subtreeMessage({ name, timestamp: 0n, ...subtree });
+      const signature = workers === undefined ? signMlDsa44(privateKey, message) : await workers.signMlDsa44(privateKey, message);
+      return formatSubtreeCosignatureLine({ name, keyId, timestamp: 0n, signature });
+    },
+  };
+}
