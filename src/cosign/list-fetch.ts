@@ -37,6 +37,7 @@ export interface ListFetchOptions {
   allowAddress?: ((address: string) => boolean) | undefined;
 }
 
+// BlockList matches IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) against the IPv4 rules.
 const FORBIDDEN = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // "this network", unspecified
@@ -55,7 +56,6 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
-  ['::ffff:0:0', 96], // IPv4-mapped: checked as IPv4 below, never connected to otherwise
   ['64:ff9b::', 96], // NAT64 (reaches IPv4 space, private included)
   ['100::', 64], // discard
   ['fc00::', 7], // unique-local
@@ -69,30 +69,15 @@ const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
-/** The IPv4 address an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:xxxx:xxxx) stands for. */
-function mappedIPv4(ip: string): string | undefined {
-  const m = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(ip);
-  if (m === null) return undefined;
-  if (m[1] !== undefined) return m[1];
-  const hi = Number.parseInt(m[2]!, 16);
-  const lo = Number.parseInt(m[3]!, 16);
-  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-}
-
 /** Loopback, private, link-local, unique-local and the other non-public ranges above. */
 export function isForbiddenAddress(ip: string): boolean {
   const family = isIP(ip);
-  if (family === 4) return FORBIDDEN.check(ip, 'ipv4');
-  if (family !== 6) return true;
-  const v4 = mappedIPv4(ip);
-  return v4 !== undefined ? FORBIDDEN.check(v4, 'ipv4') : FORBIDDEN.check(ip, 'ipv6');
+  return family === 0 || FORBIDDEN.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 export function isLoopbackAddress(ip: string): boolean {
   const family = isIP(ip);
-  if (family === 4) return LOOPBACK.check(ip, 'ipv4');
-  const v4 = family === 6 ? mappedIPv4(ip) : undefined;
-  return v4 !== undefined ? LOOPBACK.check(v4, 'ipv4') : family === 6 && LOOPBACK.check(ip, 'ipv6');
+  return family !== 0 && LOOPBACK.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** The label of a URL source in logs and metrics: scheme, host and path; never credentials or a query. */
@@ -130,7 +115,9 @@ function hostOf(url: URL): string {
 /** Whether this hop may connect to `address`; the reason when not. */
 function refusal(url: URL, address: string, opts: ListFetchOptions): string | undefined {
   if (opts.allowAddress?.(address) === true) return undefined;
-  if (url.protocol === 'http:') return isLoopbackAddress(address) ? undefined : `http:// is only allowed to loopback, not ${address}`;
+  if (url.protocol === 'http:') {
+    return opts.dev === true && isLoopbackAddress(address) ? undefined : `http:// is only allowed with --dev, to loopback, not ${address}`;
+  }
   if (opts.dev === true) return undefined;
   return isForbiddenAddress(address) ? `${address} is a loopback, private, link-local or otherwise non-public address` : undefined;
 }
