@@ -41,7 +41,7 @@ export type ListFetchErrorCode =
   | 'list_not_utf8';
 
 /** Bad arguments to the cosign role factory. */
-export type CosignConfigErrorCode = 'invalid_cosign_key' | 'invalid_name' | 'invalid_evidence_limit' | 'invalid_list_option';
+export type CosignConfigErrorCode = 'invalid_cosign_key' | 'invalid_name' | 'invalid_evidence_limit';
 
 /** The refusals of add-checkpoint, in the order of SPEC §5's table. */
 export type CosignRejectionCode =

@@ -85,6 +85,10 @@ export function listSourceLabel(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
+function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
 /** Parse a list URL: `https://`, or `http://` with --dev. Throws ListFetchError `invalid_list_url`. */
 export function parseListUrl(text: string, dev: boolean): URL {
   let url: URL;
@@ -93,7 +97,9 @@ export function parseListUrl(text: string, dev: boolean): URL {
   } catch {
     throw new ListFetchError('invalid_list_url', `not a URL: ${JSON.stringify(text)}`);
   }
-  if (url.protocol !== 'https:' && !(dev && url.protocol === 'http:')) {
+  const host = hostOf(url);
+  const loopback = host === 'localhost' || isLoopbackAddress(host);
+  if (url.protocol !== 'https:' && !(dev && url.protocol === 'http:' && loopback)) {
     throw new ListFetchError(
       'invalid_list_url',
       `${listSourceLabel(url)}: a list URL must be https:// (http:// only with --dev, to loopback)`,
@@ -106,10 +112,6 @@ interface Hop {
   readonly url: URL;
   readonly opts: ListFetchOptions;
   readonly signal: AbortSignal;
-}
-
-function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
 /** Whether this hop may connect to `address`; the reason when not. */
@@ -126,7 +128,11 @@ type NodeLookupCallback = (err: NodeJS.ErrnoException | null, address: string | 
 
 /** The socket's lookup: resolve, keep only the addresses this hop may reach. */
 function guardedLookup(url: URL, opts: ListFetchOptions) {
-  const resolve: ListLookup = opts.lookup ?? ((host, cb) => dnsLookup(host, { all: true }, cb));
+  const resolve: ListLookup =
+    opts.lookup ??
+    ((host, cb) => {
+      dnsLookup(host, { all: true }, cb);
+    });
   return (hostname: string, options: { all?: boolean }, callback: NodeLookupCallback): void => {
     resolve(hostname, (err, addresses) => {
       if (err !== null) {
@@ -136,7 +142,7 @@ function guardedLookup(url: URL, opts: ListFetchOptions) {
       const allowed = addresses.filter((a) => refusal(url, a.address, opts) === undefined);
       if (allowed.length === 0) {
         const why = addresses.length === 0 ? 'no address' : refusal(url, addresses[0]!.address, opts)!;
-        callback(new ListFetchError('address_refused', `${url.host}: ${why}`) as unknown as NodeJS.ErrnoException, []);
+        callback(new ListFetchError('address_refused', `${url.host}: ${why}`), []);
         return;
       }
       if (options.all === true) callback(null, allowed);
@@ -159,7 +165,7 @@ function get(hop: Hop): Promise<IncomingMessage> {
       method: 'GET',
       agent: false,
       headers: { 'user-agent': `anchor-witness/${VERSION} (log list)`, accept: 'text/plain, */*;q=0.5' },
-      lookup: guardedLookup(url, opts) as never,
+      lookup: guardedLookup(url, opts),
       signal: hop.signal,
       ...(opts.ca === undefined ? {} : { ca: opts.ca }),
     });

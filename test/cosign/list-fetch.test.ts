@@ -61,7 +61,10 @@ before(async () => {
   ca = readFileSync(cert, 'utf8');
   server = createHttpsServer({ key: readFileSync(key), cert: ca }, (req, res) => {
     const h = handlers.get((req.url ?? '').split('?')[0]!);
-    if (h !== undefined) return h(req, res);
+    if (h !== undefined) {
+      h(req, res);
+      return;
+    }
     if (req.url === '/log-list.1') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end(list);
       return;
@@ -153,6 +156,12 @@ void test('list URLs: https only (http only with --dev); labels drop credentials
     (e: unknown) => e instanceof ListFetchError && e.code === 'invalid_list_url',
   );
   assert.equal(parseListUrl('http://127.0.0.1/l', true).protocol, 'http:');
+  assert.equal(parseListUrl('http://[::1]:8080/l', true).protocol, 'http:');
+  assert.equal(parseListUrl('http://localhost/l', true).protocol, 'http:');
+  assert.throws(
+    () => parseListUrl('http://lists.example/l', true),
+    (e: unknown) => e instanceof ListFetchError && e.code === 'invalid_list_url',
+  );
   assert.throws(() => parseListUrl('ftp://a.example/l', true), ListFetchError);
   assert.throws(() => parseListUrl('https://', false), ListFetchError);
   assert.equal(

@@ -63,6 +63,9 @@ origin ${sigsumF48}
 qpd 86400
 `;
 
+const TORCHWOOD_MLDSA_VKEY =
+  'example.com/mldsa-log+b5df45c5+BuhtcL97l3dcitjZ8Y9J54gmQ1TWn/BMF0yePKpTzhlFCkN6ouJDf+9kT9wve4/Y+JGXBUjlRvktAynZ6XOQSO+fOaxyPOQAwrtbZKYXnZWSQj9gHPz18q6brnckUv87Rsk/m5GIBvH8J3ymxZjUQS+DnAUIbctLsG2DD6I/ou0JtXpPLvfGhPDTkwc9QeFyBLBa02Pr9uuWCMohciLqRiFUo5+leUUDKba1g5TYjOjK/VKfntpdbEwoqhTJTG4armjUeXdrYDHeaaMaCAnW5F0lMWYsHjqzRpKjeTjgItseaWKSm+ga/mzTAgqsbo5Ob/AwaXf4Av7/mN+ZM6vHON/NE7Ip5vpXpCiNb9YbEQavn+fjNucFxffCacvzXghvaaQ+3C/5h5lpR8jeajBFsFIOvdkYKizt29lCjqZDkYQgVfB9nWeH6rbayMkBdDpmRH03cI+urD0Eb5zvRuGJn3PgfwdyQJ3WcDH5Gqn5dkKs5NIVMBC+FfKeD47ruAIruda4JiiYCAxZbWgwzTI80N5lZFHEndmxKWaw6z/QyphuYkNyvZVZ0R3kH3JN4jdy9KKpNtFoQqnoBTGeEE/fXEEs5ByPlKnrrefRgWTqxssE4nPzHHr5GGgv/NKNTXNKI4LvNPH5yO3Vv/gIiDZxPPc1Jen8uKkmc0s3kT7XtcuWTlb+zdQeSme9ODj0IoVu29Eav2OsGJpReX7vZx9i2fVfHEMHY5nFew8L5RxcWmZFFiYhMFZnLvk/SWmHcwr3DhzZchrODhabHQ+S6S49Ws+5aoBBPM3mOrSSKHgobdI7BJrdzdT07kjzyiyS9Gyv8iylUHHMuuh1O05RNRcX5SXmenwGDPcT9HuLS+hoesO0FQgEt+jAR7vVyUUU2C6g6FC6QNfHL/EUsulvYIAS5fOK7acOeVnoJlpI57Bq+uzLZm6g7IZD0xxQwZPYyT4ek99l9HxDSrVnU0rAr+Tq5vVh5YxvDkQVWroYIWek/AI5awjmhgpW4LPapBhLk2ipkF5CmU3T0cm3ET5f14gYQZfz23nCsmZ7qyqiQilgOxJzVYacVoGAStGzJNY1wEf26MADW5McyQzYI/3Fpaa4Ay6p2yFmcJMfpqZnu4flgWMqN1UpMbbJ6I7hOrCFWryExK/nvSbRrErHTkPz2wvVfI+enbFz86c0iNb7naQKv6LoIZYEHFOCEsWGL/sCChn6BR4nk1qAakyXEQwi96CkIa3AX562F8lhw6CU4x7T+NWqi2AWfEXImJenORhMP69hGIFsiLAVIjHtsWtJOi8cu+Brg1bFERkB4ryUTrLf/jFeb6KifZ+s8PZWclDaOLMINZ3E78a5u6AzgXpigJsAJ1A4BY89muedrW2O8kFyh3TTTKyY4kedCW6L+8bFHV2Gce25ZulNC1mZs41XAI9CteeYaWaiL7uGMXgyQ73wr4ftwAEMdsoQVQsQriutS1AhpBGvjzPCwD5LC5p1fa0WXBQ1puuaNqr3IJodmDLhEIAsZcv1gdXMg8EQg9QLqgLLrBijU3GxFUQllS8lpQ4TLwFYUJ41+qt28JEeky/VzSEeQd/qob8cbyNM44o7INB+lbhEXEGWvVO8Ak+uWMY+PRKeY9OQcE6E27Nf3eUoHQXkwmXkjGgj0NKeXBIJc1k/Ws6WDbsU4graVKk5FQjwULcRngOpyiJQ/n8sObkAPXr+1rImK3lQJnxif/B6p5/tsh4rrcUht4yVIvFAaqsgAAE=';
+
 const LIMITS: ListLimits = { maxQpd: 86_400, maxNew: 50_000, maxOrigins: 200_000 };
 
 /** Plan a list against `known` (resolving the keys it needs, as the importer does). */
@@ -103,7 +106,7 @@ void test('logs/v0 parsing: comments, unknown keys, origin default; only a bad h
 });
 
 void test('logs/v0 parsing: each bad entry is skipped with its reason, the others are kept', () => {
-  const mldsa = 'example.com/pq+01020304+BgAA';
+  const mldsa = TORCHWOOD_MLDSA_VKEY;
   const long = `x.example/${'o'.repeat(250)}`;
   const text = [
     'logs/v0',
@@ -154,7 +157,7 @@ void test('logs/v0 parsing: each bad entry is skipped with its reason, the other
     entries.map((e) => [e.line, e.origin, e.qpd]),
     [
       [24, 'h.example/log', 2 ** 31 - 1],
-      [26, 'example.com/pq', 1],
+      [26, 'example.com/mldsa-log', 1],
     ],
   );
   // Without an ML-DSA-44 cosign key (no maxOriginBytes) the long origin is fine.
@@ -165,9 +168,11 @@ void test('logs/v0 parsing: each bad entry is skipped with its reason, the other
   assert.equal(!r04.ok && r04.code, 'unsupported_key_type');
   const rBad = resolveLogKey(vkeyF48.replace('9bc54c7f', '9bc54c7e'));
   assert.equal(!rBad.ok && rBad.code, 'invalid_vkey');
-  const r06 = resolveLogKey(mldsa);
-  assert.equal(r06.ok, false, 'a truncated 0x06 key never parses');
-  assert.ok(!r06.ok && (r06.code === 'mldsa_unsupported' || r06.code === 'invalid_vkey'));
+  // torchwood's ML-DSA-44 log key (research/pq-cosign.md Appendix A.1, key ID b5df45c5): a log
+  // key where this build verifies ML-DSA-44, else skipped as `mldsa_unsupported` (never another code).
+  const r06 = resolveLogKey(TORCHWOOD_MLDSA_VKEY);
+  if (r06.ok) assert.deepEqual([r06.verifier.type as number, r06.verifier.keyId], [0x06, 0xb5df45c5]);
+  else assert.equal(r06.code, 'mldsa_unsupported', r06.message);
 });
 
 void test('import plan: the torchwood loglist.txt sequence ends in its three origins with one conflict', () => {
