@@ -36,6 +36,7 @@ const KEYS_PER_TURN = 200;
 export interface ListLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  error?(obj: object, msg: string): void;
 }
 
 /** One `--logs-list` source. */
@@ -208,7 +209,9 @@ export class LogListImporter {
       return await run;
     } catch (e) {
       if (isStoreUnavailable(e)) return this.failed(s, 'store_unavailable', e);
-      throw e;
+      // A bug, not the list's fault: reported, and the timer keeps running.
+      this.log?.error?.({ list: s.label, err: e }, 'cosign: log list could not be applied');
+      return this.failed(s, 'apply_failed', e);
     }
   }
 

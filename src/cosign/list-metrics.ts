@@ -2,7 +2,7 @@
  * Metrics of log-list imports (SPEC §5.5), on the caller's prom-client Registry (reused if there).
  * `source` is a file path or, for a URL, its scheme, host and path (never credentials or a query).
  *
- *   logs_list_fetches_total{source,outcome}      counter; outcome = ok | invalid_log_list | a ListFetchErrorCode | store_unavailable
+ *   logs_list_fetches_total{source,outcome}      counter; outcome = ok | invalid_log_list | a ListFetchErrorCode | store_unavailable | apply_failed
  *   logs_list_last_success_seconds{source}       gauge, unix time of the last read that applied
  *   logs_list_origins{source}                    gauge, distinct origins in usable entries of the last good read
  *   logs_list_conflicts_total{source}            counter, entries naming a known origin with a key it does not have

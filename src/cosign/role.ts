@@ -210,7 +210,15 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     },
     healthInfo() {
       const vkeys = svc.vkeys;
-      return { cosignVkey: vkeys[0]!, cosignVkeys: vkeys, origins: [...logs.current().keys()].sort() };
+      const current = logs.current();
+      return {
+        cosignVkey: vkeys[0]!,
+        cosignVkeys: vkeys,
+        // Sorted on demand: with lists, the node may know 200 000 origins.
+        get origins() {
+          return [...current.keys()].sort();
+        },
+      };
     },
     reload: () => {
       void lists.refreshAll();
