@@ -17,7 +17,14 @@ import type { CosignStateStorage, ImportedLog } from '../store/types.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { ListFetchError, LogsConfigError } from './errors.ts';
 import { fetchList, listSourceLabel, parseListUrl, type ListFetchOptions } from './list-fetch.ts';
-import { planListImport, vkeysToResolve, type KnownListLog, type ListImportPlan, type ListLimits } from './list-merge.ts';
+import {
+  planListImport,
+  vkeysToResolve,
+  type KnownListLog,
+  type KnownListLogs,
+  type ListImportPlan,
+  type ListLimits,
+} from './list-merge.ts';
 import type { LogListMetrics } from './list-metrics.ts';
 import { resolveLogKey, type LogKeyResult } from './log-keys.ts';
 import { parseLogList, type LogListRules, type SkippedListEntry } from './log-list.ts';
@@ -30,8 +37,10 @@ export const MAX_LIST_INTERVAL_SECONDS = 7 * 86400;
 
 /** Per-entry warnings logged per read; the rest are summed up in one line. */
 const WARNINGS_PER_READ = 20;
-/** Keys parsed between two turns of the event loop (an Ed25519 key check costs ≈ 0.5 ms). */
-const KEYS_PER_TURN = 200;
+/** Key parsing runs in slices of this many ms between turns of the event loop (an Ed25519 key check costs 0.5–2 ms). */
+const KEY_SLICE_MS = 10;
+/** Origins recorded per store transaction. */
+const IMPORT_CHUNK = 1000;
 
 export interface ListLogger {
   info(obj: object, msg: string): void;
@@ -83,6 +92,8 @@ export interface LogListImporterOptions {
   rules?: LogListRules | undefined;
   /** The logs file's origins now (disabled included): authoritative, never imported. */
   configured?: (() => ReadonlyMap<string, KnownListLog>) | undefined;
+  /** The store is shared by several processes (PostgreSQL replicas): re-read imports before each merge. */
+  sharedStore?: boolean | undefined;
   /** Called after the imported logs changed. */
   onChange?: (() => void) | undefined;
   /** Clock in milliseconds (default Date.now). */
@@ -112,6 +123,7 @@ export class LogListImporter {
   private readonly now: () => number;
   private readonly metrics: LogListMetrics | undefined;
   private readonly log: ListLogger | undefined;
+  private readonly shared: boolean;
   /** Parsed keys by vkey, shared by every imported log (parsing is the costly part). */
   private readonly keyCache = new Map<string, NoteVerifier | null>();
   private records = new Map<string, ImportedLog>();
@@ -137,6 +149,7 @@ export class LogListImporter {
     this.now = opts.now ?? Date.now;
     this.metrics = opts.metrics;
     this.log = opts.log;
+    this.shared = opts.sharedStore === true;
   }
 
   /** The imported logs (the logs file may hide some of them). */
@@ -227,22 +240,31 @@ export class LogListImporter {
     entries: Parameters<typeof vkeysToResolve>[0],
     parseSkips: SkippedListEntry[],
   ): Promise<ListReadResult> {
-    // Read the stored imports again: another replica of a shared store may have imported meanwhile.
-    await this.reloadStored();
-    const known = new Map<string, KnownListLog>();
-    for (const [origin, r] of this.records) known.set(origin, { vkeys: new Set(r.vkeys), source: r.source, qpd: r.qpd });
-    for (const [origin, c] of this.configured()) known.set(origin, c);
+    // A shared store (PostgreSQL replicas): another replica may have imported meanwhile.
+    if (this.shared) await this.reloadStored();
+    const configured = this.configured();
+    const known: KnownListLogs = { get: (origin) => configured.get(origin) ?? this.records.get(origin) };
     const keys = await this.resolveKeys(vkeysToResolve(entries, known));
     const plan = planListImport({ source: s.label, entries, known, importedCount: this.records.size, keys, limits: this.limits });
     const at = Math.floor(this.now() / 1000);
     for (const a of plan.added) for (const v of a.verifiers) this.keyCache.set(v.vkey, v);
-    const added = await this.store.importLogs(
-      plan.added.map((a) => ({ origin: a.origin, vkeys: a.verifiers.map((v) => v.vkey), qpd: a.qpd, source: s.label, importedAt: at })),
-      EMPTY_ROOT,
-    );
+    const records = plan.added.map((a) => ({
+      origin: a.origin,
+      vkeys: a.verifiers.map((v) => v.vkey),
+      qpd: a.qpd,
+      source: s.label,
+      importedAt: at,
+    }));
+    // One transaction per chunk (each origin's record and empty state commit together), so a
+    // large import does not hold the write lane, or the event loop, for seconds.
+    const added: string[] = [];
+    for (let i = 0; i < records.length; i += IMPORT_CHUNK) {
+      added.push(...(await this.store.importLogs(records.slice(i, i + IMPORT_CHUNK), EMPTY_ROOT)));
+    }
     await this.store.setImportedQpd(plan.qpdChanges);
     if (added.length > 0 || plan.qpdChanges.length > 0) {
-      await this.reloadStored();
+      if (this.shared) await this.reloadStored();
+      else this.applyLocally(records, added, plan.qpdChanges);
       this.onChange();
     }
     this.report(s, plan, [...parseSkips, ...plan.skipped], added.length);
@@ -296,14 +318,41 @@ export class LogListImporter {
     );
   }
 
-  /** Parse the keys of a read, a few at a time so that requests keep being served meanwhile. */
+  /** Parse the keys of a read in slices of about 10 ms, so that requests keep being served meanwhile. */
   private async resolveKeys(vkeys: readonly string[]): Promise<Map<string, LogKeyResult>> {
     const out = new Map<string, LogKeyResult>();
-    for (let i = 0; i < vkeys.length; i++) {
-      if (i > 0 && i % KEYS_PER_TURN === 0) await new Promise((r) => setImmediate(r));
-      out.set(vkeys[i]!, resolveLogKey(vkeys[i]!));
+    let slice = performance.now();
+    for (const vkey of vkeys) {
+      if (performance.now() - slice > KEY_SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
+      out.set(vkey, resolveLogKey(vkey));
     }
     return out;
+  }
+
+  /** What this process just stored, without reading it back (the store has one writer). */
+  private applyLocally(
+    records: readonly ImportedLog[],
+    added: readonly string[],
+    qpdChanges: readonly { origin: string; qpd: number }[],
+  ): void {
+    const fresh = new Set(added);
+    const view = new Map(this.view);
+    for (const r of records) {
+      if (!fresh.has(r.origin)) continue;
+      this.records.set(r.origin, r);
+      view.set(r.origin, this.knownLog(r));
+    }
+    for (const c of qpdChanges) {
+      const r = this.records.get(c.origin);
+      if (r === undefined) continue;
+      const next = { ...r, qpd: c.qpd };
+      this.records.set(c.origin, next);
+      view.set(c.origin, this.knownLog(next));
+    }
+    this.view = view;
   }
 
   private async reloadStored(): Promise<void> {

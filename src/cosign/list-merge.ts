@@ -17,11 +17,16 @@ import type { LogListEntry, SkippedListEntry } from './log-list.ts';
 
 /** A log known before this read, seen from a list. */
 export interface KnownListLog {
-  /** Its vkeys (normalized: as formatVkey writes them); undefined for a disabled logs-file entry without keys. */
-  readonly vkeys: ReadonlySet<string> | undefined;
+  /** Its vkeys (normalized: as formatVkey writes them); undefined for a disabled logs-file entry. */
+  readonly vkeys: readonly string[] | undefined;
   /** Where it comes from: undefined for the logs file, else the list source it was imported from. */
   readonly source: string | undefined;
   readonly qpd: number | undefined;
+}
+
+/** The known logs by origin (a Map fits; the importer passes a view over its records). */
+export interface KnownListLogs {
+  get(origin: string): KnownListLog | undefined;
 }
 
 export interface ListLimits {
@@ -37,7 +42,7 @@ export interface ListImportInput {
   readonly source: string;
   readonly entries: readonly LogListEntry[];
   /** Every log the node knows: the logs file's (disabled ones included) and the imported ones. */
-  readonly known: ReadonlyMap<string, KnownListLog>;
+  readonly known: KnownListLogs;
   /** How many known origins were imported from lists (counted against maxOrigins). */
   readonly importedCount: number;
   /** The parsed keys of the vkeys `vkeysToResolve` named. */
@@ -74,11 +79,11 @@ export interface ListImportPlan {
 }
 
 /** The vkeys of a list that must be parsed: those not already a key of their (known) origin. */
-export function vkeysToResolve(entries: readonly LogListEntry[], known: ReadonlyMap<string, KnownListLog>): string[] {
+export function vkeysToResolve(entries: readonly LogListEntry[], known: KnownListLogs): string[] {
   const out = new Set<string>();
   for (const e of entries) {
     const k = known.get(e.origin);
-    if (k !== undefined && (k.vkeys === undefined || k.vkeys.has(e.vkey))) continue;
+    if (k !== undefined && (k.vkeys === undefined || k.vkeys.includes(e.vkey))) continue;
     out.add(e.vkey);
   }
   return [...out];
@@ -105,7 +110,7 @@ export function planListImport(input: ListImportInput): ListImportPlan {
     const k = known.get(e.origin);
     if (k !== undefined && k.vkeys === undefined) continue; // disabled in the logs file: nothing to check
     let vkey = e.vkey;
-    if (k === undefined || !k.vkeys!.has(vkey)) {
+    if (k === undefined || !k.vkeys!.includes(vkey)) {
       const r = keys.get(vkey);
       if (r === undefined) throw new Error(`planListImport: vkey of line ${e.line} was not resolved`);
       if (!r.ok) {
@@ -129,7 +134,7 @@ export function planListImport(input: ListImportInput): ListImportPlan {
         else c.qpd = Math.min(c.qpd, e.qpd);
         continue;
       }
-      if (!k.vkeys!.has(vkey)) {
+      if (!k.vkeys!.includes(vkey)) {
         origins.add(e.origin);
         conflicts.push({ line: e.line, origin: e.origin, vkey: e.vkey });
         continue;

@@ -135,7 +135,7 @@ export function configuredForLists(configured: readonly KnownLog[]): Map<string,
   return new Map(
     configured.map((l) => [
       l.origin,
-      { vkeys: l.disabled === true ? undefined : new Set(l.verifiers.map((v) => v.vkey)), source: undefined, qpd: l.qpd },
+      { vkeys: l.disabled === true ? undefined : l.verifiers.map((v) => v.vkey), source: undefined, qpd: l.qpd },
     ]),
   );
 }

@@ -48,6 +48,8 @@ export interface CosignRoleOptions {
   logsListLimits?: Partial<ListLimits> | undefined;
   /** `--dev`: list URLs may be http:// to loopback and reach any address. */
   dev?: boolean | undefined;
+  /** The store is shared by several processes (PostgreSQL replicas; `capabilities.multiWriter`). */
+  sharedStore?: boolean | undefined;
   /** Fetch settings for list URLs (tests: CA, resolver). */
   listFetch?: ListFetchOptions | undefined;
   /** `--log-origin`: this node's own log, which may not be configured as a log to cosign. */
@@ -148,6 +150,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     store: opts.store,
     sources: (opts.logsLists ?? []).map((spec) => listSource(spec, opts.dev === true, opts.listFetch)),
     intervalSeconds: opts.logsListIntervalSeconds,
+    sharedStore: opts.sharedStore,
     limits: opts.logsListLimits,
     rules: { ownOrigin: opts.ownOrigin, witnessName: opts.name, maxOriginBytes: mldsaCosignKey ? 255 : undefined },
     configured: () => configuredForLists(logs.configured()),

@@ -250,6 +250,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         logsListIntervalSeconds: config.logsListIntervalSeconds,
         logsListLimits: config.logsListLimits,
         dev: config.dev,
+        sharedStore: store.capabilities.multiWriter,
         ownOrigin: logOrigin,
         witnessPublicKey,
         metrics: registry,

@@ -179,7 +179,7 @@ void test('import plan: the torchwood loglist.txt sequence ends in its three ori
   const known = new Map<string, KnownListLog>();
   const apply = (text: string) => {
     const p = plan(text, known);
-    for (const a of p.added) known.set(a.origin, { vkeys: new Set(a.verifiers.map((v) => v.vkey)), source: 'l', qpd: a.qpd });
+    for (const a of p.added) known.set(a.origin, { vkeys: a.verifiers.map((v) => v.vkey), source: 'l', qpd: a.qpd });
     for (const c of p.qpdChanges) known.set(c.origin, { ...known.get(c.origin)!, qpd: c.qpd });
     return p;
   };
@@ -209,7 +209,7 @@ void test('import plan: the torchwood loglist.txt sequence ends in its three ori
   assert.deepEqual(p.qpdChanges, [{ origin: 'example.com/foo', qpd: 48 }]);
   // …but not from another list (two lists would take turns), and not for a logs-file origin.
   assert.deepEqual(plan(`logs/v0\nvkey ${vkey2EF}\norigin example.com/foo\nqpd 7\n`, known, { source: 'other' }).qpdChanges, []);
-  const configured = new Map<string, KnownListLog>([['example.com/foo', { vkeys: new Set([vkey2EF]), source: undefined, qpd: 5 }]]);
+  const configured = new Map<string, KnownListLog>([['example.com/foo', { vkeys: [vkey2EF], source: undefined, qpd: 5 }]]);
   assert.deepEqual(plan(`logs/v0\nvkey ${vkey2EF}\norigin example.com/foo\nqpd 7\n`, configured).qpdChanges, []);
   // A logs-file origin listed with another key is a conflict too; a disabled one is not checked.
   assert.equal(plan(`logs/v0\nvkey ${vkey80F}\norigin example.com/foo\nqpd 7\n`, configured).conflicts.length, 1);
@@ -247,7 +247,7 @@ void test('import plan: at most --logs-list-max-new per read (the rest wait) and
     ['n0.example/log', 'n1.example/log', 'n2.example/log'],
   );
   assert.deepEqual([p.deferred, p.overLimit, p.origins], [2, 2, 7]);
-  for (const a of p.added) known.set(a.origin, { vkeys: new Set(a.verifiers.map((v) => v.vkey)), source: 'l', qpd: a.qpd });
+  for (const a of p.added) known.set(a.origin, { vkeys: a.verifiers.map((v) => v.vkey), source: 'l', qpd: a.qpd });
   p = plan(text, known, { limits: { maxNew: 3, maxOrigins: 5 } });
   assert.deepEqual(
     p.added.map((a) => a.origin),
