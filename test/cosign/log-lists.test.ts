@@ -12,6 +12,8 @@ import { parseLogList } from '../../src/cosign/log-list.ts';
 import { resolveLogKey } from '../../src/cosign/log-keys.ts';
 import { planListImport, vkeysToResolve, type KnownListLog, type ListLimits } from '../../src/cosign/list-merge.ts';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
+import { LogListImporter, listSource } from '../../src/cosign/list-import.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { SyntheticLog, seq, startCosign, WITNESS_NAME } from '../helpers/cosign-harness.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -355,6 +357,49 @@ void test('importer: a file source that fails at start refuses start-up', async 
       (e: unknown) => e instanceof LogsConfigError && e.code === 'invalid_log_list',
     );
   } finally {
+    cleanup();
+  }
+});
+
+void test('importer: replicas of a shared store see each other’s imports (first import wins); timers re-read every interval', async () => {
+  const { dir, cleanup } = tempDir();
+  const store = SqliteStore.open(join(dir, 'shared.db'));
+  try {
+    const a = join(dir, 'list-a');
+    const b = join(dir, 'list-b');
+    const k1 = freshVkey('shared.example/log');
+    const k2 = freshVkey('shared.example/log');
+    writeFileSync(a, `logs/v0\nvkey ${k1}\nqpd 10\n`);
+    writeFileSync(b, 'logs/v0\n');
+    const replica = (src: string) =>
+      new LogListImporter({ store: store.cosign, sources: [listSource(src, false)], sharedStore: true, intervalSeconds: 0.05 });
+    const r1 = replica(a);
+    const r2 = replica(b);
+    await r2.start();
+    await r1.start();
+    assert.deepEqual([...r2.imported().keys()], [], 'r2 started before r1 imported');
+    // r2 learns r1's import at its next read, and a different key for that origin is a conflict.
+    writeFileSync(b, `logs/v0\nvkey ${k2}\norigin shared.example/log\nqpd 10\n`);
+    const res = await r2.read(r2.sources[0]!);
+    assert.deepEqual(res.added, []);
+    assert.equal(res.plan?.conflicts.length, 1);
+    assert.deepEqual(
+      r2
+        .imported()
+        .get('shared.example/log')!
+        .verifiers.map((v) => v.vkey),
+      [k1],
+    );
+    // Timers: a new log in list a is imported within a few intervals.
+    const k3 = freshVkey('timer.example/log');
+    writeFileSync(a, `logs/v0\nvkey ${k1}\nqpd 10\nvkey ${k3}\nqpd 10\n`);
+    r1.startTimers();
+    const deadline = Date.now() + 5000;
+    while (!r1.imported().has('timer.example/log') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    r1.stop();
+    assert.ok(r1.imported().has('timer.example/log'));
+  } finally {
+    await store.close();
     cleanup();
   }
 });
