@@ -24,7 +24,7 @@ import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
-import { MAX_QPD, addVerifier, isValidOrigin, parseLogVkey } from './log-keys.ts';
+import { MAX_QPD, addVerifier, fitsMlDsaOrigin, isValidOrigin, parseLogVkey } from './log-keys.ts';
 import type { KnownListLog } from './list-merge.ts';
 
 export { MAX_QPD, isValidOrigin } from './log-keys.ts';
@@ -34,7 +34,7 @@ export type { LogListEntry, ParsedLogList } from './log-list.ts';
 /** A log this witness knows: its origin, the keys that may sign its checkpoints, its quota. */
 export interface KnownLog {
   readonly origin: string;
-  /** Note verifiers (type 0x01 or 0x06); at least one unless disabled. */
+  /** Note verifiers, type 0x01 (Ed25519) or 0x06 (ML-DSA-44); at least one unless disabled. */
   readonly verifiers: readonly NoteVerifier[];
   /** add-checkpoint requests per day; undefined = no per-origin quota. */
   readonly qpd: number | undefined;
@@ -54,8 +54,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** What the cosign keys require of the logs (SPEC §5.3). */
+export interface LogsPolicy {
+  /** An ML-DSA-44 cosign key is configured: origins over 255 bytes cannot be cosigned and are refused. */
+  readonly mlDsaCosignKey?: boolean | undefined;
+}
+
 /** Validate a parsed logs document (JSON or YAML). Pure. Throws LogsConfigError `invalid_logs_config`. */
-export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
+export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPolicy = {}): KnownLog[] {
   if (!isRecord(doc)) throw configError('the logs file must be an object {"logs": [...]}');
   for (const k of Object.keys(doc)) if (k !== 'logs') throw configError(`unknown member ${JSON.stringify(k)} (expected only "logs")`);
   const list = doc.logs;
@@ -72,6 +78,8 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
     if (typeof origin !== 'string' || !isValidOrigin(origin))
       throw configError(`${at}/origin: must be a non-empty line without control characters`);
     if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
+    if (policy.mlDsaCosignKey === true && !fitsMlDsaOrigin(origin))
+      throw configError(`${at}/origin: longer than 255 bytes, which an ML-DSA-44 cosign key cannot sign (SPEC §5.3)`);
     seen.add(origin);
     if (ownOrigin !== undefined && origin === ownOrigin) {
       throw configError(`${at}/origin: ${JSON.stringify(origin)} is this node's own log origin; a witness does not cosign its own log`);
@@ -101,7 +109,7 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
 }
 
 /** Read and validate a logs file (JSON, or YAML for .yaml/.yml). */
-export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
+export function loadLogsFile(path: string, ownOrigin?: string, policy: LogsPolicy = {}): KnownLog[] {
   let doc: unknown;
   try {
     doc = readDocument(path);
@@ -109,7 +117,7 @@ export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
     throw configError(`${path}: ${(e as Error).message}`);
   }
   try {
-    return parseLogsConfig(doc, ownOrigin);
+    return parseLogsConfig(doc, ownOrigin, policy);
   } catch (e) {
     throw configError(`${path}: ${(e as Error).message}`);
   }
@@ -160,6 +168,7 @@ export class KnownLogsSource {
   constructor(opts: {
     logsFile?: string | undefined;
     ownOrigin?: string | undefined;
+    policy?: LogsPolicy | undefined;
     /** The imported logs now (list-import.ts); call `recompute` when they change. */
     imported?: (() => KnownLogs) | undefined;
     events?: KnownLogsEvents;
@@ -170,7 +179,7 @@ export class KnownLogsSource {
     this.file =
       opts.logsFile === undefined
         ? undefined
-        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own), {
+        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own, opts.policy), {
             loaded: (s) => {
               this.recompute(`${opts.logsFile} (${s})`);
             },

@@ -13,12 +13,13 @@ import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { CosignStateStorage } from '../store/types.ts';
-import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import type { SignaturePool } from '../anchoring/verify-pool.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource, configuredForLists } from './logs.ts';
 import type { ListFetchOptions } from './list-fetch.ts';
 import { LogListImporter, listSource } from './list-import.ts';
+import { MAX_MLDSA_ORIGIN_BYTES } from './log-keys.ts';
 import type { ListLimits } from './list-merge.ts';
 import { createLogListMetrics } from './list-metrics.ts';
 import type { CosignMetrics } from './metrics.ts';
@@ -34,7 +35,7 @@ export interface CosignLogger {
 
 export interface CosignRoleOptions {
   store: CosignStateStorage;
-  /** `--cosign-key`: one or more distinct Ed25519 private keys (one cosignature line each). */
+  /** `--cosign-key`: one or more distinct Ed25519 or ML-DSA-44 private keys (one cosignature line each, in order). */
   cosignKeys: readonly KeyObject[];
   /** `--name`: the witness name, key name of the cosignature lines. */
   name: string;
@@ -65,14 +66,14 @@ export interface CosignRoleOptions {
   /** Retry-After seconds on 503 (default 1). */
   retryAfterSeconds?: number | undefined;
   /** Ed25519 verification on worker threads. */
-  verifyPool?: Ed25519VerifyPool | undefined;
+  verifyPool?: SignaturePool | undefined;
   /** Evidence rows kept per origin (default 1 000, SPEC §5). */
   evidenceLimit?: number | undefined;
 }
 
 export interface CosignHealth {
-  /** The vkey (type 0x04) of the first cosign key: `/health` `keys.cosign_vkey`. */
-  cosignVkey: string;
+  /** The vkey (type 0x04) of the first Ed25519 cosign key, or null: `/health` `keys.cosign_vkey`. */
+  cosignVkey: string | null;
   /** Every cosign key's vkey, in response line order. */
   cosignVkeys: string[];
   /** Known log origins, sorted. */
@@ -145,14 +146,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       log?.warn({ origin, evicted: count }, 'cosign: evidence bound reached; oldest evidence evicted');
     },
   });
-  const mldsaCosignKey = opts.cosignKeys.some((k) => (k.asymmetricKeyType as string | undefined) === 'ml-dsa-44');
   const lists: LogListImporter = new LogListImporter({
     store: opts.store,
     sources: (opts.logsLists ?? []).map((spec) => listSource(spec, opts.dev === true, opts.listFetch)),
     intervalSeconds: opts.logsListIntervalSeconds,
     sharedStore: opts.sharedStore,
     limits: opts.logsListLimits,
-    rules: { ownOrigin: opts.ownOrigin, witnessName: opts.name, maxOriginBytes: mldsaCosignKey ? 255 : undefined },
+    rules: { ownOrigin: opts.ownOrigin, witnessName: opts.name, maxOriginBytes: service.hasMlDsaKey ? MAX_MLDSA_ORIGIN_BYTES : undefined },
     configured: () => configuredForLists(logs.configured()),
     onChange: () => {
       logs.recompute('log lists');
@@ -165,6 +165,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     logsFile: opts.logsFile,
     ownOrigin: opts.ownOrigin,
     imported: () => lists.imported(),
+    policy: { mlDsaCosignKey: service.hasMlDsaKey },
     events: {
       loaded: (source, current) => {
         metrics?.reloads.inc({ result: 'ok' });
@@ -182,12 +183,21 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   const svc = service;
   await lists.start();
 
-  if (metrics !== undefined) {
+  // The size gauges of the logs file's origins before serving; those of the (possibly many)
+  // imported origins in the background.
+  const configuredOrigins = new Set(logs.configured().map((l) => l.origin));
+  const restoreSizes = async (imported: boolean): Promise<void> => {
+    if (metrics === undefined) return;
     for (const origin of logs.current().keys()) {
+      if (configuredOrigins.has(origin) === imported) continue;
       const state = await opts.store.getOrigin(origin);
       if (state !== undefined) metrics.size.set({ origin }, state.size);
     }
-  }
+  };
+  await restoreSizes(false);
+  restoreSizes(true).catch((e: unknown) => {
+    log?.warn({ err: e }, 'cosign: could not read the cosigned sizes of imported logs for the metrics');
+  });
 
   // SIGHUP re-reads the lists too (the logs file listens for it on its own).
   const onHup = (): void => {
@@ -212,11 +222,10 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       });
     },
     healthInfo() {
-      const vkeys = svc.vkeys;
       const current = logs.current();
       return {
-        cosignVkey: vkeys[0]!,
-        cosignVkeys: vkeys,
+        cosignVkey: svc.ed25519Vkey ?? null,
+        cosignVkeys: svc.vkeys,
         // Sorted on demand: with lists, the node may know 200 000 origins.
         get origins() {
           return [...current.keys()].sort();

@@ -175,6 +175,18 @@ void test('logs/v0 parsing: each bad entry is skipped with its reason, the other
   const r06 = resolveLogKey(TORCHWOOD_MLDSA_VKEY);
   if (r06.ok) assert.deepEqual([r06.verifier.type as number, r06.verifier.keyId], [0x06, 0xb5df45c5]);
   else assert.equal(r06.code, 'mldsa_unsupported', r06.message);
+  // In a list: imported with its 0x06 key, or skipped as mldsa_unsupported.
+  const p06 = plan(`logs/v0\nvkey ${TORCHWOOD_MLDSA_VKEY}\nqpd 5\n`, new Map());
+  if (r06.ok)
+    assert.deepEqual(
+      p06.added.map((a) => [a.origin, a.verifiers[0]!.type as number]),
+      [['example.com/mldsa-log', 0x06]],
+    );
+  else
+    assert.deepEqual(
+      p06.skipped.map((k) => k.code),
+      ['mldsa_unsupported'],
+    );
 });
 
 void test('import plan: the torchwood loglist.txt sequence ends in its three origins with one conflict', () => {
