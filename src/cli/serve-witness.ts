@@ -7,6 +7,13 @@ import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { collectList, intArg } from './options.ts';
+import { durationArg } from '../config/duration.ts';
+import {
+  DEFAULT_LIST_INTERVAL_SECONDS,
+  DEFAULT_LIST_LIMITS,
+  MAX_LIST_INTERVAL_SECONDS,
+  MIN_LIST_INTERVAL_SECONDS,
+} from '../cosign/list-import.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 
@@ -19,6 +26,10 @@ interface ServeFlags extends HttpLimits {
   roles?: string[];
   cosignKey?: string[];
   logsList?: string[];
+  logsListInterval?: number;
+  logsListMaxQpd?: number;
+  logsListMaxNew?: number;
+  logsListMaxOrigins?: number;
   registry?: string;
   logs?: string;
   logOrigin?: string;
@@ -82,7 +93,20 @@ export function addServeCommand(program: Command): void {
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
-    .option('--logs-list <file>', 'witness-network logs/v0 list to import (adds new origins only; repeatable)', collectList)
+    .option(
+      '--logs-list <src>',
+      'logs/v0 list to import, a file or an https:// URL (adds new origins only, kept in the store; repeatable)',
+      collectList,
+    )
+    .option(
+      '--logs-list-interval <duration>',
+      're-read every list this often (5m..7d; s, m, h or d)',
+      durationArg(MIN_LIST_INTERVAL_SECONDS, MAX_LIST_INTERVAL_SECONDS),
+      DEFAULT_LIST_INTERVAL_SECONDS,
+    )
+    .option('--logs-list-max-qpd <n>', 'imported qpd values are clamped to this', intArg(1, 2 ** 31 - 1), DEFAULT_LIST_LIMITS.maxQpd)
+    .option('--logs-list-max-new <n>', 'new origins one list read may add (the rest wait)', intArg(1), DEFAULT_LIST_LIMITS.maxNew)
+    .option('--logs-list-max-origins <n>', 'origins imported from lists in all', intArg(0), DEFAULT_LIST_LIMITS.maxOrigins)
     .option('--log-origin <origin>', "origin of the witness's own log (default <name>/anchors)")
     .option('--rate-limit <rps[:burst]>', 'per-client-IP rate limit; 0 = off', '0')
     .option('--no-sign-subtree', 'do not serve POST /sign-subtree (served by default when an ML-DSA-44 cosign key is configured)')
@@ -130,6 +154,12 @@ export function addServeCommand(program: Command): void {
         rateLimit: parseRateLimit(flags.rateLimit ?? '0'),
         signSubtree: flags.signSubtree ?? true,
         signSubtreeRate: parseRateLimit(flags.signSubtreeRate ?? '2:10'),
+        logsListIntervalSeconds: flags.logsListInterval ?? DEFAULT_LIST_INTERVAL_SECONDS,
+        logsListLimits: {
+          maxQpd: flags.logsListMaxQpd ?? DEFAULT_LIST_LIMITS.maxQpd,
+          maxNew: flags.logsListMaxNew ?? DEFAULT_LIST_LIMITS.maxNew,
+          maxOrigins: flags.logsListMaxOrigins ?? DEFAULT_LIST_LIMITS.maxOrigins,
+        },
       };
       const optional = [
         ...HTTP_LIMIT_KEYS,

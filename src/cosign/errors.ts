@@ -13,6 +13,36 @@ export type SignSubtreeRequestErrorCode = 'malformed_request';
 /** The known-logs file or a logs/v0 list is refused: start-up fails, a reload keeps the previous copy. */
 export type LogsConfigErrorCode = 'invalid_logs_config' | 'invalid_log_list';
 
+/**
+ * Why one entry of a logs/v0 list is skipped (SPEC §5.5): logged as a warning, the rest of the list
+ * applies. Not thrown.
+ */
+export type LogListSkipCode =
+  | 'invalid_vkey'
+  | 'unsupported_key_type'
+  | 'mldsa_unsupported'
+  | 'ambiguous_key'
+  | 'missing_qpd'
+  | 'invalid_qpd'
+  | 'invalid_origin'
+  | 'duplicate_field'
+  | 'own_origin'
+  | 'witness_name'
+  | 'origin_too_long';
+
+/** Reading a list source (a file or an https URL) failed; the previous state stays (SPEC §5.5). */
+export type ListFetchErrorCode =
+  | 'invalid_list_url'
+  | 'address_refused'
+  | 'redirect_refused'
+  | 'too_many_redirects'
+  | 'http_status'
+  | 'list_too_large'
+  | 'fetch_timeout'
+  | 'fetch_failed'
+  | 'list_unreadable'
+  | 'list_not_utf8';
+
 /** Bad arguments to the cosign role factory. */
 export type CosignConfigErrorCode = 'invalid_cosign_key' | 'invalid_name' | 'invalid_evidence_limit';
 
@@ -56,3 +86,5 @@ export class SignSubtreeRequestError extends CodedError<SignSubtreeRequestErrorC
     super('malformed_request', message);
   }
 }
+
+export class ListFetchError extends CodedError<ListFetchErrorCode> {}

@@ -5,6 +5,7 @@
  * the bound on its add-checkpoint quota.
  */
 import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
+import { NoteError } from '../note/errors.ts';
 import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1, checkNoteCharacters } from '../note/signed-note.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { parseVkey } from '../note/vkey.ts';
@@ -23,23 +24,48 @@ export function isValidOrigin(origin: string): boolean {
   return true;
 }
 
+/** A log vkey parsed, or why it cannot be a log key. */
+export type LogKeyResult =
+  | { readonly ok: true; readonly verifier: NoteVerifier }
+  | { readonly ok: false; readonly code: 'invalid_vkey' | 'unsupported_key_type' | 'mldsa_unsupported'; readonly message: string };
+
 /**
  * Parse one log vkey: type 0x01 (Ed25519) or 0x06 (ML-DSA-44); 0x04 (a witness's cosignature key)
  * and other types are refused, and so is 0x06 on a runtime without ML-DSA-44 (mldsa_unsupported).
- * Throws a message string's Error.
+ * Pure.
  */
-export function parseLogVkey(vkey: string): NoteVerifier {
-  const v = parseVkey(vkey);
-  if (v.type === SIG_TYPE_SUBTREE_V1) {
-    if (!mlDsa44Supported())
-      throw new Error(
-        `vkey ${JSON.stringify(vkey.slice(0, 60))}…: ML-DSA-44 log key, but this runtime has no ML-DSA-44 (mldsa_unsupported)`,
-      );
-    return v;
+export function resolveLogKey(vkey: string): LogKeyResult {
+  let v: NoteVerifier;
+  try {
+    v = parseVkey(vkey);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    const unsupported = e instanceof NoteError && e.code === 'unsupported_key_type';
+    return { ok: false, code: unsupported ? 'unsupported_key_type' : 'invalid_vkey', message };
   }
-  if (v.type !== SIG_TYPE_ED25519)
-    throw new Error(`vkey ${JSON.stringify(vkey)} is not a log key: type 0x01 (Ed25519) or 0x06 (ML-DSA-44) only`);
-  return v;
+  if (v.type === SIG_TYPE_SUBTREE_V1) {
+    if (mlDsa44Supported()) return { ok: true, verifier: v };
+    return {
+      ok: false,
+      code: 'mldsa_unsupported',
+      message: `vkey ${JSON.stringify(vkey.slice(0, 60))}…: ML-DSA-44 log key, but this runtime has no ML-DSA-44 (mldsa_unsupported)`,
+    };
+  }
+  if (v.type !== SIG_TYPE_ED25519) {
+    return {
+      ok: false,
+      code: 'unsupported_key_type',
+      message: `vkey ${JSON.stringify(vkey)} is not a log key: type 0x01 (Ed25519) or 0x06 (ML-DSA-44) only`,
+    };
+  }
+  return { ok: true, verifier: v };
+}
+
+/** Parse one log vkey (the logs file); throws a message string's Error on anything else. */
+export function parseLogVkey(vkey: string): NoteVerifier {
+  const r = resolveLogKey(vkey);
+  if (!r.ok) throw new Error(r.message);
+  return r.verifier;
 }
 
 /** subtree/v1 (ML-DSA-44) messages carry the origin behind a one-byte length. */

@@ -1,127 +1,138 @@
 /**
- * Witness-network log lists (`logs/v0`, `--logs-list FILE`): parsed as written, then resolved to
- * origins and Ed25519 keys. Pure except loadLogList; what a list may change in the cosigned set
- * is decided by mergeKnownLogs (logs.ts).
+ * Witness-network log lists, format `logs/v0` (SPEC §5.5; transparency-dev/witness-network
+ * log-list-format.md). Pure: text in, entries and the reasons for skipped entries out; what a list
+ * may change in the cosigned set is decided by planListImport (list-merge.ts).
+ *
+ *   logs/v0
+ *   vkey <vkey>              starts an entry
+ *   origin <origin>          optional; default: the vkey's key name
+ *   qpd <n>                  required: canonical decimal, 1 ≤ n < 2^31
+ *   contact <text>           optional
+ *
+ * Lines are trimmed; blank and `#` lines are skipped; the first other line must be `logs/v0`, else
+ * the whole list is refused (`invalid_log_list`). Other keys are ignored, as are lines before the
+ * first `vkey`. Anything else wrong with an entry skips that entry only.
  */
-import { readFileSync } from 'node:fs';
-import { parseCanonicalSize } from '../note/checkpoint.ts';
-import type { NoteVerifier } from '../note/vkey.ts';
-import { LogsConfigError } from './errors.ts';
-import { MAX_QPD, isValidOrigin, parseLogVkey } from './log-keys.ts';
+import { LogsConfigError, type LogListSkipCode } from './errors.ts';
+import { isValidOrigin } from './log-keys.ts';
 
-function listError(message: string): LogsConfigError {
-  return new LogsConfigError('invalid_log_list', message);
+/** The first line of a list. */
+export const LIST_HEADER = 'logs/v0';
+/** qpd values are below 2^31 (the format's range). */
+export const LIST_QPD_LIMIT = 2 ** 31;
+
+/** Who may not appear in a list, and how long an origin may be. */
+export interface LogListRules {
+  /** This node's own log origin (a witness does not cosign its own log). */
+  readonly ownOrigin?: string | undefined;
+  /** The witness name. */
+  readonly witnessName?: string | undefined;
+  /** Longest origin in bytes (255 with an ML-DSA-44 cosign key: subtree/v1 has a 1-byte length). */
+  readonly maxOriginBytes?: number | undefined;
 }
 
-/** One log of a logs/v0 list, as written. */
+/** One usable-looking entry (its vkey is checked later: parsing keys is the costly part). */
 export interface LogListEntry {
   /** 1-based line number of its `vkey` line. */
   readonly line: number;
   readonly vkey: string;
-  /** The `origin` value; undefined when absent or `none` (then the origin is the vkey's name). */
-  readonly origin: string | undefined;
-  readonly qpd: number | undefined;
-  readonly bastion: string | undefined;
+  /** The `origin` value, or the vkey's key name. */
+  readonly origin: string;
+  readonly qpd: number;
   readonly contact: string | undefined;
 }
 
-const LIST_HEADER = 'logs/v0';
-const LIST_FIELDS = new Set(['origin', 'qpd', 'bastion', 'contact']);
+export interface SkippedListEntry {
+  readonly line: number;
+  /** The entry's origin when it has one. */
+  readonly origin: string | undefined;
+  readonly code: LogListSkipCode;
+  readonly message: string;
+}
+
+export interface ParsedLogList {
+  readonly entries: LogListEntry[];
+  readonly skipped: SkippedListEntry[];
+}
+
+const FIELDS = new Set(['origin', 'qpd', 'contact']);
+const QPD_RE = /^[1-9][0-9]{0,9}$/;
+
+/** The key name of a vkey (everything before its first `+`); undefined without one. */
+export function vkeyName(vkey: string): string | undefined {
+  const i = vkey.indexOf('+');
+  return i <= 0 ? undefined : vkey.slice(0, i);
+}
+
+interface Pending {
+  line: number;
+  vkey: string;
+  fields: Map<string, string>;
+  duplicate: string | undefined;
+}
+
+function finish(p: Pending, rules: LogListRules): LogListEntry | SkippedListEntry {
+  const given = p.fields.get('origin');
+  const name = vkeyName(p.vkey);
+  const origin = given ?? name;
+  const skip = (code: LogListSkipCode, message: string): SkippedListEntry => ({ line: p.line, origin, code, message });
+  if (p.duplicate !== undefined) return skip('duplicate_field', `"${p.duplicate}" given twice`);
+  if (p.vkey === '' || /\s/.test(p.vkey) || name === undefined) return skip('invalid_vkey', 'expected "vkey <name>+<key ID>+<key>"');
+  if (origin === undefined || !isValidOrigin(origin)) return skip('invalid_origin', 'the origin is empty or has control characters');
+  const qpdText = p.fields.get('qpd');
+  if (qpdText === undefined) return skip('missing_qpd', 'no qpd line');
+  const qpd = QPD_RE.test(qpdText) ? Number(qpdText) : NaN;
+  if (!(qpd >= 1 && qpd < LIST_QPD_LIMIT))
+    return skip('invalid_qpd', `qpd ${JSON.stringify(qpdText)} is not a canonical integer 1..2^31−1`);
+  if (rules.ownOrigin !== undefined && origin === rules.ownOrigin) return skip('own_origin', "this node's own log origin");
+  if (rules.witnessName !== undefined && origin === rules.witnessName) return skip('witness_name', 'the origin is the witness name');
+  const bytes = Buffer.byteLength(origin, 'utf8');
+  if (rules.maxOriginBytes !== undefined && bytes > rules.maxOriginBytes) {
+    return skip('origin_too_long', `the origin is ${bytes} bytes; ML-DSA-44 cosignatures allow ${rules.maxOriginBytes}`);
+  }
+  return { line: p.line, vkey: p.vkey, origin, qpd, contact: p.fields.get('contact') };
+}
 
 /**
- * Parse a witness-network log list (`logs/v0`). Lines are trimmed; blank lines and `#` comments are
- * skipped; the first line left must be `logs/v0`. Each log starts with `vkey <vkey>`, followed by
- * optional `origin <origin|none>`, `qpd <n>`, `bastion <url|none>`, `contact <text>` lines in any
- * order, each at most once. Other keywords are ignored (forward compatibility, as litewitness's
- * `witnessctl pull-logs` does). Pure. Throws LogsConfigError `invalid_log_list`.
+ * Parse a logs/v0 list. Throws LogsConfigError `invalid_log_list` only when the header is wrong or
+ * missing; every other problem skips one entry (`skipped`, in line order).
  */
-export function parseLogList(text: string): LogListEntry[] {
+export function parseLogList(text: string, rules: LogListRules = {}): ParsedLogList {
   const entries: LogListEntry[] = [];
+  const skipped: SkippedListEntry[] = [];
   let header = false;
-  let current: { line: number; vkey: string; fields: Map<string, string> } | undefined;
+  let current: Pending | undefined;
   const flush = (): void => {
     if (current === undefined) return;
-    const f = current.fields;
-    const originValue = f.get('origin');
-    const qpdText = f.get('qpd');
-    let qpd: number | undefined;
-    if (qpdText !== undefined) {
-      const n = parseCanonicalSize(qpdText);
-      if (n === null || n < 1 || n > MAX_QPD) throw listError(`line ${current.line}: qpd must be an integer 1..${MAX_QPD}`);
-      qpd = n;
-    }
-    const bastion = f.get('bastion');
-    entries.push({
-      line: current.line,
-      vkey: current.vkey,
-      origin: originValue === 'none' ? undefined : originValue,
-      qpd,
-      bastion: bastion === 'none' ? undefined : bastion,
-      contact: f.get('contact'),
-    });
+    const r = finish(current, rules);
+    if ('code' in r) skipped.push(r);
+    else entries.push(r);
     current = undefined;
   };
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
-    const n = i + 1;
     if (line === '' || line.startsWith('#')) continue;
     if (!header) {
-      if (line !== LIST_HEADER) throw listError(`line ${n}: expected the header ${JSON.stringify(LIST_HEADER)}`);
+      if (line !== LIST_HEADER) {
+        throw new LogsConfigError('invalid_log_list', `line ${i + 1}: expected the header ${JSON.stringify(LIST_HEADER)}`);
+      }
       header = true;
       continue;
     }
     const space = line.search(/\s/);
-    const keyword = space < 0 ? line : line.slice(0, space);
+    const key = space < 0 ? line : line.slice(0, space);
     const value = space < 0 ? '' : line.slice(space + 1).trim();
-    if (keyword === 'vkey') {
+    if (key === 'vkey') {
       flush();
-      if (value === '' || /\s/.test(value)) throw listError(`line ${n}: expected "vkey <vkey>"`);
-      current = { line: n, vkey: value, fields: new Map() };
+      current = { line: i + 1, vkey: value, fields: new Map(), duplicate: undefined };
       continue;
     }
-    if (!LIST_FIELDS.has(keyword)) continue;
-    if (current === undefined) throw listError(`line ${n}: "${keyword}" before the first "vkey" line`);
-    if (value === '') throw listError(`line ${n}: "${keyword}" needs a value`);
-    if (current.fields.has(keyword)) throw listError(`line ${n}: "${keyword}" given twice for the log of line ${current.line}`);
-    current.fields.set(keyword, value);
+    if (current === undefined || !FIELDS.has(key)) continue;
+    if (current.fields.has(key)) current.duplicate ??= key;
+    else current.fields.set(key, value);
   }
-  if (!header) throw listError(`missing the header ${JSON.stringify(LIST_HEADER)}`);
+  if (!header) throw new LogsConfigError('invalid_log_list', `missing the header ${JSON.stringify(LIST_HEADER)}`);
   flush();
-  return entries;
-}
-
-/** A list entry resolved to an origin and a usable key, or the reason it cannot be used. */
-export type ResolvedListEntry =
-  | { readonly ok: true; readonly origin: string; readonly verifier: NoteVerifier; readonly qpd: number | undefined; readonly line: number }
-  | { readonly ok: false; readonly origin: string | undefined; readonly line: number; readonly reason: string };
-
-/** Resolve entries: parse each vkey (Ed25519 only), apply `origin none` = the vkey's name. Pure. */
-export function resolveLogList(entries: readonly LogListEntry[]): ResolvedListEntry[] {
-  return entries.map((e): ResolvedListEntry => {
-    let verifier: NoteVerifier;
-    try {
-      verifier = parseLogVkey(e.vkey);
-    } catch (err) {
-      return { ok: false, origin: e.origin, line: e.line, reason: (err as Error).message };
-    }
-    const origin = e.origin ?? verifier.name;
-    if (!isValidOrigin(origin)) return { ok: false, origin, line: e.line, reason: 'invalid origin' };
-    return { ok: true, origin, verifier, qpd: e.qpd, line: e.line };
-  });
-}
-
-/** Read, parse and resolve a logs/v0 list file. */
-export function loadLogList(path: string): ResolvedListEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw listError(`${path}: ${(e as Error).message}`);
-  }
-  try {
-    return resolveLogList(parseLogList(text));
-  } catch (e) {
-    throw listError(`${path}: ${(e as Error).message}`);
-  }
+  return { entries, skipped };
 }

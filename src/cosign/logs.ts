@@ -1,46 +1,47 @@
 /**
- * The logs this witness cosigns for (SPEC §5).
+ * The logs this witness cosigns for (SPEC §5, §5.5).
  *
  * Sources:
  *  - the logs file (`--logs FILE`, JSON or YAML by extension), authoritative for its origins:
  *
  *      {"logs": [{"origin": "example.com/log",
  *                 "keys": ["example.com/log+<hex id>+<b64 key>", …],   // ≥ 1 signed-note vkeys, type 0x01 or 0x06
- *                 "qpd": 86400}]}                                    // optional, add-checkpoint requests per day
+ *                 "qpd": 86400},                                    // optional, add-checkpoint requests per day
+ *                {"origin": "imported.example/log", "disabled": true}]}   // switched off: 404 as unknown
  *
  *    Unknown members are refused; origins are unique; this node's own log origin is refused; an
  *    origin's keys are distinct and no two share key name and key ID. A vkey's name is the key name
  *    its signature lines carry; it need not equal the origin (the logs/v0 format allows both).
- *  - witness-network `logs/v0` lists (`--logs-list FILE`, repeatable; parsed in log-list.ts): they only ever ADD origins.
- *    An origin in the logs file is never taken from a list; an origin imported from a list keeps
- *    the keys it was first imported with for the life of the process (a list that later shows other
- *    keys is reported, not followed; a new qpd is followed); an origin that disappears from a list
- *    stays.
- *    After a restart the lists are read afresh.
+ *  - logs imported from logs/v0 lists (`--logs-list SRC`; list-import.ts), stored durably: they
+ *    only ever add origins. An origin the logs file names (disabled or not) is never taken from
+ *    the imports while it is named there.
  *
- * Each file is reloaded on its own (SIGHUP, or a new file renamed into place: src/config/reloadable.ts);
- * a file that fails to load keeps its previous copy. Requests read one merged snapshot.
+ * The logs file is reloaded on its own (SIGHUP, or a new file renamed into place:
+ * src/config/reloadable.ts); a file that fails to load keeps its previous copy. Requests read one
+ * merged snapshot.
  */
 import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
 import { MAX_QPD, addVerifier, fitsMlDsaOrigin, isValidOrigin, parseLogVkey } from './log-keys.ts';
-import { loadLogList, type ResolvedListEntry } from './log-list.ts';
+import type { KnownListLog } from './list-merge.ts';
 
 export { MAX_QPD, isValidOrigin } from './log-keys.ts';
-export { parseLogList, resolveLogList, loadLogList } from './log-list.ts';
-export type { LogListEntry, ResolvedListEntry } from './log-list.ts';
+export { parseLogList } from './log-list.ts';
+export type { LogListEntry, ParsedLogList } from './log-list.ts';
 
 /** A log this witness knows: its origin, the keys that may sign its checkpoints, its quota. */
 export interface KnownLog {
   readonly origin: string;
-  /** Note verifiers, type 0x01 (Ed25519) or 0x06 (ML-DSA-44), at least one. */
+  /** Note verifiers, type 0x01 (Ed25519) or 0x06 (ML-DSA-44); at least one unless disabled. */
   readonly verifiers: readonly NoteVerifier[];
   /** add-checkpoint requests per day; undefined = no per-origin quota. */
   readonly qpd: number | undefined;
-  /** Where it comes from: `logs file` or `list <path>`. */
+  /** Where it comes from: `logs file` or `list <source>`. */
   readonly source: string;
+  /** Switched off in the logs file: answered as unknown, its stored state kept. */
+  readonly disabled?: boolean;
 }
 
 export type KnownLogs = ReadonlyMap<string, KnownLog>;
@@ -68,11 +69,12 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPo
   const seen = new Set<string>();
   return list.map((entry: unknown, i): KnownLog => {
     const at = `/logs/${i}`;
-    if (!isRecord(entry)) throw configError(`${at}: must be an object {"origin", "keys", "qpd"?}`);
+    if (!isRecord(entry)) throw configError(`${at}: must be an object {"origin", "keys", "qpd"?, "disabled"?}`);
     for (const k of Object.keys(entry)) {
-      if (k !== 'origin' && k !== 'keys' && k !== 'qpd') throw configError(`${at}: unknown member ${JSON.stringify(k)}`);
+      if (k !== 'origin' && k !== 'keys' && k !== 'qpd' && k !== 'disabled')
+        throw configError(`${at}: unknown member ${JSON.stringify(k)}`);
     }
-    const { origin, keys, qpd } = entry;
+    const { origin, keys, qpd, disabled } = entry;
     if (typeof origin !== 'string' || !isValidOrigin(origin))
       throw configError(`${at}/origin: must be a non-empty line without control characters`);
     if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
@@ -82,9 +84,13 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPo
     if (ownOrigin !== undefined && origin === ownOrigin) {
       throw configError(`${at}/origin: ${JSON.stringify(origin)} is this node's own log origin; a witness does not cosign its own log`);
     }
-    if (!Array.isArray(keys) || keys.length === 0) throw configError(`${at}/keys: must be a non-empty array of vkeys`);
+    if (disabled !== undefined && typeof disabled !== 'boolean') throw configError(`${at}/disabled: must be true or false`);
+    const off = disabled === true;
+    // A disabled entry needs no keys (it switches an imported origin off); keys given are checked.
+    if (!(off && keys === undefined) && (!Array.isArray(keys) || keys.length === 0))
+      throw configError(`${at}/keys: must be a non-empty array of vkeys`);
     const verifiers: NoteVerifier[] = [];
-    keys.forEach((k: unknown, j) => {
+    ((keys ?? []) as unknown[]).forEach((k: unknown, j) => {
       if (typeof k !== 'string') throw configError(`${at}/keys/${j}: must be a vkey string`);
       let v: NoteVerifier;
       try {
@@ -98,7 +104,7 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPo
     if (qpd !== undefined && (typeof qpd !== 'number' || !Number.isInteger(qpd) || qpd < 1 || qpd > MAX_QPD)) {
       throw configError(`${at}/qpd: must be an integer 1..${MAX_QPD}`);
     }
-    return { origin, verifiers, qpd, source: 'logs file' };
+    return { origin, verifiers, qpd, source: 'logs file', ...(off ? { disabled: true } : {}) };
   });
 }
 
@@ -117,125 +123,59 @@ export function loadLogsFile(path: string, ownOrigin?: string, policy: LogsPolic
   }
 }
 
-export interface MergeNotice {
-  readonly origin: string | undefined;
-  readonly source: string;
-  readonly message: string;
-}
-
-function sameKeys(a: KnownLog, b: KnownLog): boolean {
-  if (a.verifiers.length !== b.verifiers.length) return false;
-  const set = new Set(a.verifiers.map((v) => v.vkey));
-  return b.verifiers.every((v) => set.has(v.vkey));
-}
-
 /**
- * Merge the logs file with the lists (pure). `imported` holds the origins imported from lists so
- * far; it is updated in place and only ever grows, so that a list can never remove a log or change
- * its keys. An origin listed several times (in one list or several) gets the union of its listed
- * keys and the smallest listed qpd when it is first imported; later, only its qpd follows the lists
- * (when they give one). Notices say what was skipped or ignored.
+ * The cosigned set (pure): the logs file's enabled logs, then every imported log the logs file
+ * does not name. A disabled logs-file entry hides the imported origin of that name.
  */
-export function mergeKnownLogs(
-  configured: readonly KnownLog[],
-  lists: readonly { source: string; entries: readonly ResolvedListEntry[] }[],
-  imported: Map<string, KnownLog>,
-  ownOrigin?: string,
-  policy: LogsPolicy = {},
-): { logs: Map<string, KnownLog>; notices: MergeNotice[] } {
-  const notices: MergeNotice[] = [];
+export function mergeKnownLogs(configured: readonly KnownLog[], imported: KnownLogs): Map<string, KnownLog> {
   const logs = new Map<string, KnownLog>();
-  for (const l of configured) logs.set(l.origin, l);
-
-  const candidates = new Map<string, { verifiers: NoteVerifier[]; qpd: number | undefined; source: string }>();
-  for (const { source, entries } of lists) {
-    for (const e of entries) {
-      if (!e.ok) {
-        notices.push({ origin: e.origin, source, message: `line ${e.line}: skipped: ${e.reason}` });
-        continue;
-      }
-      if (ownOrigin !== undefined && e.origin === ownOrigin) {
-        notices.push({ origin: e.origin, source, message: `line ${e.line}: skipped: this node's own log origin` });
-        continue;
-      }
-      if (policy.mlDsaCosignKey === true && !fitsMlDsaOrigin(e.origin)) {
-        notices.push({
-          origin: undefined,
-          source,
-          message: `line ${e.line}: skipped: origin over 255 bytes (an ML-DSA-44 cosign key cannot sign it)`,
-        });
-        continue;
-      }
-      let c = candidates.get(e.origin);
-      if (c === undefined) {
-        c = { verifiers: [], qpd: e.qpd, source };
-        candidates.set(e.origin, c);
-      } else if (e.qpd !== undefined) {
-        c.qpd = c.qpd === undefined ? e.qpd : Math.min(c.qpd, e.qpd);
-      }
-      if (c.verifiers.some((v) => v.vkey === e.verifier.vkey)) continue;
-      const why = addVerifier(c.verifiers, e.verifier);
-      if (why !== null) notices.push({ origin: e.origin, source, message: `line ${e.line}: key skipped: ${why}` });
-    }
+  const named = new Set<string>();
+  for (const l of configured) {
+    named.add(l.origin);
+    if (l.disabled !== true) logs.set(l.origin, l);
   }
+  for (const [origin, l] of imported) if (!named.has(origin)) logs.set(origin, l);
+  return logs;
+}
 
-  for (const [origin, c] of candidates) {
-    if (logs.has(origin)) continue; // the logs file is authoritative for its origins
-    const listed: KnownLog = { origin, verifiers: c.verifiers, qpd: c.qpd, source: `list ${c.source}` };
-    const before = imported.get(origin);
-    if (before === undefined) {
-      imported.set(origin, listed);
-      continue;
-    }
-    if (!sameKeys(before, listed)) {
-      notices.push({
-        origin,
-        source: c.source,
-        message: "listed with different keys; keeping the keys first imported (a list never changes a log's keys)",
-      });
-    }
-    // The quota is capacity planning, not trust: follow the lists' current qpd when they give one.
-    if (c.qpd !== undefined && c.qpd !== before.qpd) imported.set(origin, { ...before, qpd: c.qpd });
-  }
-  for (const [origin, l] of imported) if (!logs.has(origin)) logs.set(origin, l);
-  return { logs, notices };
+/** The logs file's origins as a list import sees them (disabled entries: no key checks). */
+export function configuredForLists(configured: readonly KnownLog[]): Map<string, KnownListLog> {
+  return new Map(
+    configured.map((l) => [
+      l.origin,
+      { vkeys: l.disabled === true ? undefined : l.verifiers.map((v) => v.vkey), source: undefined, qpd: l.qpd },
+    ]),
+  );
 }
 
 export interface KnownLogsEvents {
-  /** A file was (re)loaded (or everything at start) and the merged view recomputed. */
+  /** The logs file was (re)loaded or the imports changed (or everything at start) and the merged view recomputed. */
   loaded?: (source: string, logs: KnownLogs) => void;
-  /** A file failed to reload (the previous copy stays). */
+  /** The logs file failed to reload (the previous copy stays). */
   failed?: (reason: string) => void;
-  notice?: (n: MergeNotice) => void;
 }
 
 /**
- * The merged, reloadable view of the logs file and the lists. The constructor loads everything and
- * throws LogsConfigError if any file is bad (start-up refuses a bad file).
+ * The merged view of the logs file and the imported logs. The constructor loads the logs file and
+ * throws LogsConfigError if it is bad (start-up refuses a bad file).
  */
 export class KnownLogsSource {
   private readonly file: Reloadable<KnownLog[]> | undefined;
-  private readonly lists: { path: string; r: Reloadable<ResolvedListEntry[]> }[];
-  private readonly imported = new Map<string, KnownLog>();
-  private readonly ownOrigin: string | undefined;
-  private readonly policy: LogsPolicy;
+  private readonly imported: () => KnownLogs;
   private readonly events: KnownLogsEvents;
   private snapshot: KnownLogs = new Map();
 
   constructor(opts: {
     logsFile?: string | undefined;
-    logsLists?: readonly string[] | undefined;
     ownOrigin?: string | undefined;
     policy?: LogsPolicy | undefined;
+    /** The imported logs now (list-import.ts); call `recompute` when they change. */
+    imported?: (() => KnownLogs) | undefined;
     events?: KnownLogsEvents;
   }) {
-    this.ownOrigin = opts.ownOrigin;
-    this.policy = opts.policy ?? {};
     this.events = opts.events ?? {};
+    this.imported = opts.imported ?? (() => new Map());
     const own = opts.ownOrigin;
-    const failed = (reason: string): void => {
-      this.events.failed?.(reason);
-    };
     this.file =
       opts.logsFile === undefined
         ? undefined
@@ -243,17 +183,8 @@ export class KnownLogsSource {
             loaded: (s) => {
               this.recompute(`${opts.logsFile} (${s})`);
             },
-            failed,
+            failed: (reason) => this.events.failed?.(reason),
           });
-    this.lists = (opts.logsLists ?? []).map((path) => ({
-      path,
-      r: new Reloadable(path, loadLogList, {
-        loaded: (s) => {
-          this.recompute(`${path} (${s})`);
-        },
-        failed,
-      }),
-    }));
     this.recompute('start');
   }
 
@@ -261,33 +192,27 @@ export class KnownLogsSource {
     return this.snapshot;
   }
 
-  /** Re-read every file now (as SIGHUP does); returns false if any failed (its old copy stays). */
+  /** The logs file's entries now (disabled ones included). */
+  configured(): readonly KnownLog[] {
+    return this.file?.current() ?? [];
+  }
+
+  /** Re-read the logs file now (as SIGHUP does); false if it failed (its old copy stays). */
   reload(): boolean {
-    let ok = this.file?.reload('reload') ?? true;
-    for (const l of this.lists) ok = l.r.reload('reload') && ok;
-    return ok;
+    return this.file?.reload('reload') ?? true;
   }
 
   start(debounceMs = 1000): void {
     this.file?.start(debounceMs);
-    for (const l of this.lists) l.r.start(debounceMs);
   }
 
   stop(): void {
     this.file?.stop();
-    for (const l of this.lists) l.r.stop();
   }
 
-  private recompute(source: string): void {
-    const { logs, notices } = mergeKnownLogs(
-      this.file?.current() ?? [],
-      this.lists.map((l) => ({ source: l.path, entries: l.r.current() })),
-      this.imported,
-      this.ownOrigin,
-      this.policy,
-    );
-    this.snapshot = logs;
-    for (const n of notices) this.events.notice?.(n);
-    this.events.loaded?.(source, logs);
+  /** Rebuild the merged view (after the logs file or the imports changed). */
+  recompute(source: string): void {
+    this.snapshot = mergeKnownLogs(this.configured(), this.imported());
+    this.events.loaded?.(source, this.snapshot);
   }
 }

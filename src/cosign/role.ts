@@ -17,7 +17,12 @@ import type { SignaturePool } from '../anchoring/verify-pool.ts';
 import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
-import { KnownLogsSource } from './logs.ts';
+import { KnownLogsSource, configuredForLists } from './logs.ts';
+import type { ListFetchOptions } from './list-fetch.ts';
+import { LogListImporter, listSource } from './list-import.ts';
+import { MAX_MLDSA_ORIGIN_BYTES } from './log-keys.ts';
+import type { ListLimits } from './list-merge.ts';
+import { createLogListMetrics } from './list-metrics.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
 import { createSignSubtreeCounter } from './metrics.ts';
@@ -39,8 +44,18 @@ export interface CosignRoleOptions {
   name: string;
   /** `--logs FILE` (JSON, or YAML for .yaml/.yml). */
   logsFile?: string | undefined;
-  /** `--logs-list FILE`, repeatable: witness-network logs/v0 lists (add new origins only). */
+  /** `--logs-list SRC`, repeatable: logs/v0 lists from files or https URLs (add new origins only; SPEC §5.5). */
   logsLists?: readonly string[] | undefined;
+  /** `--logs-list-interval` in seconds (default 3600). */
+  logsListIntervalSeconds?: number | undefined;
+  /** `--logs-list-max-qpd`, `-max-new`, `-max-origins`. */
+  logsListLimits?: Partial<ListLimits> | undefined;
+  /** `--dev`: list URLs may be http:// to loopback and reach any address. */
+  dev?: boolean | undefined;
+  /** The store is shared by several processes (PostgreSQL replicas; `capabilities.multiWriter`). */
+  sharedStore?: boolean | undefined;
+  /** Fetch settings for list URLs (tests: CA, resolver). */
+  listFetch?: ListFetchOptions | undefined;
   /** `--log-origin`: this node's own log, which may not be configured as a log to cosign. */
   ownOrigin?: string | undefined;
   /** The witness public key (32 bytes): start-up refuses a cosign key equal to it (SPEC §1). */
@@ -77,8 +92,9 @@ export interface CosignRole {
   readonly logs: KnownLogsSource;
   register(app: FastifyInstance): void;
   healthInfo(): CosignHealth;
-  /** Re-read the logs file and lists now; false if one failed (its previous copy stays). */
+  /** Re-read the logs file now, and the lists in the background; false if the logs file failed (its previous copy stays). */
   reload(): boolean;
+  readonly lists: LogListImporter;
   stop(): void;
 }
 
@@ -111,8 +127,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   // Origins ever known in this process, by SHA-256 hex: the monitoring endpoint keeps serving an
   // origin removed from the configuration (its state stays in the store).
   const byHash = new Map<string, string>();
+  const remembered = new Set<string>();
   const remember = (logs: KnownLogs): void => {
-    for (const origin of logs.keys()) byHash.set(sha256Hex(origin), origin);
+    for (const origin of logs.keys()) {
+      if (remembered.has(origin)) continue;
+      remembered.add(origin);
+      byHash.set(sha256Hex(origin), origin);
+    }
   };
 
   const service: CosignService = new CosignService({
@@ -132,10 +153,25 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       log?.warn({ origin, evicted: count }, 'cosign: evidence bound reached; oldest evidence evicted');
     },
   });
+  const lists: LogListImporter = new LogListImporter({
+    store: opts.store,
+    sources: (opts.logsLists ?? []).map((spec) => listSource(spec, opts.dev === true, opts.listFetch)),
+    intervalSeconds: opts.logsListIntervalSeconds,
+    sharedStore: opts.sharedStore,
+    limits: opts.logsListLimits,
+    rules: { ownOrigin: opts.ownOrigin, witnessName: opts.name, maxOriginBytes: service.hasMlDsaKey ? MAX_MLDSA_ORIGIN_BYTES : undefined },
+    configured: () => configuredForLists(logs.configured()),
+    onChange: () => {
+      logs.recompute('log lists');
+    },
+    now: opts.now,
+    metrics: opts.metrics === undefined ? undefined : createLogListMetrics(opts.metrics),
+    log,
+  });
   const logs: KnownLogsSource = new KnownLogsSource({
     logsFile: opts.logsFile,
-    logsLists: opts.logsLists,
     ownOrigin: opts.ownOrigin,
+    imported: () => lists.imported(),
     policy: { mlDsaCosignKey: service.hasMlDsaKey },
     events: {
       loaded: (source, current) => {
@@ -149,12 +185,10 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         metrics?.reloads.inc({ result: 'failed' });
         log?.warn({ reason }, 'cosign: logs reload failed; keeping the previous copy');
       },
-      notice: (n) => {
-        log?.warn({ origin: n.origin, list: n.source }, `cosign: log list: ${n.message}`);
-      },
     },
   });
   const svc = service;
+  await lists.start();
 
   // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
   const mlDsaKeys = opts.cosignKeys.filter((k) => k.asymmetricKeyType === 'ml-dsa-44');
@@ -168,18 +202,36 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
           rate: opts.signSubtreeRate,
         });
 
-  if (metrics !== undefined) {
+  // The size gauges of the logs file's origins before serving; those of the (possibly many)
+  // imported origins in the background.
+  const configuredOrigins = new Set(logs.configured().map((l) => l.origin));
+  const restoreSizes = async (imported: boolean): Promise<void> => {
+    if (metrics === undefined) return;
     for (const origin of logs.current().keys()) {
+      if (configuredOrigins.has(origin) === imported) continue;
       const state = await opts.store.getOrigin(origin);
       if (state !== undefined) metrics.size.set({ origin }, state.size);
     }
-  }
+  };
+  await restoreSizes(false);
+  restoreSizes(true).catch((e: unknown) => {
+    log?.warn({ err: e }, 'cosign: could not read the cosigned sizes of imported logs for the metrics');
+  });
 
-  if (opts.watch !== false) logs.start();
+  // SIGHUP re-reads the lists too (the logs file listens for it on its own).
+  const onHup = (): void => {
+    void lists.refreshAll();
+  };
+  if (opts.watch !== false) {
+    logs.start();
+    lists.startTimers();
+    if (lists.sources.length > 0) process.on('SIGHUP', onHup);
+  }
 
   return {
     service: svc,
     logs,
+    lists,
     register(app) {
       registerCosignRoutes(app, {
         service: svc,
@@ -193,11 +245,24 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       });
     },
     healthInfo() {
-      return { cosignVkey: svc.ed25519Vkey ?? null, cosignVkeys: svc.vkeys, origins: [...logs.current().keys()].sort() };
+      const current = logs.current();
+      return {
+        cosignVkey: svc.ed25519Vkey ?? null,
+        cosignVkeys: svc.vkeys,
+        // Sorted on demand: with lists, the node may know 200 000 origins.
+        get origins() {
+          return [...current.keys()].sort();
+        },
+      };
     },
-    reload: () => logs.reload(),
+    reload: () => {
+      void lists.refreshAll();
+      return logs.reload();
+    },
     stop: () => {
       logs.stop();
+      lists.stop();
+      process.off('SIGHUP', onHup);
     },
   };
 }

@@ -149,6 +149,19 @@ export interface EvidenceRecord {
   at: number;
 }
 
+/** A log imported from a logs/v0 list (SPEC §5.5), as first imported; only its qpd changes later. */
+export interface ImportedLog {
+  origin: string;
+  /** Its vkeys, in list order (at least one). */
+  vkeys: string[];
+  /** add-checkpoint requests per day. */
+  qpd: number;
+  /** The list it came from: a file path or a URL without credentials, query or fragment. */
+  source: string;
+  /** Unix seconds of the import. */
+  importedAt: number;
+}
+
 /** The cosign role's state; each call is its own durable transaction. */
 export interface CosignStateStorage {
   /** The state of one origin (undefined when never cosigned). */
@@ -169,6 +182,17 @@ export interface CosignStateStorage {
   ): Promise<{ added: boolean; evicted: number }>;
   /** The evidence rows of an origin, oldest first. */
   listEvidence(origin: string): Promise<EvidenceRecord[]>;
+  /**
+   * Record imported logs in one durable transaction that also creates each one's empty state (size
+   * 0, `emptyRoot`, no checkpoint; read by getOrigin as never cosigned). An origin already imported
+   * keeps its record (the first import wins: a list never changes keys) and an origin with stored
+   * state keeps that state. Returns the origins recorded now.
+   */
+  importLogs(logs: readonly ImportedLog[], emptyRoot: Uint8Array): Promise<string[]>;
+  /** Set the qpd of imported origins (a list's changed qpd is followed), durably; unknown origins are ignored. */
+  setImportedQpd(changes: readonly { origin: string; qpd: number }[]): Promise<void>;
+  /** Every imported log, in import order. */
+  listImportedLogs(): Promise<ImportedLog[]>;
 }
 
 // ---------------------------------------------------------------- the store

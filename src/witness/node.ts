@@ -49,8 +49,12 @@ export interface WitnessConfig extends HttpLimits {
   cosignKeyFiles?: string[];
   registryFile?: string;
   logsFile?: string;
-  /** witness-network logs/v0 lists: add new origins only. */
+  /** logs/v0 lists, files or https URLs: add new origins only (SPEC §5.5). */
   logsLists?: string[];
+  /** `--logs-list-interval`, seconds. */
+  logsListIntervalSeconds?: number;
+  /** `--logs-list-max-qpd`, `-max-new`, `-max-origins`. */
+  logsListLimits?: { maxQpd: number; maxNew: number; maxOrigins: number };
   logOrigin?: string;
   store?: string;
   allowUnderivedSeeds: boolean;
@@ -272,6 +276,10 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         name: config.name,
         logsFile: config.logsFile,
         logsLists: config.logsLists,
+        logsListIntervalSeconds: config.logsListIntervalSeconds,
+        logsListLimits: config.logsListLimits,
+        dev: config.dev,
+        sharedStore: store.capabilities.multiWriter,
         ownOrigin: logOrigin,
         witnessPublicKey,
         metrics: registry,

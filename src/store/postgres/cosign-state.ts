@@ -6,7 +6,7 @@
  */
 import type { PoolClient } from 'pg';
 import { toBytes } from '../rows.ts';
-import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type OriginState } from '../types.ts';
+import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
 import { mapPgError, query, type PgReader } from './db.ts';
 import { EVIDENCE_LOCK } from './schema.ts';
 
@@ -29,7 +29,20 @@ const SQL = {
                           RETURNING 1)
              SELECT (SELECT count(*) FROM ins)::integer AS added, (SELECT count(*) FROM del)::integer AS evicted`,
   listEvidence: 'SELECT hash, note, reason, at FROM evidence WHERE origin = $1 ORDER BY id',
+  // One statement per chunk: the import records that are new, then their empty states.
+  importLogs: `WITH ins AS (INSERT INTO imported_logs (origin, vkeys, qpd, source, imported_at)
+                            SELECT o, v, q, s, a FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[]) WITH ORDINALITY AS t(o, v, q, s, a, n)
+                            ORDER BY n
+                            ON CONFLICT (origin) DO NOTHING RETURNING origin),
+                    st AS (INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time)
+                            SELECT origin, 0, $6, '', '', 0 FROM ins ON CONFLICT (origin) DO NOTHING)
+               SELECT origin FROM ins`,
+  setImportedQpd: 'UPDATE imported_logs SET qpd = t.q FROM unnest($1::text[], $2::integer[]) AS t(o, q) WHERE imported_logs.origin = t.o',
+  listImports: 'SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id',
 };
+
+/** Rows per import statement (bounded parameter arrays). */
+const IMPORT_CHUNK = 5000;
 
 export class PgCosignState implements CosignStateStorage {
   private readonly db: PgReader;
@@ -41,7 +54,8 @@ export class PgCosignState implements CosignStateStorage {
   async getOrigin(origin: string): Promise<OriginState | undefined> {
     type Row = { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number };
     const row = (await this.db.read<Row>('getOrigin', SQL.getOrigin, [origin])).rows[0];
-    if (row === undefined) return undefined;
+    // An empty state (an imported log, never cosigned) has no checkpoint.
+    if (row === undefined || row.checkpoint === '') return undefined;
     return {
       origin,
       size: row.size,
@@ -113,5 +127,69 @@ export class PgCosignState implements CosignStateStorage {
       [origin],
     );
     return res.rows.map((r) => ({ origin, hash: r.hash === null ? undefined : toBytes(r.hash), note: r.note, reason: r.reason, at: r.at }));
+  }
+
+  /** Run `fn` in one transaction on a pooled connection (COMMIT, or ROLLBACK and rethrow mapped). */
+  private async inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.db.pool.connect();
+    } catch (err) {
+      throw mapPgError(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection is gone: drop it from the pool
+      }
+      throw mapPgError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async importLogs(logs: readonly ImportedLog[], emptyRoot: Uint8Array): Promise<string[]> {
+    if (logs.length === 0) return [];
+    const root = Buffer.from(emptyRoot);
+    return this.inTransaction(async (client) => {
+      const added: string[] = [];
+      for (let i = 0; i < logs.length; i += IMPORT_CHUNK) {
+        const chunk = logs.slice(i, i + IMPORT_CHUNK);
+        const res = await query<{ origin: string }>(client, 'importLogs', SQL.importLogs, [
+          chunk.map((l) => l.origin),
+          chunk.map((l) => l.vkeys.join('\n')),
+          chunk.map((l) => l.qpd),
+          chunk.map((l) => l.source),
+          chunk.map((l) => l.importedAt),
+          root,
+        ]);
+        const fresh = new Set(res.rows.map((r) => r.origin));
+        for (const l of chunk) if (fresh.has(l.origin)) added.push(l.origin);
+      }
+      return added;
+    });
+  }
+
+  async setImportedQpd(changes: readonly { origin: string; qpd: number }[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.inTransaction(async (client) => {
+      for (let i = 0; i < changes.length; i += IMPORT_CHUNK) {
+        const chunk = changes.slice(i, i + IMPORT_CHUNK);
+        await query(client, 'setImportedQpd', SQL.setImportedQpd, [chunk.map((c) => c.origin), chunk.map((c) => c.qpd)]);
+      }
+    });
+  }
+
+  async listImportedLogs(): Promise<ImportedLog[]> {
+    type Row = { origin: string; vkeys: string; qpd: number; source: string; imported_at: number };
+    const res = await this.db.read<Row>('listImports', SQL.listImports, []);
+    return res.rows.map((r) => ({ origin: r.origin, vkeys: r.vkeys.split('\n'), qpd: r.qpd, source: r.source, importedAt: r.imported_at }));
   }
 }

@@ -6,7 +6,7 @@
 import type { PoolClient } from 'pg';
 import { StoreOpenError } from '../errors.ts';
 
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
 export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
@@ -36,6 +36,9 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash bytea;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // Logs imported from logs/v0 lists (SPEC §5.5): vkeys newline-separated, in list order.
+  `CREATE TABLE imported_logs (id bigserial PRIMARY KEY, origin text NOT NULL UNIQUE, vkeys text NOT NULL, qpd integer NOT NULL,
+                               source text NOT NULL, imported_at bigint NOT NULL);`,
 ];
 
 /**

@@ -6,7 +6,7 @@
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.ts';
 import { toBytes } from '../rows.ts';
-import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type OriginState } from '../types.ts';
+import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
 class CosignQueries {
@@ -17,6 +17,10 @@ class CosignQueries {
   readonly putEvidence: Statement<[string, Uint8Array, string, string, number]>;
   readonly evictEvidence: Statement<[string, string, number]>;
   readonly listEvidence: Statement<[string], { hash: Uint8Array | null; note: string; reason: string; at: number }>;
+  readonly putImport: Statement<[string, string, number, string, number]>;
+  readonly putEmptyOrigin: Statement<[string, Uint8Array]>;
+  readonly setImportQpd: Statement<[number, string]>;
+  readonly listImports: Statement<[], { origin: string; vkeys: string; qpd: number; source: string; imported_at: number }>;
 
   constructor(db: Db) {
     this.getOriginSize = db.prepare('SELECT size FROM origins WHERE origin = ?');
@@ -33,6 +37,14 @@ class CosignQueries {
       'DELETE FROM evidence WHERE origin = ? AND id <= (SELECT id FROM evidence WHERE origin = ? ORDER BY id DESC LIMIT 1 OFFSET ?)',
     );
     this.listEvidence = db.prepare('SELECT hash, note, reason, at FROM evidence WHERE origin = ? ORDER BY id');
+    this.putImport = db.prepare(
+      'INSERT INTO imported_logs (origin, vkeys, qpd, source, imported_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (origin) DO NOTHING',
+    );
+    this.putEmptyOrigin = db.prepare(
+      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, 0, ?, '', '', 0) ON CONFLICT (origin) DO NOTHING`,
+    );
+    this.setImportQpd = db.prepare('UPDATE imported_logs SET qpd = ? WHERE origin = ?');
+    this.listImports = db.prepare('SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id');
   }
 }
 
@@ -58,7 +70,8 @@ export class SqliteCosignState implements CosignStateStorage {
   getOrigin(origin: string): Promise<OriginState | undefined> {
     return this.c.read(() => {
       const row = this.r.getOrigin.get(origin);
-      if (row === undefined) return undefined;
+      // An empty state (an imported log, never cosigned) has no checkpoint.
+      if (row === undefined || row.checkpoint === '') return undefined;
       return {
         origin,
         size: row.size,
@@ -134,6 +147,46 @@ export class SqliteCosignState implements CosignStateStorage {
         note: row.note,
         reason: row.reason,
         at: row.at,
+      })),
+    );
+  }
+
+  importLogs(logs: readonly ImportedLog[], emptyRoot: Uint8Array): Promise<string[]> {
+    if (logs.length === 0) return Promise.resolve([]);
+    return this.c.write(() =>
+      this.c.writer
+        .transaction(() => {
+          const added: string[] = [];
+          for (const l of logs) {
+            if (this.w.putImport.run(l.origin, l.vkeys.join('\n'), l.qpd, l.source, l.importedAt).changes === 0) continue;
+            this.w.putEmptyOrigin.run(l.origin, emptyRoot);
+            added.push(l.origin);
+          }
+          return added;
+        })
+        .immediate(),
+    );
+  }
+
+  setImportedQpd(changes: readonly { origin: string; qpd: number }[]): Promise<void> {
+    if (changes.length === 0) return Promise.resolve();
+    return this.c.write(() => {
+      this.c.writer
+        .transaction(() => {
+          for (const c of changes) this.w.setImportQpd.run(c.qpd, c.origin);
+        })
+        .immediate();
+    });
+  }
+
+  listImportedLogs(): Promise<ImportedLog[]> {
+    return this.c.read(() =>
+      this.r.listImports.all().map((r) => ({
+        origin: r.origin,
+        vkeys: r.vkeys.split('\n'),
+        qpd: r.qpd,
+        source: r.source,
+        importedAt: r.imported_at,
       })),
     );
   }

@@ -8,7 +8,7 @@
 import type { Database as Db } from 'better-sqlite3';
 import { StoreOpenError } from '../errors.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
 export const MIGRATIONS: string[] = [
@@ -28,6 +28,9 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash BLOB;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // Logs imported from logs/v0 lists (SPEC §5.5): vkeys newline-separated, in list order.
+  `CREATE TABLE imported_logs (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE, vkeys TEXT NOT NULL, qpd INTEGER NOT NULL,
+                               source TEXT NOT NULL, imported_at INTEGER NOT NULL);`,
 ];
 
 /** Apply the missing migrations, one transaction each; refuses a newer schema. */

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '../../../src/crypto/sha256.ts';
-import { EVIDENCE_LIMIT, type EvidenceRecord } from '../../../src/store/types.ts';
+import { EVIDENCE_LIMIT, type EvidenceRecord, type ImportedLog } from '../../../src/store/types.ts';
 import { fill } from '../../helpers/anchors.ts';
 import { hex, origin, withStore, type StoreFactory } from './helpers.ts';
 
@@ -81,5 +81,49 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
       assert.equal(rows.length, EVIDENCE_LIMIT);
       assert.equal(rows[0]!.note, 'n 1\n');
       assert.equal(rows.at(-1)!.note, `n ${EVIDENCE_LIMIT}\n`);
+    }));
+
+  void test('imported logs (SPEC §5.5): recorded with an empty state in one transaction, first import wins, qpd follows, survive reopening', () =>
+    withStore(factory, async (s0, f, use) => {
+      const empty = fill(0x47);
+      const imp = (o: string, n: number, source = 'https://lists.example/log-list.1'): ImportedLog => ({
+        origin: o,
+        vkeys: [`${o}+0000000${n}+AAAA`, `${o}+1000000${n}+BBBB`],
+        qpd: 24 * n,
+        source,
+        importedAt: 1800000000 + n,
+      });
+      const c0 = s0.cosign;
+      assert.deepEqual(await c0.listImportedLogs(), []);
+      assert.deepEqual(await c0.importLogs([], empty), []);
+      // An origin that was cosigned before (e.g. once in the logs file) keeps its state.
+      assert.equal(await c0.updateOrigin(0, origin(7, 100, 'b.example/log')), true);
+      assert.deepEqual(await c0.importLogs([imp('a.example/log', 1), imp('b.example/log', 2), imp('c.example/log', 3)], empty), [
+        'a.example/log',
+        'b.example/log',
+        'c.example/log',
+      ]);
+      // First import wins: the same origins again (other keys, another source) change nothing.
+      assert.deepEqual(await c0.importLogs([imp('a.example/log', 9, 'other'), imp('d.example/log', 4)], empty), ['d.example/log']);
+      // The empty state reads as never cosigned, and the first compare-and-swap from 0 succeeds.
+      assert.equal(await c0.getOrigin('a.example/log'), undefined);
+      assert.equal((await c0.getOrigin('b.example/log'))?.size, 7);
+      assert.equal(await c0.updateOrigin(0, origin(3, 100, 'c.example/log')), true);
+      assert.equal((await c0.getOrigin('c.example/log'))?.size, 3);
+      await c0.setImportedQpd([
+        { origin: 'a.example/log', qpd: 5 },
+        { origin: 'unknown.example/log', qpd: 6 },
+      ]);
+      const c = use(await f.reopen(s0)).cosign;
+      const rows = await c.listImportedLogs();
+      assert.deepEqual(rows, [
+        { ...imp('a.example/log', 1), qpd: 5 },
+        imp('b.example/log', 2),
+        imp('c.example/log', 3),
+        imp('d.example/log', 4),
+      ]);
+      assert.equal(await c.getOrigin('a.example/log'), undefined);
+      assert.equal(await c.updateOrigin(0, origin(2, 100, 'a.example/log')), true);
+      assert.equal((await c.getOrigin('a.example/log'))?.size, 2);
     }));
 }

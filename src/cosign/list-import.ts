@@ -1,0 +1,396 @@
+/**
+ * Log lists from files and URLs (SPEC §5.5): each `--logs-list SRC` is read at start and every
+ * interval; a good read is planned (list-merge.ts) and stored (CosignStateStorage.importLogs, each
+ * new origin with its empty state in one transaction), so imports survive restarts, and the
+ * imported logs are read back from the store. A read that fails keeps the previous state; at start
+ * a file that fails refuses start-up, a URL that fails is logged and the stored imports serve.
+ *
+ *   const lists = new LogListImporter({ store, sources, intervalSeconds, limits, rules, configured, onChange });
+ *   await lists.start();     // stored imports, then every source once
+ *   lists.imported();        // origin → KnownLog (verifiers parsed on first use)
+ *   lists.startTimers(); lists.stop();
+ */
+import { readFile } from 'node:fs/promises';
+import type { NoteVerifier } from '../note/vkey.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
+import type { CosignStateStorage, ImportedLog } from '../store/types.ts';
+import { EMPTY_ROOT } from '../tlog/hash.ts';
+import { ListFetchError, LogsConfigError } from './errors.ts';
+import { fetchList, listSourceLabel, parseListUrl, type ListFetchOptions } from './list-fetch.ts';
+import {
+  planListImport,
+  vkeysToResolve,
+  type KnownListLog,
+  type KnownListLogs,
+  type ListImportPlan,
+  type ListLimits,
+} from './list-merge.ts';
+import type { LogListMetrics } from './list-metrics.ts';
+import { resolveLogKey, type LogKeyResult } from './log-keys.ts';
+import { parseLogList, type LogListRules, type SkippedListEntry } from './log-list.ts';
+import type { KnownLog, KnownLogs } from './logs.ts';
+
+export const DEFAULT_LIST_LIMITS: ListLimits = { maxQpd: 86_400, maxNew: 50_000, maxOrigins: 200_000 };
+export const DEFAULT_LIST_INTERVAL_SECONDS = 3600;
+export const MIN_LIST_INTERVAL_SECONDS = 300;
+export const MAX_LIST_INTERVAL_SECONDS = 7 * 86400;
+
+/** Per-entry warnings logged per read; the rest are summed up in one line. */
+const WARNINGS_PER_READ = 20;
+/** Key parsing runs in slices of this many ms between turns of the event loop (an Ed25519 key check costs 0.5–2 ms). */
+const KEY_SLICE_MS = 10;
+/** Origins recorded per store transaction. */
+const IMPORT_CHUNK = 1000;
+
+export interface ListLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error?(obj: object, msg: string): void;
+}
+
+/** One `--logs-list` source. */
+export interface ListSource {
+  /** As configured. */
+  readonly spec: string;
+  /** For logs and metrics: the path, or the URL's scheme, host and path. */
+  readonly label: string;
+  readonly kind: 'file' | 'url';
+  read(): Promise<string>;
+}
+
+/** A source from its `--logs-list` value: an `https://` URL (`http://` with --dev) or a file path. */
+export function listSource(spec: string, dev: boolean, fetchOptions: ListFetchOptions = {}): ListSource {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
+    const url = parseListUrl(spec, dev);
+    return { spec, label: listSourceLabel(url), kind: 'url', read: () => fetchList(url, { ...fetchOptions, dev }) };
+  }
+  return {
+    spec,
+    label: spec,
+    kind: 'file',
+    read: async () => {
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(spec);
+      } catch (e) {
+        throw new ListFetchError('list_unreadable', `${spec}: ${(e as Error).message}`);
+      }
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        throw new ListFetchError('list_not_utf8', `${spec}: not UTF-8`);
+      }
+    },
+  };
+}
+
+export interface LogListImporterOptions {
+  store: CosignStateStorage;
+  sources: readonly ListSource[];
+  intervalSeconds?: number | undefined;
+  limits?: Partial<ListLimits> | undefined;
+  rules?: LogListRules | undefined;
+  /** The logs file's origins now (disabled included): authoritative, never imported. */
+  configured?: (() => ReadonlyMap<string, KnownListLog>) | undefined;
+  /** The store is shared by several processes (PostgreSQL replicas): re-read imports before each merge. */
+  sharedStore?: boolean | undefined;
+  /** Called after the imported logs changed. */
+  onChange?: (() => void) | undefined;
+  /** Clock in milliseconds (default Date.now). */
+  now?: (() => number) | undefined;
+  metrics?: LogListMetrics | undefined;
+  log?: ListLogger | undefined;
+}
+
+/** What one read did (for tests and logs). */
+export interface ListReadResult {
+  readonly source: string;
+  readonly outcome: string;
+  readonly plan?: ListImportPlan;
+  /** Origins recorded by this read (another replica may have recorded some first). */
+  readonly added?: readonly string[];
+  readonly error?: string;
+}
+
+export class LogListImporter {
+  private readonly store: CosignStateStorage;
+  readonly sources: readonly ListSource[];
+  private readonly intervalMs: number;
+  private readonly limits: ListLimits;
+  private readonly rules: LogListRules;
+  private readonly configured: () => ReadonlyMap<string, KnownListLog>;
+  private readonly onChange: () => void;
+  private readonly now: () => number;
+  private readonly metrics: LogListMetrics | undefined;
+  private readonly log: ListLogger | undefined;
+  private readonly shared: boolean;
+  /** Parsed keys by vkey, shared by every imported log (parsing is the costly part). */
+  private readonly keyCache = new Map<string, NoteVerifier | null>();
+  private records = new Map<string, ImportedLog>();
+  private view: Map<string, KnownLog> = new Map();
+  /** Merges run one at a time (reads may overlap). */
+  private lane: Promise<unknown> = Promise.resolve();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(opts: LogListImporterOptions) {
+    this.store = opts.store;
+    this.sources = opts.sources;
+    const labels = new Set<string>();
+    for (const s of opts.sources) {
+      if (labels.has(s.label)) throw new LogsConfigError('invalid_log_list', `--logs-list ${s.label} is given twice`);
+      labels.add(s.label);
+    }
+    this.intervalMs = (opts.intervalSeconds ?? DEFAULT_LIST_INTERVAL_SECONDS) * 1000;
+    this.limits = { ...DEFAULT_LIST_LIMITS, ...opts.limits };
+    this.rules = opts.rules ?? {};
+    this.configured = opts.configured ?? (() => new Map());
+    this.onChange = opts.onChange ?? (() => undefined);
+    this.now = opts.now ?? Date.now;
+    this.metrics = opts.metrics;
+    this.log = opts.log;
+    this.shared = opts.sharedStore === true;
+  }
+
+  /** The imported logs (the logs file may hide some of them). */
+  imported(): KnownLogs {
+    return this.view;
+  }
+
+  /**
+   * Load the stored imports, then read every source once. Throws LogsConfigError
+   * `invalid_log_list` when a file source cannot be read or parsed (start-up refuses it).
+   */
+  async start(): Promise<ListReadResult[]> {
+    await this.reloadStored();
+    this.onChange();
+    const results = await Promise.all(this.sources.map((s) => this.read(s)));
+    results.forEach((r, i) => {
+      const s = this.sources[i]!;
+      if (s.kind === 'file' && r.error !== undefined) {
+        throw new LogsConfigError('invalid_log_list', `--logs-list ${s.label}: ${r.error}`);
+      }
+    });
+    return results;
+  }
+
+  /** Read every source now (SIGHUP). */
+  refreshAll(): Promise<ListReadResult[]> {
+    return Promise.all(this.sources.map((s) => this.read(s)));
+  }
+
+  /** Re-read each source every interval (timers do not keep the process alive). */
+  startTimers(): void {
+    for (const s of this.sources) this.schedule(s);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private schedule(s: ListSource): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      void this.read(s).finally(() => {
+        this.schedule(s);
+      });
+    }, this.intervalMs);
+    t.unref();
+    this.timers.set(s.label, t);
+  }
+
+  /** Read one source and apply it; never throws (the outcome says what happened). */
+  async read(s: ListSource): Promise<ListReadResult> {
+    let text: string;
+    try {
+      text = await s.read();
+    } catch (e) {
+      const outcome = e instanceof ListFetchError ? e.code : 'fetch_failed';
+      return this.failed(s, outcome, e);
+    }
+    let parsed;
+    try {
+      parsed = parseLogList(text, this.rules);
+    } catch (e) {
+      return this.failed(s, e instanceof LogsConfigError ? e.code : 'invalid_log_list', e);
+    }
+    const run = this.lane.then(() => this.apply(s, parsed.entries, parsed.skipped));
+    this.lane = run.catch(() => undefined);
+    try {
+      return await run;
+    } catch (e) {
+      if (isStoreUnavailable(e)) return this.failed(s, 'store_unavailable', e);
+      // A bug, not the list's fault: reported, and the timer keeps running.
+      this.log?.error?.({ list: s.label, err: e }, 'cosign: log list could not be applied');
+      return this.failed(s, 'apply_failed', e);
+    }
+  }
+
+  private failed(s: ListSource, outcome: string, e: unknown): ListReadResult {
+    const error = e instanceof Error ? e.message : String(e);
+    this.metrics?.fetches.inc({ source: s.label, outcome });
+    this.log?.warn({ list: s.label, outcome, reason: error }, 'cosign: log list read failed; keeping the previous state');
+    return { source: s.label, outcome, error };
+  }
+
+  private async apply(
+    s: ListSource,
+    entries: Parameters<typeof vkeysToResolve>[0],
+    parseSkips: SkippedListEntry[],
+  ): Promise<ListReadResult> {
+    // A shared store (PostgreSQL replicas): another replica may have imported meanwhile.
+    if (this.shared) await this.reloadStored();
+    const configured = this.configured();
+    const known: KnownListLogs = { get: (origin) => configured.get(origin) ?? this.records.get(origin) };
+    const keys = await this.resolveKeys(vkeysToResolve(entries, known));
+    const plan = planListImport({ source: s.label, entries, known, importedCount: this.records.size, keys, limits: this.limits });
+    const at = Math.floor(this.now() / 1000);
+    for (const a of plan.added) for (const v of a.verifiers) this.keyCache.set(v.vkey, v);
+    const records = plan.added.map((a) => ({
+      origin: a.origin,
+      vkeys: a.verifiers.map((v) => v.vkey),
+      qpd: a.qpd,
+      source: s.label,
+      importedAt: at,
+    }));
+    // One transaction per chunk (each origin's record and empty state commit together), so a
+    // large import does not hold the write lane, or the event loop, for seconds.
+    const added: string[] = [];
+    for (let i = 0; i < records.length; i += IMPORT_CHUNK) {
+      added.push(...(await this.store.importLogs(records.slice(i, i + IMPORT_CHUNK), EMPTY_ROOT)));
+    }
+    await this.store.setImportedQpd(plan.qpdChanges);
+    if (added.length > 0 || plan.qpdChanges.length > 0) {
+      if (this.shared) await this.reloadStored();
+      else this.applyLocally(records, added, plan.qpdChanges);
+      this.onChange();
+    }
+    this.report(s, plan, [...parseSkips, ...plan.skipped], added.length);
+    return { source: s.label, outcome: 'ok', plan, added };
+  }
+
+  private report(s: ListSource, plan: ListImportPlan, skipped: SkippedListEntry[], added: number): void {
+    const m = this.metrics;
+    const source = s.label;
+    m?.fetches.inc({ source, outcome: 'ok' });
+    m?.lastSuccess.set({ source }, Math.floor(this.now() / 1000));
+    m?.origins.set({ source }, plan.origins);
+    m?.pending.set({ source }, plan.deferred + plan.overLimit);
+    m?.skipped.set({ source }, skipped.length);
+    if (plan.conflicts.length > 0) m?.conflicts.inc({ source }, plan.conflicts.length);
+    const log = this.log;
+    if (log === undefined) return;
+    const warnings = [
+      ...skipped.map((k) => ({ line: k.line, origin: k.origin, code: k.code, message: `entry skipped: ${k.message}` })),
+      ...plan.conflicts.map((c) => ({
+        line: c.line,
+        origin: c.origin,
+        code: 'conflict',
+        message: `listed with key ${c.vkey}, which is not one of its keys; a list never changes a known log's keys`,
+      })),
+    ].sort((a, b) => a.line - b.line);
+    for (const w of warnings.slice(0, WARNINGS_PER_READ))
+      log.warn({ list: source, line: w.line, origin: w.origin, code: w.code }, `cosign: log list: ${w.message}`);
+    if (warnings.length > WARNINGS_PER_READ) {
+      const byCode: Record<string, number> = {};
+      for (const w of warnings) byCode[w.code] = (byCode[w.code] ?? 0) + 1;
+      log.warn(
+        { list: source, warnings: warnings.length, by_code: byCode },
+        `cosign: log list: ${warnings.length - WARNINGS_PER_READ} more warnings not shown`,
+      );
+    }
+    if (plan.deferred > 0)
+      log.warn({ list: source, deferred: plan.deferred }, 'cosign: log list: new origins over --logs-list-max-new wait for the next read');
+    if (plan.overLimit > 0)
+      log.warn({ list: source, refused: plan.overLimit }, 'cosign: log list: --logs-list-max-origins reached; new origins not imported');
+    log.info(
+      {
+        list: source,
+        added,
+        qpd_changes: plan.qpdChanges.length,
+        conflicts: plan.conflicts.length,
+        skipped: skipped.length,
+        origins: plan.origins,
+      },
+      'cosign: log list applied',
+    );
+  }
+
+  /** Parse the keys of a read in slices of about 10 ms, so that requests keep being served meanwhile. */
+  private async resolveKeys(vkeys: readonly string[]): Promise<Map<string, LogKeyResult>> {
+    const out = new Map<string, LogKeyResult>();
+    let slice = performance.now();
+    for (const vkey of vkeys) {
+      if (performance.now() - slice > KEY_SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
+      out.set(vkey, resolveLogKey(vkey));
+    }
+    return out;
+  }
+
+  /** What this process just stored, without reading it back (the store has one writer). */
+  private applyLocally(
+    records: readonly ImportedLog[],
+    added: readonly string[],
+    qpdChanges: readonly { origin: string; qpd: number }[],
+  ): void {
+    const fresh = new Set(added);
+    const view = new Map(this.view);
+    for (const r of records) {
+      if (!fresh.has(r.origin)) continue;
+      this.records.set(r.origin, r);
+      view.set(r.origin, this.knownLog(r));
+    }
+    for (const c of qpdChanges) {
+      const r = this.records.get(c.origin);
+      if (r === undefined) continue;
+      const next = { ...r, qpd: c.qpd };
+      this.records.set(c.origin, next);
+      view.set(c.origin, this.knownLog(next));
+    }
+    this.view = view;
+  }
+
+  private async reloadStored(): Promise<void> {
+    const rows = await this.store.listImportedLogs();
+    const records = new Map<string, ImportedLog>();
+    const view = new Map<string, KnownLog>();
+    for (const r of rows) {
+      records.set(r.origin, r);
+      const before = this.view.get(r.origin);
+      const same = before !== undefined && this.records.get(r.origin)?.qpd === r.qpd;
+      view.set(r.origin, same ? before : this.knownLog(r));
+    }
+    this.records = records;
+    this.view = view;
+  }
+
+  /** A stored import as a known log; its keys are parsed when a request first needs them. */
+  private knownLog(r: ImportedLog): KnownLog {
+    let verifiers: NoteVerifier[] | undefined;
+    const parse = (): NoteVerifier[] =>
+      r.vkeys.flatMap((vkey) => {
+        let v = this.keyCache.get(vkey);
+        if (v === undefined) {
+          const res = resolveLogKey(vkey);
+          v = res.ok ? res.verifier : null;
+          this.keyCache.set(vkey, v);
+          if (!res.ok) this.log?.warn({ origin: r.origin, code: res.code }, `cosign: imported log key unusable: ${res.message}`);
+        }
+        return v === null ? [] : [v];
+      });
+    return {
+      origin: r.origin,
+      qpd: r.qpd,
+      source: `list ${r.source}`,
+      get verifiers() {
+        verifiers ??= parse();
+        return verifiers;
+      },
+    };
+  }
+}
