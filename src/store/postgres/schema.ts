@@ -6,7 +6,7 @@
 import type { PoolClient } from 'pg';
 import { StoreOpenError } from '../errors.ts';
 
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
 export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
@@ -36,6 +36,8 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash bytea;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
+  `CREATE TABLE kel_tips (prefix text PRIMARY KEY, s bigint NOT NULL, d text NOT NULL);`,
 ];
 
 /**

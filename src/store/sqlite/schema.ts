@@ -8,7 +8,7 @@
 import type { Database as Db } from 'better-sqlite3';
 import { StoreOpenError } from '../errors.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
 export const MIGRATIONS: string[] = [
@@ -28,6 +28,8 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash BLOB;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
+  `CREATE TABLE kel_tips (prefix TEXT PRIMARY KEY, s INTEGER NOT NULL, d TEXT NOT NULL) WITHOUT ROWID;`,
 ];
 
 /** Apply the missing migrations, one transaction each; refuses a newer schema. */
