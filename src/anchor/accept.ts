@@ -102,7 +102,8 @@ export function accept(
     return reject(403, 'unknown_party', withheld?.detail ?? `${claim.agent} is not in this witness's party registry`);
   }
   // 3. not revoked by its delegator (KEL source), then the claimed delegator
-  if (party.kel?.revoked === true) return reject(403, 'delegation_revoked', `${claim.agent} is revoked by its delegator ${party.delegator}`);
+  if (party.kel?.revoked === true)
+    return reject(403, 'delegation_revoked', `${claim.agent} is revoked by its delegator ${party.delegator}`);
   if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
     const detail =
       party.kel === undefined

@@ -146,7 +146,8 @@ function parseEntries(doc: unknown, kel: boolean): RegistryEntry[] {
     if (p.delegates !== undefined && typeof p.delegates !== 'boolean') fail(`${where}.delegates: must be true or false`);
     const delegates = p.delegates === true;
     if (keys !== undefined && delegates) fail(`${where}: "delegates" needs the entry's own KEL, so it cannot have "keys"`);
-    if (keys === undefined && p.delegator !== undefined) fail(`${where}.delegator: only for entries with "keys" (a KEL names its delegator)`);
+    if (keys === undefined && p.delegator !== undefined)
+      fail(`${where}.delegator: only for entries with "keys" (a KEL names its delegator)`);
     const delegator = p.delegator === undefined ? undefined : parseId(p.delegator, `${where}.delegator`);
     const limits = parseLimits(p.limits, `${where}.limits`);
     return {

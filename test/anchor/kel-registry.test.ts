@@ -74,7 +74,11 @@ void test('registry file with KELs: keys optional, delegates only without keys, 
     { parties: [{ id: ROOT, extra: 1 }] },
     { parties: [{ id: ROOT }, { id: `did:keri:${ROOT}` }] },
   ];
-  for (const doc of bad) assert.throws(() => parseRegistryFile(doc), (e: unknown) => e instanceof ProtocolError && e.code === 'invalid_registry');
+  for (const doc of bad)
+    assert.throws(
+      () => parseRegistryFile(doc),
+      (e: unknown) => e instanceof ProtocolError && e.code === 'invalid_registry',
+    );
 });
 
 void test('who is a party: KEL keys for entries without keys, static keys kept, delegated agents of a "delegates" root with its limits, other KELs are no party', () => {
@@ -124,7 +128,11 @@ void test('check 2: absent, pending and rejected KELs are unknown_party with the
   d = decide(registryFromKels(file, views(), new Map([[AGENT, { s: 1, d: 'E' + 'd'.repeat(43) }]])), agentKey, claim);
   assert.equal(code(d), 'cosign');
   // A rolled-back copy with no state in force while the store has a tip: behind, not unknown.
-  d = decide(registryFromKels(file, views({ [AGENT]: { ...rejected, reason: 'rollback' } }), new Map([[AGENT, { s: 1, d: 'E' + 'd'.repeat(43) }]])), agentKey, claim);
+  d = decide(
+    registryFromKels(file, views({ [AGENT]: { ...rejected, reason: 'rollback' } }), new Map([[AGENT, { s: 1, d: 'E' + 'd'.repeat(43) }]])),
+    agentKey,
+    claim,
+  );
   assert.equal(code(d), 'registry_behind');
 });
 
@@ -146,7 +154,13 @@ void test('check 3: revoked first (with or without party.root), then delegation_
 
 void test('check 4: any one current key; an old key or an abandoned KEL is key_not_current', () => {
   const two = views({
-    [AGENT]: accepted({ ...state(agentKey, { inception: 'dip', delegator: ROOT }), keys: [{ curve: 'ed25519', raw: otherKey.publicKey }, { curve: 'ed25519', raw: agentKey.publicKey }] }),
+    [AGENT]: accepted({
+      ...state(agentKey, { inception: 'dip', delegator: ROOT }),
+      keys: [
+        { curve: 'ed25519', raw: otherKey.publicKey },
+        { curve: 'ed25519', raw: agentKey.publicKey },
+      ],
+    }),
   });
   const claim = { agent: `did:keri:${AGENT}` };
   assert.equal(code(decide(registryFromKels(file, two, new Map()), agentKey, claim)), 'cosign');
