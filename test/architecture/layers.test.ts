@@ -26,8 +26,9 @@ const LAYERS: readonly Layer[] = [
   { name: 'base', members: ['src/errors.ts', 'src/version.ts'], pure: { node: [], packages: [] } },
   {
     name: 'protocol',
-    members: ['src/encoding', 'src/crypto', 'src/tlog', 'src/note', 'src/anchor'],
-    pure: { node: PURE_NODE, packages: ['typebox'] },
+    members: ['src/encoding', 'src/crypto', 'src/tlog', 'src/note', 'src/anchor', 'src/keri'],
+    // @noble/hashes: BLAKE3 for KERI SAIDs (node:crypto has none).
+    pure: { node: PURE_NODE, packages: ['typebox', '@noble/hashes'] },
   },
   // The portable verifier (`anchor-witness/verify`): WebCrypto only, so it runs in a browser too.
   { name: 'portable verifier', members: ['src/verify'], pure: { node: [], packages: [] } },
