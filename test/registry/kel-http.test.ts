@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
-import { decodeHex } from '../../src/encoding/hex.ts';
+import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { anchorRequest } from '../../src/client/party.ts';
 import { DEFAULT_KEL_LIMITS } from '../../src/keri/index.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
@@ -182,6 +182,50 @@ void test('git: source over HTTP: the same with refs/auths/kel/<s1>/<prefix> com
     await scenario(dir, `git:${repo}`, 1, (prefix, events, n) => {
       writeKelRef(repo, prefix, events.slice(0, n));
     });
+  } finally {
+    cleanup();
+  }
+});
+
+void test('start-up: --kel-source needs --registry; an entry with keys that also has a KEL is registry_conflict; an unreadable source refuses to start', async () => {
+  const { dir, cleanup } = tempDir('aw-kel-start-');
+  try {
+    const kels = join(dir, 'kels');
+    mkdirSync(kels);
+    writeFileSync(join(kels, `${ROOT_PREFIX}.kel.json`), kelDocument(ROOT_PREFIX, ROOT_EVENTS, 1));
+    const kel = { source: `dir:${kels}`, pollSeconds: 0, limits: DEFAULT_KEL_LIMITS };
+    const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+    await assert.rejects(startTestWitness(dir, REGISTRY, { kel, registryFile: undefined }), code('registry_required'));
+    const conflict = { parties: [{ id: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(dipKey.publicKey) }] }] };
+    await assert.rejects(startTestWitness(dir, conflict, { kel }), code('registry_conflict'));
+    await assert.rejects(
+      startTestWitness(dir, REGISTRY, { kel: { ...kel, source: `dir:${join(dir, 'missing')}` } }),
+      code('kel_source_unreadable'),
+    );
+    await assert.rejects(startTestWitness(dir, REGISTRY, { kel: { ...kel, source: `svn:${kels}` } }), code('invalid_kel_source'));
+  } finally {
+    cleanup();
+  }
+});
+
+void test('a source that cannot be read as a whole counts registry_reload_failures_total and keeps every state', async () => {
+  const { dir, cleanup } = tempDir('aw-kel-fail-');
+  try {
+    const kels = join(dir, 'kels');
+    mkdirSync(kels);
+    writeFileSync(join(kels, `${ROOT_PREFIX}.kel.json`), kelDocument(ROOT_PREFIX, ROOT_EVENTS, 2));
+    writeFileSync(join(kels, `${AGENT_PREFIX}.kel.json`), kelDocument(AGENT_PREFIX, AGENT_EVENTS, 1));
+    const w = await start(dir, `dir:${kels}`, 1);
+    try {
+      assert.equal((await submit(w, dipKey)).status, 200);
+      renameSync(kels, join(dir, 'kels-away'));
+      await waitFor('a failed reload', async () => (await metric(w, 'registry_reload_failures_total')) > 0);
+      assert.equal((await submit(w, dipKey)).status, 200);
+      const page = await get(w.url, { accept: 'text/html' });
+      assert.match(page.text, /failed/);
+    } finally {
+      await w.close();
+    }
   } finally {
     cleanup();
   }
