@@ -10,7 +10,7 @@
 import { kelFromEventBlobs, PREFIX_PATTERN } from '../keri/index.ts';
 import { KelSourceError } from './errors.ts';
 import { objectInfo, readBlobs, runGit } from './git.ts';
-import { unreadableKel, type KelLimits, type KelReason, type KelSourceRead } from './source.ts';
+import { unreadableKel, type KelLimits, type KelReason, type KelSourceRead, type RawKel } from './source.ts';
 
 const OID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 const KEL_REF = /^refs\/auths\/kel\/([A-Za-z0-9_-]{2})\/([A-Za-z0-9_-]{44})$/;
@@ -77,9 +77,19 @@ function eventFiles(
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Read every identifier's KEL from the repository; throws KelSourceError when git cannot read it at all. */
-export async function readKelRepository(repo: string, limits: KelLimits): Promise<KelSourceRead> {
+/**
+ * What an earlier read found per `<commit> <prefix>` of a per-prefix ref: a ref whose commit did
+ * not move is not listed and read again (a poll then costs one `for-each-ref` for them).
+ */
+export type GitKelCache = Map<string, RawKel>;
+
+/**
+ * Read every identifier's KEL from the repository; throws KelSourceError when git cannot read it
+ * at all. `cache` (kept by the caller between polls) is updated to this read's per-prefix refs.
+ */
+export async function readKelRepository(repo: string, limits: KelLimits, cache: GitKelCache = new Map()): Promise<KelSourceRead> {
   const out: KelSourceRead = { kels: new Map(), ignored: [] };
+  const nextCache: GitKelCache = new Map();
   const fail = (prefix: string, source: string, reason: KelReason, detail: string): void => {
     out.kels.set(prefix, unreadableKel(prefix, source, reason, detail));
   };
@@ -112,6 +122,12 @@ export async function readKelRepository(repo: string, limits: KelLimits): Promis
     kelCommits.push({ prefix, oid, ref });
   }
   for (const k of kelCommits) {
+    const known = cache.get(`${k.oid} ${k.prefix}`);
+    if (known !== undefined) {
+      out.kels.set(k.prefix, known);
+      nextCache.set(`${k.oid} ${k.prefix}`, known);
+      continue;
+    }
     const tree = parseTree(await runGit(repo, ['ls-tree', '-r', '-z', '--full-tree', k.oid, '--', 'events'], MAX_LISTING_BYTES));
     const files = new Map<string, TreeFile>();
     for (const f of tree) if (f.path.startsWith('events/') && !f.path.slice(7).includes('/')) files.set(f.path.slice(7), f);
@@ -192,5 +208,11 @@ export async function readKelRepository(repo: string, limits: KelLimits): Promis
       fail(prefix, c.source, 'malformed', 'an event or attachment is not UTF-8');
     }
   }
+  for (const k of kelCommits) {
+    const kel = out.kels.get(k.prefix);
+    if (kel !== undefined) nextCache.set(`${k.oid} ${k.prefix}`, kel);
+  }
+  cache.clear();
+  for (const [key, kel] of nextCache) cache.set(key, kel);
   return out;
 }

@@ -19,7 +19,7 @@ import { Reloadable } from '../config/reloadable.ts';
 import { evaluateKels, type KelCache, type KelEvaluation, type KelLimits, type RawKel } from '../keri/index.ts';
 import type { AnchorStateStorage, KelTip } from '../store/types.ts';
 import { KEL_FILE_PATTERN, readKelDirectory } from './dir-source.ts';
-import { readKelRepository } from './git-source.ts';
+import { readKelRepository, type GitKelCache } from './git-source.ts';
 import { describeKelSource, dipDelegator, type KelSourceRead, type KelSourceSpec } from './source.ts';
 
 export interface KelInvalidEvent {
@@ -64,8 +64,8 @@ export interface KelRegistryStatus {
   lastReload: { at: number; ok: boolean; why: string; error: string | null } | null;
 }
 
-export function readKelSource(spec: KelSourceSpec, limits: KelLimits): Promise<KelSourceRead> {
-  return spec.kind === 'dir' ? readKelDirectory(spec.path, limits) : readKelRepository(spec.path, limits);
+export function readKelSource(spec: KelSourceSpec, limits: KelLimits, gitCache?: GitKelCache): Promise<KelSourceRead> {
+  return spec.kind === 'dir' ? readKelDirectory(spec.path, limits) : readKelRepository(spec.path, limits, gitCache);
 }
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -77,6 +77,7 @@ export class KelPartyRegistry {
   private views: Map<string, KelView> = new Map();
   private tips = new Map<string, KelTip>();
   private cache: KelCache | null = null;
+  private readonly gitCache: GitKelCache = new Map();
   private counts: KelCounts = { accepted: 0, pending: 0, invalid: 0 };
   /** Per prefix, the last refusal logged (so a poll does not log it again). */
   private readonly logged = new Map<string, string>();
@@ -173,7 +174,7 @@ export class KelPartyRegistry {
   private async load(why: string, first: boolean): Promise<boolean> {
     const at = Date.now();
     try {
-      const read = await readKelSource(this.opts.source, this.opts.limits);
+      const read = await readKelSource(this.opts.source, this.opts.limits, this.gitCache);
       const ignored = read.ignored.join('\n');
       if (ignored !== this.lastIgnored && read.ignored.length > 0) this.opts.events?.ignored?.(read.ignored);
       this.lastIgnored = ignored;

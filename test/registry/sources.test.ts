@@ -151,3 +151,23 @@ void test('git: per-prefix refs, then refs/auths/registry; bad ref names ignored
     cleanup();
   }
 });
+
+void test('git: a per-prefix ref whose commit did not move is not read again (poll cache); a moved one is', async () => {
+  const { dir, cleanup } = tempDir('aw-kel-git-cache-');
+  try {
+    const repo = initRepo(join(dir, 'r.git'));
+    writeKelRef(repo, ROOT_PREFIX, ROOT_EVENTS.slice(0, 1));
+    writeKelRef(repo, AGENT_PREFIX, AGENT_EVENTS.slice(0, 1));
+    const cache = new Map();
+    const first = await readKelRepository(repo, DEFAULT_KEL_LIMITS, cache);
+    assert.equal(cache.size, 2);
+    writeKelRef(repo, ROOT_PREFIX, ROOT_EVENTS.slice(0, 2));
+    const second = await readKelRepository(repo, DEFAULT_KEL_LIMITS, cache);
+    assert.equal(second.kels.get(AGENT_PREFIX), first.kels.get(AGENT_PREFIX), 'unchanged ref: the cached read');
+    assert.notEqual(second.kels.get(ROOT_PREFIX), first.kels.get(ROOT_PREFIX));
+    assert.equal(second.kels.get(ROOT_PREFIX)!.events.length, 2);
+    assert.equal(cache.size, 2);
+  } finally {
+    cleanup();
+  }
+});
