@@ -10,7 +10,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_KEL_LIMITS } from '../../src/keri/index.ts';
 import { readKelDirectory } from '../../src/registry/dir-source.ts';
-import { readKelRepository } from '../../src/registry/git-source.ts';
+import { readKelRepository, type GitKelCache } from '../../src/registry/git-source.ts';
 import { gitEnv } from '../../src/registry/git.ts';
 import { parseKelSourceSpec } from '../../src/registry/source.ts';
 import { ProtocolError } from '../../src/errors.ts';
@@ -158,7 +158,7 @@ void test('git: a per-prefix ref whose commit did not move is not read again (po
     const repo = initRepo(join(dir, 'r.git'));
     writeKelRef(repo, ROOT_PREFIX, ROOT_EVENTS.slice(0, 1));
     writeKelRef(repo, AGENT_PREFIX, AGENT_EVENTS.slice(0, 1));
-    const cache = new Map();
+    const cache: GitKelCache = new Map();
     const first = await readKelRepository(repo, DEFAULT_KEL_LIMITS, cache);
     assert.equal(cache.size, 2);
     writeKelRef(repo, ROOT_PREFIX, ROOT_EVENTS.slice(0, 2));
