@@ -9,7 +9,7 @@ import { Counter, Gauge, type Registry as Metrics } from 'prom-client';
 import { KelSourceError } from '../registry/errors.ts';
 import { KelPartyRegistry } from '../registry/live.ts';
 import { parseKelSourceSpec } from '../registry/source.ts';
-import type { KelLimits } from '../keri/index.ts';
+import { KEL_REASONS, type KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage } from '../store/types.ts';
 
 export interface KelSourceConfig {
@@ -42,6 +42,7 @@ export async function startKelRegistry(
     labelNames: ['reason'],
     registers: [metrics],
   });
+  for (const reason of KEL_REASONS) invalid.inc({ reason }, 0);
   const kel = await KelPartyRegistry.open({
     registryFile,
     source,
