@@ -84,7 +84,8 @@ export class KelPartyRegistry {
   private last: KelRegistryStatus['lastReload'] = null;
   private lastIgnored = '';
   private running: Promise<boolean> | undefined;
-  private again: string | undefined;
+  private queued: Promise<boolean> | undefined;
+  private stopped = false;
   private watcher: FSWatcher | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -132,16 +133,23 @@ export class KelPartyRegistry {
     return this.views;
   }
 
-  /** Reload the KEL source; resolves true when a new snapshot was published. */
+  /**
+   * Reload the KEL source; resolves true when a new snapshot was published. While a reload runs,
+   * requests are merged into one more reload after it.
+   */
   reload(why: string): Promise<boolean> {
-    if (this.running !== undefined) {
-      this.again = why;
-      return this.running.then(() => this.reload(why));
+    if (this.stopped) return Promise.resolve(false);
+    if (this.running === undefined) {
+      this.running = this.load(why, false).finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
     }
-    this.running = this.load(why, false).finally(() => {
-      this.running = undefined;
+    this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return this.reload(why);
     });
-    return this.running;
+    return this.queued;
   }
 
   start(): void {
@@ -163,11 +171,13 @@ export class KelPartyRegistry {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.file.stop();
     process.off('SIGHUP', this.onHup);
     this.watcher?.close();
     clearTimeout(this.debounce);
     clearInterval(this.poll);
+    await this.queued?.catch(() => undefined);
     await this.running?.catch(() => undefined);
   }
 
