@@ -128,11 +128,6 @@ export class KelPartyRegistry {
     return { source: describeKelSource(this.opts.source), counts: { ...this.counts }, lastReload: this.last };
   }
 
-  /** The evaluation of every KEL of the last successful reload (for tests and tools). */
-  evaluations(): ReadonlyMap<string, KelView> {
-    return this.views;
-  }
-
   /**
    * Reload the KEL source; resolves true when a new snapshot was published. While a reload runs,
    * requests are merged into one more reload after it.
