@@ -22,6 +22,8 @@ import { verifyRange, type ParsedEvent, type RuleFailure, type WalkState } from 
 /** Events that passed rules 1–7, with the state after each. */
 interface VerifiedKel {
   events: readonly ParsedEvent[];
+  /** JSON text of each event as the source gave it (to recognise unchanged events cheaply). */
+  texts: readonly string[];
   attachments: readonly string[];
   states: readonly WalkState[];
 }
@@ -62,15 +64,24 @@ function failure(reason: RuleFailure['reason'], seq: number | null, detail: stri
   return { ok: false, reason, seq, detail };
 }
 
-/** Rule 1: parse every event and attachment. */
-function parseKel(raw: RawKel): { ok: true; events: ParsedEvent[] } | ({ ok: false } & RuleFailure) {
-  if (raw.defect !== undefined) return failure(raw.defect.reason, null, raw.defect.detail);
-  if (raw.events.length === 0) return failure('malformed', null, 'no events');
+/** Rule 1 for the source as a whole: its defect, no events, one attachment per event. */
+function checkShape(raw: RawKel): RuleFailure | null {
+  if (raw.defect !== undefined) return { reason: raw.defect.reason, seq: null, detail: raw.defect.detail };
+  if (raw.events.length === 0) return { reason: 'malformed', seq: null, detail: 'no events' };
   if (raw.attachments.length !== raw.events.length) {
-    return failure('malformed', null, `${raw.events.length} events but ${raw.attachments.length} attachments (one per event)`);
+    return {
+      reason: 'malformed',
+      seq: null,
+      detail: `${raw.events.length} events but ${raw.attachments.length} attachments (one per event)`,
+    };
   }
+  return null;
+}
+
+/** Rule 1 for events[from…]: each event and attachment parses. */
+function parseEvents(raw: RawKel, from: number): { ok: true; events: ParsedEvent[] } | ({ ok: false } & RuleFailure) {
   const events: ParsedEvent[] = [];
-  for (let j = 0; j < raw.events.length; j++) {
+  for (let j = from; j < raw.events.length; j++) {
     try {
       const event = parseEvent(raw.events[j], j);
       const attachment = parseAttachment(raw.attachments[j]!, j);
@@ -86,16 +97,15 @@ function parseKel(raw: RawKel): { ok: true; events: ParsedEvent[] } | ({ ok: fal
   return { ok: true, events };
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(a, b) === 0;
-}
-
-/** How many leading events of `events` (with `attachments`) are those of `kel`. */
-function commonPrefix(kel: VerifiedKel | null, events: readonly ParsedEvent[], attachments: readonly string[]): number {
+/**
+ * How many leading events of the source are those of `kel`: the same JSON value (compared as its
+ * JSON text, so an unchanged event is neither parsed nor verified again) and the same attachment.
+ */
+function commonPrefix(kel: VerifiedKel | null, texts: readonly string[], attachments: readonly string[]): number {
   if (kel === null) return 0;
-  const n = Math.min(kel.events.length, events.length);
+  const n = Math.min(kel.texts.length, texts.length);
   let j = 0;
-  while (j < n && attachments[j] === kel.attachments[j] && sameBytes(events[j]!.event.bytes, kel.events[j]!.event.bytes)) j++;
+  while (j < n && attachments[j] === kel.attachments[j] && texts[j] === kel.texts[j]) j++;
   return j;
 }
 
@@ -124,24 +134,27 @@ function checkHistory(saids: readonly string[], inForce: AcceptedKel | null, tip
 function verifyOwn(raw: RawKel, prev: CacheEntry | undefined): { saids: readonly string[] | null; own: Own; verifiedEvents: number } {
   if (prev !== undefined && prev.sourceHash === raw.sourceHash && raw.defect === undefined)
     return { saids: prev.saids, own: prev.own, verifiedEvents: 0 };
-  const parsed = parseKel(raw);
-  if (!parsed.ok) return { saids: null, own: parsed, verifiedEvents: 0 };
-  const events = parsed.events;
-  const saids = events.map((e) => e.event.d);
+  const shape = checkShape(raw);
+  if (shape !== null) return { saids: null, own: { ok: false, ...shape }, verifiedEvents: 0 };
+  const texts = raw.events.map((e) => JSON.stringify(e));
   let base: VerifiedKel | null = null;
   let from = 0;
   for (const candidate of [prev?.verified ?? null, prev?.inForce?.kel ?? null]) {
-    const k = commonPrefix(candidate, events, raw.attachments);
+    const k = commonPrefix(candidate, texts, raw.attachments);
     if (k > from) {
       from = k;
       base = candidate;
     }
   }
+  const parsed = parseEvents(raw, from);
+  if (!parsed.ok) return { saids: null, own: parsed, verifiedEvents: 0 };
+  const events = from > 0 ? [...base!.events.slice(0, from), ...parsed.events] : parsed.events;
+  const saids = events.map((e) => e.event.d);
   const result = verifyRange(raw.prefix, events, from, from > 0 ? base!.states[from - 1]! : null);
   const verifiedEvents = events.length - from;
   if (!result.ok) return { saids, own: result, verifiedEvents };
   const states = from > 0 ? [...base!.states.slice(0, from), ...result.states] : result.states;
-  return { saids, own: { ok: true, kel: { events, attachments: raw.attachments, states } }, verifiedEvents };
+  return { saids, own: { ok: true, kel: { events, texts, attachments: raw.attachments, states } }, verifiedEvents };
 }
 
 interface Stage {

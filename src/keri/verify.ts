@@ -59,9 +59,10 @@ function checkLinks(prefix: string, events: readonly ParsedEvent[], j: number): 
   if (e.sn !== j) return { reason: 'sequence_invalid', seq: j, detail: `s is "${e.s}" at position ${j}` };
   if (e.i !== prefix) return { reason: 'prefix_mismatch', seq: j, detail: `i is ${e.i}, the KEL's prefix is ${prefix}` };
   if (j > 0) {
+    // An inception has no `p`: a second one is named for what it is rather than as a broken chain.
+    if (e.t === 'icp' || e.t === 'dip') return { reason: 'multiple_inceptions', seq: j, detail: `a second inception (${e.t})` };
     const prior = events[j - 1]!.event.d;
     if (e.p !== prior) return { reason: 'chain_broken', seq: j, detail: `p is ${String(e.p)}, the prior event's d is ${prior}` };
-    if (e.t === 'icp' || e.t === 'dip') return { reason: 'multiple_inceptions', seq: j, detail: `a second inception (${e.t})` };
   }
   return null;
 }
