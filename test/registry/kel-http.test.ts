@@ -10,7 +10,9 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
-import { anchorRequest } from '../../src/client/party.ts';
+import { anchorRequest, signAnchor as signAnchorWith } from '../../src/client/party.ts';
+import { generateP256 } from '../../src/crypto/p256.ts';
+import { KelBuilder, kelFile, p256Signer, signer } from '../helpers/kel-builder.ts';
 import { DEFAULT_KEL_LIMITS } from '../../src/keri/index.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
 import { fill, signAnchor, type TestParty } from '../helpers/anchors.ts';
@@ -223,6 +225,49 @@ void test('a source that cannot be read as a whole counts registry_reload_failur
       assert.equal((await submit(w, dipKey)).status, 200);
       const page = await get(w.url, { accept: 'text/html' });
       assert.match(page.text, /failed/);
+    } finally {
+      await w.close();
+    }
+  } finally {
+    cleanup();
+  }
+});
+
+void test('a delegated agent with a P-256 key (KELs from the builder): its anchors are co-signed; another root is delegation_mismatch', async () => {
+  const { dir, cleanup } = tempDir('aw-kel-p256-');
+  try {
+    const kels = join(dir, 'kels');
+    mkdirSync(kels);
+    const agentKey = generateP256();
+    const root = KelBuilder.incept({ signers: [signer('p256-root/0')], next: [signer('p256-root/1')] });
+    const agent = KelBuilder.incept({
+      signers: [p256Signer(agentKey.privateKey)],
+      next: [signer('p256-agent/1', 'p256')],
+      delegator: root.prefix,
+    });
+    root.interact([agent.sealOf(0)]);
+    writeFileSync(join(kels, `${root.prefix}.kel.json`), kelFile(root));
+    writeFileSync(join(kels, `${agent.prefix}.kel.json`), kelFile(agent, true)); // attachments as upstream's hex
+    const w = await startTestWitness(
+      dir,
+      { parties: [{ id: root.prefix, delegates: true }] },
+      { allowUnderivedSeeds: true, kel: { source: `dir:${kels}`, pollSeconds: 0, limits: DEFAULT_KEL_LIMITS } },
+    );
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const anchor = signAnchorWith(agentKey.privateKey, 'p256', {
+        seedId: fill(0x77),
+        index: 1,
+        head: fill(1),
+        cumulative: 1n,
+        timestamp: now,
+        witnessSet: { said: 'EWitSet', threshold: 1 },
+      });
+      const agentId = `did:keri:${agent.prefix}`;
+      let r = await post(`${w.url}/v1/anchor`, anchorRequest(anchor, { agent: agentId, root: `did:keri:${root.prefix}` }));
+      assert.equal(r.status, 200, r.text);
+      r = await post(`${w.url}/v1/anchor`, anchorRequest(anchor, { agent: agentId, root: ROOT }));
+      assert.equal((r.body as { code: string }).code, 'delegation_mismatch');
     } finally {
       await w.close();
     }
