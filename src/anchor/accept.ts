@@ -45,7 +45,7 @@ export interface AcceptancePolicy {
 
 export interface Rejection {
   outcome: 'reject';
-  status: 403 | 409 | 422 | 429;
+  status: 403 | 409 | 422 | 429 | 503;
   code: AnchorRejectionCode;
   detail: string;
   retryAfter?: number;
@@ -72,10 +72,14 @@ export function claimedParty(registry: Registry, claim: PartyClaim): RegistryPar
   return registry.parties.get(claim.agent);
 }
 
-/** Whether `sig` is one of the party's current keys (check 4). */
+/** Whether `sig` is one of the party's current keys (check 4); an abandoned KEL has none (SPEC §3.5). */
 export function isCurrentKey(party: RegistryParty, sig: Pick<PartySignature, 'curve' | 'publicKey'>): boolean {
+  if (party.kel?.abandoned === true) return false;
   return party.keys.some((k) => k.curve === sig.curve && eq(k.publicKey, sig.publicKey));
 }
+
+/** How long a client waits before retrying a party whose KEL state is behind the store's tip (SPEC §3.5). */
+export const REGISTRY_BEHIND_RETRY_SECS = 30;
 
 /**
  * Checks 2–15 in order. `usage` is the claimed party's (ignored when check 2 refuses); `now` is the
@@ -90,15 +94,33 @@ export function accept(
   policy: AcceptancePolicy,
 ): Decision {
   const { anchor, claim } = submission;
-  // 2. a registered party
+  // 2. a registered party (with a KEL source: with a usable accepted KEL state)
   const party = claimedParty(registry, claim);
-  if (party === undefined) return reject(403, 'unknown_party', `${claim.agent} is not in this witness's party registry`);
-  // 3. the claimed delegator
-  if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
-    return reject(403, 'delegation_mismatch', `${claim.root} is not the delegator of ${claim.agent}`);
+  if (party === undefined) {
+    const withheld = registry.withheld?.get(claim.agent);
+    if (withheld?.reason === 'behind') return reject(503, 'registry_behind', withheld.detail, REGISTRY_BEHIND_RETRY_SECS);
+    return reject(403, 'unknown_party', withheld?.detail ?? `${claim.agent} is not in this witness's party registry`);
   }
-  // 4. a current key of the party
-  if (!isCurrentKey(party, anchor.sigParty)) return reject(403, 'key_not_current', `sig_party is not a current key of ${claim.agent}`);
+  // 3. not revoked by its delegator (KEL source), then the claimed delegator
+  if (party.kel?.revoked === true)
+    return reject(403, 'delegation_revoked', `${claim.agent} is revoked by its delegator ${party.delegator}`);
+  if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
+    const detail =
+      party.kel === undefined
+        ? `${claim.root} is not the delegator of ${claim.agent}`
+        : party.delegator === undefined
+          ? `the KEL of ${claim.agent} begins with icp, not a dip delegated by ${claim.root}`
+          : `the dip of ${claim.agent} names ${party.delegator}, not ${claim.root}`;
+    return reject(403, 'delegation_mismatch', detail);
+  }
+  // 4. a current key of the party (KEL source: not abandoned)
+  if (!isCurrentKey(party, anchor.sigParty)) {
+    const detail =
+      party.kel?.abandoned === true
+        ? `${claim.agent} abandoned its keys (a rotation to no next keys): it has no current key`
+        : `sig_party is not a current key of ${claim.agent}`;
+    return reject(403, 'key_not_current', detail);
+  }
   // 5. the party signature
   if (!submission.signatureValid) return reject(422, 'bad_signature', 'the party signature does not verify over the party message');
   // 6. not from the future

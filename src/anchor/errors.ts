@@ -5,7 +5,7 @@
  */
 import { CodedError } from '../errors.ts';
 
-export type AnchorErrorCode = 'malformed_anchor' | 'invalid_identifier' | 'not_duplicity' | 'invalid_registry';
+export type AnchorErrorCode = 'malformed_anchor' | 'invalid_identifier' | 'not_duplicity' | 'invalid_registry' | 'registry_conflict';
 
 /** An anchor, request, identifier, registry or duplicity proof that is malformed or does not verify. */
 export class AnchorError extends CodedError<AnchorErrorCode> {}
@@ -13,6 +13,8 @@ export class AnchorError extends CodedError<AnchorErrorCode> {}
 /** The refusals of the acceptance rules (src/anchor/accept.ts), in check order. */
 export type AnchorRejectionCode =
   | 'unknown_party'
+  | 'registry_behind'
+  | 'delegation_revoked'
   | 'delegation_mismatch'
   | 'key_not_current'
   | 'bad_signature'

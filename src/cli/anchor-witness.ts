@@ -15,6 +15,7 @@ import { addServeCommand } from './serve-witness.ts';
 import { addClientCommands } from './client-commands.ts';
 import { addBuildCommands } from './build-commands.ts';
 import { addHealthcheckCommand } from './healthcheck.ts';
+import { addKelCommands } from './kel-commands.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = envProgram('anchor-witness', 'AW_')
@@ -39,6 +40,7 @@ export function anchorWitnessProgram(): Command {
   addClientCommands(program);
   addBuildCommands(program);
   addHealthcheckCommand(program);
+  addKelCommands(program);
   return program;
 }
 

@@ -20,6 +20,8 @@ import { signNote, SIG_TYPE_ED25519 } from '../note/signed-note.ts';
 import { ed25519NoteSigner, formatVkey } from '../note/vkey.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
+import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
+import { ensureKelDemo, kelDemoRequest } from './dev-kel.ts';
 
 const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
 mkdirSync(dataDir, { recursive: true });
@@ -33,15 +35,26 @@ const ROOT = 'did:keri:EDemoRoot';
 const AGENT = 'did:keri:EDemoAgent';
 const SCOPE = 'EDemoScope';
 const partyKey = keyAt(join(dataDir, 'demo-party-key.pem'));
+// A second demo party whose keys come from key event logs (SPEC §3.5): a root that delegates and
+// its agent, KEL files in a dir: source; `node src/cli/dev-kel.ts rotate` rotates the agent.
+const kelDemo = ensureKelDemo(dataDir);
 const registryFile = join(dataDir, 'registry.json');
 writeFileSync(
   registryFile,
   JSON.stringify(
-    { parties: [{ id: AGENT, delegator: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(ed25519PublicKeyBytes(partyKey)) }] }] },
+    {
+      parties: [
+        { id: AGENT, delegator: ROOT, keys: [{ curve: 'ed25519', public_key: encodeHex(ed25519PublicKeyBytes(partyKey)) }] },
+        { id: kelDemo.rootId, delegates: true },
+      ],
+    },
     null,
     2,
   ) + '\n',
 );
+const kelRequestFile = join(dataDir, 'demo-kel-anchor-request.json');
+writeFileSync(kelRequestFile, kelDemoRequest(kelDemo));
+const kel = { source: `dir:${kelDemo.kelDir}`, pollSeconds: 30, limits: DEFAULT_KEL_LIMITS };
 
 // A fresh anchor each start: index and cumulative grow with the clock, so it co-signs on top of earlier runs.
 const now = Math.floor(Date.now() / 1000);
@@ -89,6 +102,7 @@ try {
       quota: DEFAULT_QUOTA,
       registryFile,
       logsFile,
+      kel,
     },
     log,
   );
@@ -106,6 +120,7 @@ try {
       quota: DEFAULT_QUOTA,
       registryFile,
       logsFile,
+      kel,
     },
     log,
   );
@@ -134,6 +149,7 @@ anchor-witness (development mode) — data in ${dataDir}
   witness key  ${encodeHex(node.witnessPublicKey)}
   log origin   ${node.logOrigin}
   demo party   ${AGENT} (delegated by ${ROOT}); its key: ${join(dataDir, 'demo-party-key.pem')}
+  KEL party    ${kelDemo.agentId} (delegated by ${kelDemo.rootId}); keys from the KELs in ${kelDemo.kelDir}
 
 Try it:
   # submit the signed demo anchor (a fresh one is written at every start)
@@ -142,6 +158,15 @@ Try it:
   curl -sS ${url}/v1/anchor/${seed}
   # …and verify it offline: signed by the demo party, co-signed and logged by this witness
   curl -sS ${url}/v1/anchor/${seed} | node_modules/.bin/node bin/anchor-witness.js verify inclusion - --witness-key ${encodeHex(node.witnessPublicKey)} --party-key ${encodeHex(ed25519PublicKeyBytes(partyKey))}
+  # the KEL party: its key comes from its key event log, not from the registry file
+  curl -sS -H 'content-type: application/json' --data-binary @${kelRequestFile} ${url}/v1/anchor
+  # rotate its key (a drt anchored by its root; files renamed into place), then submit with the new key
+  cp ${kelRequestFile} ${kelRequestFile}.old && node_modules/.bin/node src/cli/dev-kel.ts rotate && sleep 2
+  curl -sS -H 'content-type: application/json' --data-binary @${kelRequestFile} ${url}/v1/anchor
+  # the old key is refused now (403 key_not_current), without any registry edit
+  curl -sS -H 'content-type: application/json' --data-binary @${kelRequestFile}.old ${url}/v1/anchor
+  # the same check offline: one JSON line per KEL
+  node_modules/.bin/node bin/anchor-witness.js kel verify ${kelDemo.kelDir}
   # the witness's own transparency log
   curl -sS ${url}/log/checkpoint
   # the cosign role (C2SP tlog-witness): countersign the demo log's checkpoint

@@ -6,6 +6,7 @@ import { readDocument } from '../config/config-file.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
+import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
 import { collectList, intArg } from './options.ts';
 import { durationArg } from '../config/duration.ts';
 import {
@@ -44,6 +45,10 @@ interface ServeFlags extends HttpLimits {
   dev?: boolean;
   logLevel?: string;
   verifyThreads?: number;
+  kelSource?: string;
+  kelPollSeconds?: number;
+  kelMaxEvents?: number;
+  kelMaxBytes?: number;
 }
 
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
@@ -92,6 +97,15 @@ export function addServeCommand(program: Command): void {
       collectList,
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
+    .option('--kel-source <dir:PATH|git:PATH>', "parties' keys from key event logs (SPEC §3.5); needs --registry")
+    .option('--kel-poll-seconds <n>', 'how often the KEL source is re-read (0 = only on SIGHUP and, for dir:, renames)', intArg(0), 30)
+    .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
+    .option(
+      '--kel-max-bytes <n>',
+      'most bytes one KEL may have (the file, or the sum of its blobs)',
+      intArg(1),
+      DEFAULT_KEL_LIMITS.maxBytes,
+    )
     .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option(
       '--logs-list <src>',
@@ -161,6 +175,16 @@ export function addServeCommand(program: Command): void {
           maxOrigins: flags.logsListMaxOrigins ?? DEFAULT_LIST_LIMITS.maxOrigins,
         },
       };
+      if (flags.kelSource !== undefined) {
+        config.kel = {
+          source: flags.kelSource,
+          pollSeconds: flags.kelPollSeconds ?? 30,
+          limits: {
+            maxEvents: flags.kelMaxEvents ?? DEFAULT_KEL_LIMITS.maxEvents,
+            maxBytes: flags.kelMaxBytes ?? DEFAULT_KEL_LIMITS.maxBytes,
+          },
+        };
+      }
       const optional = [
         ...HTTP_LIMIT_KEYS,
         'key',

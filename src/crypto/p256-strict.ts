@@ -34,12 +34,16 @@ export function isCompressedP256Encoding(publicKey: Uint8Array): boolean {
   return bigIntFromBytes(publicKey, 1, 33) < P256_P;
 }
 
-/** The byte-level rules every P-256 verification applies before the curve arithmetic. */
-export function p256StrictPrecheck(publicKey: Uint8Array, signature: Uint8Array): boolean {
+/**
+ * The byte-level rules every P-256 verification applies before the curve arithmetic. `highS:
+ * 'accept'` lifts the low-S rule (s may be up to n−1) for the one place SPEC allows it: KEL event
+ * signatures (§3.5), whose signers do not normalize and whose identity is the event's SAID.
+ */
+export function p256StrictPrecheck(publicKey: Uint8Array, signature: Uint8Array, highS: 'reject' | 'accept' = 'reject'): boolean {
   if (signature.length !== 64 || !isCompressedP256Encoding(publicKey)) return false;
   const r = bigIntFromBytes(signature, 0, 32);
   const s = bigIntFromBytes(signature, 32, 64);
-  return r !== 0n && r < P256_N && s !== 0n && s <= P256_HALF_N;
+  return r !== 0n && r < P256_N && s !== 0n && (highS === 'accept' ? s < P256_N : s <= P256_HALF_N);
 }
 
 function modPow(base: bigint, exp: bigint, m: bigint): bigint {

@@ -144,7 +144,19 @@ export function signP256(privateKey: KeyObject, message: Uint8Array): Uint8Array
  * key. False for wrong lengths, r or s outside [1, n−1], high S, invalid points; never throws.
  */
 export function verifyP256(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (!p256StrictPrecheck(publicKey, signature)) return false;
+  return verifyP256Signature(publicKey, message, signature, 'reject');
+}
+
+/**
+ * verifyP256 with the low-S rule lifted: only for KERI key event signatures (SPEC §3.5, high S
+ * accepted; src/keri). Everything else (anchors, receipts) uses verifyP256.
+ */
+export function verifyP256AllowingHighS(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  return verifyP256Signature(publicKey, message, signature, 'accept');
+}
+
+function verifyP256Signature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, highS: 'reject' | 'accept'): boolean {
+  if (!p256StrictPrecheck(publicKey, signature, highS)) return false;
   try {
     return verify('sha256', message, { key: publicKeyObject(publicKey), dsaEncoding: 'ieee-p1363' }, signature);
   } catch {

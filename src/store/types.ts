@@ -3,7 +3,8 @@
  * (SQLite: src/store/sqlite/, the default; PostgreSQL: src/store/postgres/, for replicas):
  *
  *   LogStorage          the log's bytes: entries, complete-subtree hashes, the signed checkpoint
- *   AnchorStateStorage  anchor chains: seed records, party usage (quota windows), duplicity proofs
+ *   AnchorStateStorage  anchor chains: seed records, party usage (quota windows), duplicity proofs,
+ *                       and the highest accepted KEL tip per identifier (kel_tips, SPEC §3.5)
  *   CosignStateStorage  the cosign role: per-origin state (compare-and-swap), evidence
  *
  * Drivers store and read bytes: they never hash or sign (the log above them, src/log, does).
@@ -103,6 +104,21 @@ export interface AnchorStateStorage {
   /** Proofs in seed order, `after` exclusive. */
   listDuplicities(after: Uint8Array | undefined, limit: number): Promise<DuplicityProof[]>;
   counts(): Promise<{ seeds: number; duplicities: number }>;
+  /** Every identifier's highest accepted KEL tip (SPEC §3.5 `kel_tips`). */
+  kelTips(): Promise<KelTip[]>;
+  /**
+   * Raise the stored tips, in one durable commit of its own (outside the log's transactions): a row
+   * is written when the identifier has none or a lower `s`; never lowered, and a tip at the same
+   * `s` with another `d` leaves the stored row as it is.
+   */
+  raiseKelTips(tips: readonly KelTip[]): Promise<void>;
+}
+
+/** An identifier's highest accepted key event: sequence number and SAID (SPEC §3.5). */
+export interface KelTip {
+  prefix: string;
+  s: number;
+  d: string;
 }
 
 /** Anchor-chain state inside a write transaction. */

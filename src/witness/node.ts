@@ -31,9 +31,10 @@ import { LogSigner } from '../log/signer.ts';
 import type { QuotaDefaults } from '../anchor/quota-window.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import { registerWitnessRoutes } from './routes.ts';
-import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
+import { CheckpointClock, createWitnessStatusPage, type WitnessPageSources } from './status-page.ts';
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 import { loadBuildAttestation } from '../release/attestation.ts';
+import { startKelRegistry, type KelSourceConfig } from './kel-registry.ts';
 
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];
@@ -69,6 +70,8 @@ export interface WitnessConfig extends HttpLimits {
   verifyThreads?: number;
   /** DSSE build attestation served at /build (SPEC §6); refused unless it names the running bundle. */
   buildAttestation?: string;
+  /** Parties' keys from key event logs (SPEC §3.5; needs registryFile). */
+  kel?: KelSourceConfig;
 }
 
 export interface RunningWitness {
@@ -131,6 +134,8 @@ async function openStore(spec: string | undefined, dataDir: string): Promise<Wit
   if (s.startsWith('postgres://') || s.startsWith('postgresql://')) return PostgresStore.open(s);
   throw new ConfigError('invalid_store', `--store must be sqlite:PATH or postgres://…, got ${JSON.stringify(s)}`);
 }
+
+export type WitnessMetrics = ReturnType<typeof witnessMetrics>;
 
 function witnessMetrics(registry: Registry, anchorQueueDepth: () => number) {
   return {
@@ -221,9 +226,16 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     const logSigner = new LogSigner(logOrigin, witnessKey);
     const witnessLog = new TransparencyLog(store, logSigner);
 
+    let kelStatus: WitnessPageSources['kel'];
     if (config.roles.includes('anchor')) {
       let parties: () => PartyRegistry;
-      if (config.registryFile !== undefined) {
+      if (config.kel !== undefined) {
+        // SPEC §3.5: the first load (whole source verified, kel_tips raised) finishes before listening.
+        const kel = await startKelRegistry(config.kel, config.registryFile, store.anchors, registry, m, log);
+        closers.push(() => kel.stop());
+        parties = () => kel.current();
+        kelStatus = () => kel.status();
+      } else if (config.registryFile !== undefined) {
         const source = new Reloadable(config.registryFile, (p) => parseRegistry(readDocument(p)), {
           loaded: (why) => {
             m.reloads.inc();
@@ -316,7 +328,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
         cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
       },
-      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs }),
+      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs, kel: kelStatus }),
       build,
     });
     cosign?.register(app);

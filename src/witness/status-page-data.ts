@@ -1,5 +1,6 @@
 // The status page's data model: what gathering (status-page.ts) produces for one request and
 // rendering (status-page-render.ts) shows, kept apart so neither imports the other.
+import type { KelRegistryStatus } from '../registry/live.ts';
 
 export interface CosignLogRow {
   origin: string;
@@ -33,6 +34,8 @@ export interface WitnessPageData {
   };
   /** Seeds with a co-signed anchor, anchors co-signed (log entries that are not duplicity entries), duplicity proofs. */
   counts: { seeds: number; anchors: number; duplicities: number };
+  /** The party registry's KEL source (SPEC §3.5); absent without one. */
+  kel?: KelRegistryStatus | undefined;
   /** null when the cosign role is off. */
   cosign: { logs: readonly CosignLogRow[]; total: number } | null;
   /** Base URL for the commands (`$WITNESS_URL` when the Host header was unusable). */

@@ -50,6 +50,25 @@ ${
 }`;
 }
 
+function kelSection(d: WitnessPageData): SafeHtml {
+  const k = d.kel;
+  if (k === undefined) return html``;
+  const last =
+    k.lastReload === null
+      ? html`<span class="muted">never</span>`
+      : html`${formatDuration((d.nowMs - k.lastReload.at) / 1000)} ago (${k.lastReload.why}) ${
+          k.lastReload.ok
+            ? html`<span class="pill ok">ok</span>`
+            : html`<span class="pill alert">failed</span> <span class="muted">${k.lastReload.error ?? ''}</span>`
+        }`;
+  return html`<h2 id="kel">Party keys from key event logs</h2>
+<table class="kv" id="kel-registry"><tbody>
+${kv('KEL source', code(k.source))}
+${kv('KELs', html`<span id="kel-accepted">${formatCount(k.counts.accepted)}</span> accepted, <span id="kel-pending">${formatCount(k.counts.pending)}</span> pending, <span id="kel-invalid">${formatCount(k.counts.invalid)}</span> invalid`)}
+${kv('last reload', last)}
+</tbody></table>`;
+}
+
 export function renderWitnessPage(d: WitnessPageData): string {
   const did = ed25519ToDidKey(decodeHex(d.witnessKeyHex, 32));
   const cosignKeys =
@@ -78,6 +97,7 @@ ${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)}
 ${kv('latest checkpoint', checkpointAge(d))}
 </tbody></table>
 ${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
+${kelSection(d)}
 ${cosignSection(d)}
 <h2>Use this witness</h2>
 ${renderCommands(d)}`;

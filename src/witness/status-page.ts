@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { BuildInfo } from '../release/attestation.ts';
 import type { CosignRole } from '../cosign/role.ts';
 import type { WitnessStore } from '../store/types.ts';
+import type { KelRegistryStatus } from '../registry/live.ts';
 import type { CheckpointClock } from './checkpoint-clock.ts';
 import { commandBaseUrl, type StatusPageRequest } from './status-page-commands.ts';
 import { COUNTS_TTL_MS, type CosignLogRow, type WitnessPageData } from './status-page-data.ts';
@@ -46,6 +47,8 @@ export interface WitnessPageSources {
   /** The node's metrics registry (the cosign role's request counters). */
   metrics?: Registry | undefined;
   build?: BuildInfo | undefined;
+  /** The KEL source's counts and last reload (SPEC §3.5). */
+  kel?: (() => KelRegistryStatus) | undefined;
   startedAtMs: number;
   now?: () => number;
 }
@@ -126,6 +129,7 @@ export function createWitnessStatusPage(
       log: { size, checkpoint: cp?.note ?? null, signedAtMs: signed.atMs, signedExact: signed.exact },
       counts: { seeds: counts.seeds, duplicities: counts.duplicities, anchors: Math.max(0, size - counts.duplicities) },
       cosign,
+      kel: src.kel?.(),
       baseUrl: base.url,
       hostUsable: base.usable,
       runningDigest: src.build?.body.running_digest,

@@ -26,15 +26,16 @@ const LAYERS: readonly Layer[] = [
   { name: 'base', members: ['src/errors.ts', 'src/version.ts'], pure: { node: [], packages: [] } },
   {
     name: 'protocol',
-    members: ['src/encoding', 'src/crypto', 'src/tlog', 'src/note', 'src/anchor'],
-    pure: { node: PURE_NODE, packages: ['typebox'] },
+    members: ['src/encoding', 'src/crypto', 'src/tlog', 'src/note', 'src/anchor', 'src/keri'],
+    // @noble/hashes: BLAKE3 for KERI SAIDs (node:crypto has none).
+    pure: { node: PURE_NODE, packages: ['typebox', '@noble/hashes'] },
   },
   // The portable verifier (`anchor-witness/verify`): WebCrypto only, so it runs in a browser too.
   { name: 'portable verifier', members: ['src/verify'], pure: { node: [], packages: [] } },
   { name: 'rendering', members: ['src/pages'], pure: { node: PURE_NODE, packages: [] } },
   // Below everything that serves: the SDK verifies what nodes sign and never imports server code.
   { name: 'client SDK', members: ['src/client'] },
-  { name: 'infrastructure', members: ['src/store', 'src/server', 'src/config', 'src/keys', 'src/release'] },
+  { name: 'infrastructure', members: ['src/store', 'src/server', 'src/config', 'src/keys', 'src/release', 'src/registry'] },
   { name: 'log', members: ['src/log'] },
   { name: 'roles and nodes', members: ['src/anchoring', 'src/cosign', 'src/bridge', 'src/witness', 'src/federation'] },
   { name: 'entry points', members: ['src/cli', 'src/index.ts'] },

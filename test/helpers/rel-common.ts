@@ -80,6 +80,8 @@ export const DOCUMENTED_CODES: ReadonlySet<string> = new Set([
   'expectation_failed',
   // SPEC §3.3, §3.4 (anchor role)
   'unknown_party',
+  'registry_behind', // SPEC §3.5 (with a KEL source)
+  'delegation_revoked', // SPEC §3.5 (with a KEL source)
   'delegation_mismatch',
   'key_not_current',
   'bad_signature',

@@ -9,7 +9,7 @@ import type { DuplicityProof } from '../../anchor/types.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { StoreInvariantError } from '../errors.ts';
 import { decodeStoredProof, seedFromRow, type SeedRow } from '../rows.ts';
-import type { AnchorStateStorage, AnchorStateTx, PartyUsage, SeedRecord } from '../types.ts';
+import type { AnchorStateStorage, AnchorStateTx, KelTip, PartyUsage, SeedRecord } from '../types.ts';
 import { query, type PgReader } from './db.ts';
 
 const SQL = {
@@ -17,6 +17,10 @@ const SQL = {
     'SELECT s.seed_id, s.owner, s.created_at, s.anchor, s.cosig_signature, s.cosig_time, s.leaf_index, d.proof FROM seeds s LEFT JOIN duplicities d ON d.seed_id = s.seed_id WHERE s.seed_id = $1',
   getProof: 'SELECT proof FROM duplicities WHERE seed_id = $1',
   proofsAfter: 'SELECT proof FROM duplicities WHERE seed_id > $1 ORDER BY seed_id LIMIT $2',
+  kelTips: 'SELECT prefix, s, d FROM kel_tips ORDER BY prefix',
+  // One statement: every row raised or left, atomically.
+  raiseKelTips: `INSERT INTO kel_tips (prefix, s, d) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])
+                 ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d WHERE excluded.s > kel_tips.s`,
   counts: 'SELECT (SELECT count(*) FROM seeds) AS seeds, (SELECT count(*) FROM duplicities) AS duplicities',
   // Grouped by second: a busy party's window is a few dozen rows, not one per anchor.
   partyUsage: `SELECT false AS seed, at, count(*)::integer AS n FROM party_events WHERE party = $1 AND at >= $2 GROUP BY at
@@ -48,6 +52,20 @@ export class PgAnchorState implements AnchorStateStorage {
   async counts(): Promise<{ seeds: number; duplicities: number }> {
     const row = (await this.db.read<{ seeds: number; duplicities: number }>('counts', SQL.counts, [])).rows[0];
     return { seeds: row?.seeds ?? 0, duplicities: row?.duplicities ?? 0 };
+  }
+
+  async kelTips(): Promise<KelTip[]> {
+    const res = await this.db.read<{ prefix: string; s: string; d: string }>('kelTips', SQL.kelTips, []);
+    return res.rows.map((r) => ({ prefix: r.prefix, s: Number(r.s), d: r.d }));
+  }
+
+  async raiseKelTips(tips: readonly KelTip[]): Promise<void> {
+    if (tips.length === 0) return;
+    // A prefix twice in one statement would fail ON CONFLICT: keep each prefix's highest tip.
+    const best = new Map<string, KelTip>();
+    for (const t of tips) if ((best.get(t.prefix)?.s ?? -1) < t.s) best.set(t.prefix, t);
+    const rows = [...best.values()];
+    await this.db.read('raiseKelTips', SQL.raiseKelTips, [rows.map((t) => t.prefix), rows.map((t) => t.s), rows.map((t) => t.d)]);
   }
 }
 

@@ -6,8 +6,6 @@
 import type { PoolClient } from 'pg';
 import { StoreOpenError } from '../errors.ts';
 
-export const PG_SCHEMA_VERSION = 3;
-
 /** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
 export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
 export const MIGRATION_LOCK = 0x4157_4d49; // "AWMI"
@@ -39,7 +37,12 @@ export const MIGRATIONS: string[] = [
   // Logs imported from logs/v0 lists (SPEC §5.5): vkeys newline-separated, in list order.
   `CREATE TABLE imported_logs (id bigserial PRIMARY KEY, origin text NOT NULL UNIQUE, vkeys text NOT NULL, qpd integer NOT NULL,
                                source text NOT NULL, imported_at bigint NOT NULL);`,
+  // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
+  `CREATE TABLE kel_tips (prefix text PRIMARY KEY, s bigint NOT NULL, d text NOT NULL);`,
 ];
+
+/** The schema this build writes: one version per migration. */
+export const PG_SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
  * Check the server's durability settings, then apply pending migrations in one transaction under

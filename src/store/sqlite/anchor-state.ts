@@ -6,7 +6,7 @@
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { DuplicityProof } from '../../anchor/types.ts';
 import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, type SeedRow } from '../rows.ts';
-import type { AnchorStateStorage, AnchorStateTx, PartyUsage, SeedRecord } from '../types.ts';
+import type { AnchorStateStorage, AnchorStateTx, KelTip, PartyUsage, SeedRecord } from '../types.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
 class AnchorQueries {
@@ -21,6 +21,8 @@ class AnchorQueries {
   readonly pruneEvents: Statement<[number]>;
   readonly countSeeds: Statement<[], { n: number }>;
   readonly countProofs: Statement<[], { n: number }>;
+  readonly kelTips: Statement<[], KelTip>;
+  readonly raiseKelTip: Statement<[string, number, string]>;
 
   constructor(db: Db) {
     this.getSeed = db.prepare(
@@ -40,6 +42,10 @@ class AnchorQueries {
     this.pruneEvents = db.prepare('DELETE FROM party_events WHERE at < ?');
     this.countSeeds = db.prepare('SELECT count(*) AS n FROM seeds');
     this.countProofs = db.prepare('SELECT count(*) AS n FROM duplicities');
+    this.kelTips = db.prepare('SELECT prefix, s, d FROM kel_tips ORDER BY prefix');
+    this.raiseKelTip = db.prepare(
+      'INSERT INTO kel_tips (prefix, s, d) VALUES (?, ?, ?) ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d WHERE excluded.s > kel_tips.s',
+    );
   }
 
   seed(seedId: Uint8Array): SeedRecord | undefined {
@@ -77,6 +83,21 @@ export class SqliteAnchorState implements AnchorStateStorage {
 
   counts(): Promise<{ seeds: number; duplicities: number }> {
     return this.c.read(() => ({ seeds: this.r.countSeeds.get()?.n ?? 0, duplicities: this.r.countProofs.get()?.n ?? 0 }));
+  }
+
+  kelTips(): Promise<KelTip[]> {
+    return this.c.read(() => this.r.kelTips.all().map((t) => ({ prefix: t.prefix, s: t.s, d: t.d })));
+  }
+
+  raiseKelTips(tips: readonly KelTip[]): Promise<void> {
+    if (tips.length === 0) return Promise.resolve();
+    return this.c.write(() => {
+      this.c.writer
+        .transaction(() => {
+          for (const t of tips) this.w.raiseKelTip.run(t.prefix, t.s, t.d);
+        })
+        .immediate();
+    });
   }
 
   /** Quota windows look back one day at most: drop older party events (inside a write transaction). */

@@ -8,8 +8,6 @@
 import type { Database as Db } from 'better-sqlite3';
 import { StoreOpenError } from '../errors.ts';
 
-export const SCHEMA_VERSION = 4;
-
 /** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
 export const MIGRATIONS: string[] = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -31,7 +29,12 @@ export const MIGRATIONS: string[] = [
   // Logs imported from logs/v0 lists (SPEC §5.5): vkeys newline-separated, in list order.
   `CREATE TABLE imported_logs (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE, vkeys TEXT NOT NULL, qpd INTEGER NOT NULL,
                                source TEXT NOT NULL, imported_at INTEGER NOT NULL);`,
+  // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
+  `CREATE TABLE kel_tips (prefix TEXT PRIMARY KEY, s INTEGER NOT NULL, d TEXT NOT NULL) WITHOUT ROWID;`,
 ];
+
+/** The schema this build writes: one version per migration. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Apply the missing migrations, one transaction each; refuses a newer schema. */
 export function migrate(db: Db, path: string): void {

@@ -100,4 +100,35 @@ export function anchorStateConformance(factory: () => StoreFactory): void {
       );
       assert.deepEqual(await s.anchors.listDuplicities(fill(0x30), 2), []);
     }));
+
+  void test('kel_tips: empty at first; raised per prefix, never lowered, same s with another d kept; survives a reopen', () =>
+    withStore(factory, async (s0, f, use) => {
+      const A = 'E' + 'A'.repeat(43);
+      const B = 'E' + 'B'.repeat(43);
+      const d = (c: string): string => 'E' + c.repeat(43);
+      assert.deepEqual(await s0.anchors.kelTips(), []);
+      await s0.anchors.raiseKelTips([]);
+      await s0.anchors.raiseKelTips([
+        { prefix: A, s: 2, d: d('x') },
+        { prefix: B, s: 0, d: d('y') },
+      ]);
+      assert.deepEqual(await s0.anchors.kelTips(), [
+        { prefix: A, s: 2, d: d('x') },
+        { prefix: B, s: 0, d: d('y') },
+      ]);
+      // Lower and equal tips leave the row; a higher one raises it (also twice in one call).
+      await s0.anchors.raiseKelTips([
+        { prefix: A, s: 1, d: d('l') },
+        { prefix: B, s: 0, d: d('z') },
+      ]);
+      await s0.anchors.raiseKelTips([
+        { prefix: B, s: 3, d: d('m') },
+        { prefix: B, s: 5, d: d('n') },
+      ]);
+      const s = use(await f.reopen(s0));
+      assert.deepEqual(await s.anchors.kelTips(), [
+        { prefix: A, s: 2, d: d('x') },
+        { prefix: B, s: 5, d: d('n') },
+      ]);
+    }));
 }

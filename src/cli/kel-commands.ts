@@ -1,0 +1,98 @@
+/**
+ * `anchor-witness kel verify PATH…` and `anchor-witness kel import-git --git REPO --out DIR`
+ * (SPEC §3.5 "Tools"): check KEL documents the way the witness would (no kel_tips: a fresh start),
+ * and turn an upstream registry repository into a `dir:` source.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { writeFileAtomic } from '../client/files.ts';
+import { encodeHex } from '../encoding/hex.ts';
+import { DEFAULT_KEL_LIMITS, evaluateKels, type KelLimits, type RawKel } from '../keri/index.ts';
+import { readKelDirectory, readKelFile } from '../registry/dir-source.ts';
+import { readKelRepository } from '../registry/git-source.ts';
+import { intArg } from './options.ts';
+
+/** One line of `kel verify`. */
+export interface KelVerifyLine {
+  prefix: string;
+  status: 'accepted' | 'pending' | 'invalid';
+  s: number | null;
+  d: string | null;
+  keys: { curve: 'ed25519' | 'p256'; public_key: string }[];
+  delegator: string | null;
+  reason: string | null;
+}
+
+/** Evaluate the KELs at `paths` (files, or directories read as a `dir:` source) together. */
+export async function verifyKelPaths(paths: readonly string[], limits: KelLimits): Promise<KelVerifyLine[]> {
+  const kels = new Map<string, RawKel>();
+  for (const p of paths) {
+    if (statSync(p).isDirectory()) for (const [prefix, kel] of (await readKelDirectory(p, limits)).kels) kels.set(prefix, kel);
+    else {
+      const kel = await readKelFile(p, limits);
+      kels.set(kel.prefix, kel);
+    }
+  }
+  const { evaluations } = evaluateKels(kels, null, new Map());
+  return [...evaluations.values()]
+    .sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
+    .map((e) => ({
+      prefix: e.prefix,
+      status: e.status,
+      s: e.state?.s ?? null,
+      d: e.state?.d ?? null,
+      keys: (e.state?.keys ?? []).map((k) => ({ curve: k.curve, public_key: encodeHex(k.raw) })),
+      delegator: e.state?.delegator ?? null,
+      reason: e.reason,
+    }));
+}
+
+/** Write one `<prefix>.kel.json` per identifier of the repository (renamed into place); returns what was written and skipped. */
+export async function importGitKels(
+  repo: string,
+  out: string,
+  limits: KelLimits,
+): Promise<{ written: string[]; skipped: { prefix: string; reason: string; detail: string }[] }> {
+  const read = await readKelRepository(repo, limits);
+  mkdirSync(out, { recursive: true });
+  const written: string[] = [];
+  const skipped: { prefix: string; reason: string; detail: string }[] = [];
+  for (const [prefix, kel] of [...read.kels].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (kel.defect !== undefined) {
+      skipped.push({ prefix, reason: kel.defect.reason, detail: kel.defect.detail });
+      continue;
+    }
+    const doc = { prefix, events: kel.events, attachments: kel.attachments };
+    writeFileAtomic(join(out, `${prefix}.kel.json`), JSON.stringify(doc) + '\n', 0o644);
+    written.push(prefix);
+  }
+  return { written, skipped };
+}
+
+export function addKelCommands(program: Command): void {
+  const kel = program.command('kel').description('key event logs as a party registry source (SPEC §3.5)');
+  kel
+    .command('verify')
+    .description('verify KEL files (or dir: directories) together; one JSON line per identifier; exit 0 iff all are accepted')
+    .argument('<paths...>', 'KEL files (<prefix>.kel.json) or directories of them')
+    .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
+    .option('--kel-max-bytes <n>', 'most bytes one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxBytes)
+    .action(async (paths: string[], o: { kelMaxEvents: number; kelMaxBytes: number }) => {
+      const lines = await verifyKelPaths(paths, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes });
+      for (const l of lines) process.stdout.write(JSON.stringify(l) + '\n');
+      process.exitCode = lines.length > 0 && lines.every((l) => l.status === 'accepted') ? 0 : 1;
+    });
+  kel
+    .command('import-git')
+    .description('write one <prefix>.kel.json per identifier of an upstream registry repository (refs/auths/*), without verifying')
+    .requiredOption('--git <repo>', 'the repository (kept fresh with: git fetch URL "+refs/auths/*:refs/auths/*")')
+    .requiredOption('--out <dir>', 'the dir: source to write (created when missing)')
+    .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
+    .option('--kel-max-bytes <n>', 'most bytes one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxBytes)
+    .action(async (o: { git: string; out: string; kelMaxEvents: number; kelMaxBytes: number }) => {
+      const r = await importGitKels(o.git, o.out, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes });
+      for (const s of r.skipped) process.stderr.write(`skipped ${s.prefix}: ${s.reason}: ${s.detail}\n`);
+      process.stdout.write(`wrote ${r.written.length} KEL file(s) to ${o.out}\n`);
+    });
+}

@@ -1,0 +1,46 @@
+/**
+ * A KEL source (SPEC §3.5 `--kel-source dir:PATH|git:PATH`) read as a whole: every identifier's
+ * KEL as raw events and attachments (src/keri parses and verifies). An identifier whose copy could
+ * not even be read or parsed is a RawKel with a `defect` (refused with that reason, its last
+ * accepted state kept). A source that cannot be read at all throws KelSourceError
+ * `kel_source_unreadable`.
+ */
+import { sha256Hex } from '../crypto/sha256.ts';
+import { defectiveKel, type KelLimits, type KelReason, type RawKel } from '../keri/index.ts';
+import { KelSourceError } from './errors.ts';
+
+/** `--kel-source` parsed. */
+export interface KelSourceSpec {
+  kind: 'dir' | 'git';
+  path: string;
+}
+
+export interface KelSourceRead {
+  /** Keyed by prefix. */
+  kels: Map<string, RawKel>;
+  /** Names in the source that are not read (no identifier pattern, bad ref name): for the log. */
+  ignored: string[];
+}
+
+/** An identifier's copy that never reached verification (not a regular file, bad mode, gap…): refused with `reason`. */
+export function unreadableKel(prefix: string, source: string, reason: KelReason, detail: string): RawKel {
+  return defectiveKel(prefix, source, 0, sha256Hex(`unreadable\n${reason}\n${detail}`), reason, detail);
+}
+
+export function parseKelSourceSpec(text: string): KelSourceSpec {
+  const m = /^(dir|git):(.+)$/.exec(text);
+  if (m === null) throw new KelSourceError('invalid_kel_source', `--kel-source must be dir:PATH or git:PATH, got ${JSON.stringify(text)}`);
+  return { kind: m[1] as 'dir' | 'git', path: m[2]! };
+}
+
+export const describeKelSource = (spec: KelSourceSpec): string => `${spec.kind}:${spec.path}`;
+
+/** The first event's `di` when it is a dip (before any verification: only a hint for messages). */
+export function dipDelegator(raw: RawKel): string | null {
+  const e0 = raw.events[0];
+  if (typeof e0 !== 'object' || e0 === null) return null;
+  const { t, di } = e0 as { t?: unknown; di?: unknown };
+  return t === 'dip' && typeof di === 'string' ? di : null;
+}
+
+export type { KelLimits, KelReason, RawKel };
