@@ -26,6 +26,8 @@ export interface HealthInfo {
   witnessKeyHex: string;
   logVkey: string;
   cosignVkey: string | null;
+  /** With --bastion: each bastion connection's state (SPEC §5.6). */
+  bastions?: () => { addr: string; connected: boolean }[];
 }
 
 export interface WitnessRouteDeps {
@@ -53,6 +55,7 @@ export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string,
     version: h.version,
     log: { origin: h.origin, size: cp?.size ?? 0 },
     keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
+    ...(h.bastions === undefined ? {} : { bastions: h.bastions() }),
   };
 }
 

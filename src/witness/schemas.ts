@@ -9,4 +9,6 @@ export const Health = Type.Object({
   version: Type.String(),
   log: Type.Object({ origin: Type.String(), size: Type.Integer() }),
   keys: Type.Object({ witness: Hex32, log_vkey: Type.String(), cosign_vkey: Type.Union([Type.String(), Type.Null()]) }),
+  /** with --bastion (SPEC §5.6) */
+  bastions: Type.Optional(Type.Array(Type.Object({ addr: Type.String(), connected: Type.Boolean() }))),
 });
