@@ -78,6 +78,8 @@ export class BastionConnection {
   connected = false;
   /** connections established so far */
   connects = 0;
+  /** PINGs sent on the current connection (after silences) */
+  pings = 0;
   /** resolved when the first connection is up (the CLI's `serving via bastion` line) */
   readonly firstConnected: Promise<void>;
   private resolveFirst: () => void = () => undefined;
@@ -180,25 +182,36 @@ export class BastionConnection {
     this.connects++;
     serveHttp2Session(app, session, BASTION_SERVING);
     let probe: ReturnType<typeof setTimeout> | undefined;
-    // Node refreshes the session timer on every frame read or written.
-    session.setTimeout(this.timing.pingAfterMs, () => {
+    this.pings = 0;
+    // Node refreshes the session timer on frames it reads (a PING ACK excepted) and writes; once
+    // fired, the timer is armed again by hand after each answered PING.
+    const arm = (): void => {
+      session.setTimeout(this.timing.pingAfterMs, onSilence);
+    };
+    const onSilence = (): void => {
       if (probe !== undefined || session.destroyed) return;
       probe = setTimeout(() => {
         this.opts.log?.warn({ bastion: this.addr, ms: this.timing.pingTimeoutMs }, 'bastion: PING unanswered; dropping the connection');
         session.destroy();
         socket.destroy();
       }, this.timing.pingTimeoutMs);
+      this.pings++;
       const sent = session.ping((err) => {
         clearTimeout(probe);
         probe = undefined;
-        if (err !== null && !session.destroyed) session.destroy();
+        if (err !== null) {
+          if (!session.destroyed) session.destroy();
+          return;
+        }
+        if (!session.destroyed) arm();
       });
       if (!sent) {
         clearTimeout(probe);
         probe = undefined;
         session.destroy();
       }
-    });
+    };
+    arm();
     session.on('error', (e: Error & { code?: string }) => {
       this.opts.log?.warn({ bastion: this.addr, err: e.code ?? e.message }, 'bastion: HTTP/2 session error');
     });

@@ -296,9 +296,17 @@ void test('PINGs: answered ones keep the connection; an unanswered one drops it 
   // A live bastion answers PINGs (its HTTP/2 stack does): one connection throughout.
   const env = await startEnv({ bastionTiming: timing });
   try {
-    await env.fake.waitForBackend(KH);
+    const session = await env.fake.waitForBackend(KH);
+    // The bastion's own PING is answered by the node.
+    await new Promise<void>((resolve, reject) => {
+      session.ping((err) => {
+        if (err === null) resolve();
+        else reject(err);
+      });
+    });
     await sleep(900);
     assert.equal(env.node.bastions?.connections[0]?.connects, 1);
+    assert.ok(env.node.bastions.connections[0].pings >= 3, `pings ${env.node.bastions.connections[0].pings}`); // one per silence
     assert.equal(env.node.bastions.connections[0].connected, true);
   } finally {
     await env.cleanup();
