@@ -9,8 +9,8 @@
  *  - the deadline covers the body: a stream whose request is not complete at its first byte + T
  *    is answered 408 `request_timeout`, and a stream still open at first byte + T + 5 s is reset
  *    (RST_STREAM CANCEL), so a peer that stops reading cannot hold an in-flight slot;
- *  - an answer sent before the request body was read whole (413, 404, 429, …) is followed by
- *    RST_STREAM NO_ERROR (RFC 9113 §8.1), HTTP/2's "closed without reading the rest";
+ *  - an answer sent while the peer is still sending the request body (413, 404, 429, …) is
+ *    followed by RST_STREAM NO_ERROR (RFC 9113 §8.1), HTTP/2's "closed without reading the rest";
  *  - `Expect` other than 100-continue is 417 and CONNECT is 400, as on the listener (early.ts);
  *  - a body of unknown length (no content-length, HEADERS without END_STREAM) is read: fastify
  *    decides whether there is a body from HTTP/1.1 headers, so the compat headers get
@@ -138,9 +138,13 @@ function onStream(
     clearTimeout(timer);
     timer = undefined;
   });
-  // An answer sent before the body was read whole: ask the peer to stop sending it.
+  // An answer sent while the peer is still sending its body: ask it to stop. After the answer's
+  // last frame is out (the next turn, as Node's own close of unread streams does); never when the
+  // peer has finished sending (END_STREAM received), where a reset could only race the answer.
   stream.once('finish', () => {
-    if (!req.complete && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    setImmediate(() => {
+      if (!stream.closed && !stream.destroyed && stream.state.remoteClose !== 1) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    });
   });
   // fastify serves compat HTTP/2 objects (its `http2` mode runs the same router on them); the
   // app's types name the HTTP/1.1 ones.

@@ -165,18 +165,20 @@ void test('body cap: 413 body_too_large, then the stream is closed without readi
     assert.equal(streamed.status, 413);
     // A body over the cap on a stream the peer keeps open: answered, then reset (NO_ERROR) at once.
     const t0 = performance.now();
-    const open = await new Promise<{ status: number; rstCode: number }>((resolve) => {
+    const open = await new Promise<{ status: number; rstCode: number; body: string }>((resolve) => {
       const st = p.client.request({ ':method': 'POST', ':path': '/echo' });
       st.write('y'.repeat(2000));
       let status = 0;
+      let text = '';
       st.on('response', (h) => (status = Number(h[':status'])));
-      st.on('data', () => undefined);
+      st.on('data', (c: Buffer) => (text += c.toString()));
       st.on('error', () => undefined);
       st.on('close', () => {
-        resolve({ status, rstCode: st.rstCode });
+        resolve({ status, rstCode: st.rstCode, body: text });
       });
     });
     assert.equal(open.status, 413);
+    assert.equal(json(open.body).code, 'body_too_large'); // the whole answer arrives before the reset
     assert.equal(open.rstCode, http2.constants.NGHTTP2_NO_ERROR);
     assert.ok(performance.now() - t0 < 2_000);
     // The session survives: the next stream is served.
