@@ -187,3 +187,31 @@ void test('start-up refusals: --no-listen rules, --bastion-key required, distinc
     t.cleanup();
   }
 });
+
+void test('--no-listen as a flag and as a config-file setting reaches the same start-up rule', () => {
+  const t = tempDir('aw-bastion-flags-');
+  try {
+    const files = keyFiles(t.dir);
+    const common = [
+      'serve',
+      '--data-dir',
+      join(t.dir, 'data'),
+      '--key',
+      files.key,
+      '--cosign-key',
+      files.cosign,
+      '--name',
+      'witness.test/w1',
+    ];
+    const flag = spawnSync(process.execPath, [BIN, ...common, '--no-listen'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(flag.status, 1);
+    assert.match(flag.stderr, /--no-listen needs at least one --bastion and --roles cosign alone/);
+    const config = join(t.dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ 'no-listen': true, bastion: ['localhost:1'] })); // roles: anchor,cosign
+    const fromFile = spawnSync(process.execPath, [BIN, ...common, '--config', config], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(fromFile.status, 1);
+    assert.match(fromFile.stderr, /--no-listen needs at least one --bastion and --roles cosign alone/);
+  } finally {
+    t.cleanup();
+  }
+});
