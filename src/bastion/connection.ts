@@ -155,7 +155,7 @@ export class BastionConnection {
     socket.once('connect', () => {
       tcp = true;
     });
-    socket.once('error', (e: Error & { code?: string }) => {
+    socket.on('error', (e: Error & { code?: string }) => {
       fail(tcp ? 'tls_error' : 'connect_error', e.code === undefined ? e.message : `${e.code}: ${e.message}`);
     });
     socket.once('close', () => {
@@ -170,7 +170,13 @@ export class BastionConnection {
       settled = true;
       clearTimeout(timer);
       this.count('ok');
-      this.serve(socket);
+      try {
+        this.serve(socket);
+      } catch (e) {
+        this.opts.log?.warn({ bastion: this.addr, err: (e as Error).message }, 'bastion: HTTP/2 session could not start');
+        socket.destroy();
+        this.later();
+      }
     });
   }
 
