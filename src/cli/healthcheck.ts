@@ -5,11 +5,17 @@
  * anything else (refused connection, timeout, other status, other body). One line on stdout (healthy)
  * or stderr (not), unless `--quiet`. Works for `token-bridge` too: its `/health` has the same
  * `status`. No keys, no store: safe to run as any user, inside a read-only container.
+ *
+ * `anchor-witness healthcheck --data-dir DIR`: for a node serving only through bastions
+ * (`serve --no-listen`, SPEC §5.6), which has no URL to ask: read the bastion state file the node
+ * keeps in its data directory (src/bastion/state-file.ts); healthy when it is fresh and at least one
+ * bastion is connected.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Command } from 'commander';
 import { intArg } from './options.ts';
+import { bastionHealth } from '../bastion/state-file.ts';
 
 export interface HealthResult {
   healthy: boolean;
@@ -85,12 +91,22 @@ export async function checkHealth(text: string, timeoutMs: number): Promise<Heal
 export function addHealthcheckCommand(program: Command): void {
   program
     .command('healthcheck')
-    .description('exit 0 when the node at --url is healthy (GET /health → 200 {"status":"ok"}), 1 when it is not')
-    .requiredOption('--url <url>', "the node's base URL (e.g. http://127.0.0.1:8420) or its /health URL")
+    .description(
+      'exit 0 when the node at --url is healthy (GET /health → 200 {"status":"ok"}), or with --data-dir when a node serving through bastions is connected to one; 1 when it is not',
+    )
+    .option('--url <url>', "the node's base URL (e.g. http://127.0.0.1:8420) or its /health URL")
+    .option(
+      '--data-dir <dir>',
+      'instead of --url: the data directory of a node started with --bastion (reads its bastion state file); --url wins',
+    )
     .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
-    .action(async (opts: { url: string; timeoutMs: number; quiet?: boolean }) => {
-      const r = await checkHealth(opts.url, opts.timeoutMs);
+    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean }) => {
+      // --url wins: a container may set AW_DATA_DIR for `serve` and probe with --url.
+      let r: HealthResult;
+      if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
+      else if (opts.dataDir !== undefined) r = bastionHealth(opts.dataDir, Date.now());
+      else throw new Error('healthcheck needs --url URL (or --data-dir DIR for a node serving through bastions)');
       if (opts.quiet !== true) (r.healthy ? process.stdout : process.stderr).write(r.line + '\n');
       process.exitCode = r.healthy ? 0 : 1;
     });

@@ -20,7 +20,10 @@ import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common
 
 interface ServeFlags extends HttpLimits {
   config?: string;
-  listen?: string;
+  listen?: string | false; // false: --no-listen
+  bastion?: string[];
+  bastionKey?: string;
+  bastionCa?: string;
   dataDir?: string;
   key?: string;
   name?: string;
@@ -58,7 +61,15 @@ function applyConfigFile(cmd: Command, path: string): void {
     throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
   const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));
   for (const [rawKey, value] of Object.entries(doc as Record<string, unknown>)) {
-    const key = rawKey.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    let key = rawKey.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    if (key === 'noListen') {
+      // --no-listen is commander's negation of --listen
+      if (value !== true && value !== 'true' && value !== 1) continue;
+      key = 'listen';
+      if (cmd.getOptionValueSource(key) !== 'cli' && cmd.getOptionValueSource(key) !== 'env')
+        cmd.setOptionValueWithSource(key, false, 'config');
+      continue;
+    }
     const option = known.get(key);
     if (option === undefined || key === 'config')
       throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
@@ -66,7 +77,7 @@ function applyConfigFile(cmd: Command, path: string): void {
     if (source === 'cli' || source === 'env') continue;
     let v: unknown;
     const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-    if (key === 'roles' || key === 'trustProxy' || key === 'cosignKey' || key === 'logsList') {
+    if (key === 'roles' || key === 'trustProxy' || key === 'cosignKey' || key === 'logsList' || key === 'bastion') {
       v = Array.isArray(value)
         ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)))
         : collectList(scalar ?? '', undefined);
@@ -143,6 +154,14 @@ export function addServeCommand(program: Command): void {
       'worker threads for signature verification, anchor cosigning and ML-DSA-44 signing (default: CPU cores − 1; 0 = on the event loop)',
       intArg(0, 64),
     )
+    .option(
+      '--bastion <host:port>',
+      'also serve the cosign routes through this C2SP https-bastion (repeatable, comma-separated)',
+      collectList,
+    )
+    .option('--bastion-key <file>', 'bastion backend key (Ed25519 PKCS#8 PEM, mode 0600; its own key), required with --bastion')
+    .option('--bastion-ca <file>', "PEM roots for the bastions' certificates (replace the default roots)")
+    .option('--no-listen', 'serve only through --bastion (needs --roles cosign alone): no listener')
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
@@ -152,7 +171,8 @@ export function addServeCommand(program: Command): void {
     .action(async (flags: ServeFlags) => {
       if (flags.dataDir === undefined) throw new ConfigError('missing_option', '--data-dir is required');
       if (flags.name === undefined) throw new ConfigError('missing_option', '--name is required');
-      const { host, port } = parseListen(flags.listen ?? '127.0.0.1:8420');
+      const noListen = flags.listen === false;
+      const { host, port } = flags.listen === false ? { host: '', port: 0 } : parseListen(flags.listen ?? '127.0.0.1:8420');
       const config: WitnessConfig = {
         host,
         port,
@@ -174,6 +194,7 @@ export function addServeCommand(program: Command): void {
           maxNew: flags.logsListMaxNew ?? DEFAULT_LIST_LIMITS.maxNew,
           maxOrigins: flags.logsListMaxOrigins ?? DEFAULT_LIST_LIMITS.maxOrigins,
         },
+        noListen,
       };
       if (flags.kelSource !== undefined) {
         config.kel = {
@@ -196,6 +217,9 @@ export function addServeCommand(program: Command): void {
         'buildAttestation',
         'store',
         'verifyThreads',
+        'bastion',
+        'bastionKey',
+        'bastionCa',
       ] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = {
         key: 'keyFile',
@@ -203,6 +227,9 @@ export function addServeCommand(program: Command): void {
         logsList: 'logsLists',
         registry: 'registryFile',
         logs: 'logsFile',
+        bastion: 'bastions',
+        bastionKey: 'bastionKeyFile',
+        bastionCa: 'bastionCaFile',
       };
       for (const k of optional) {
         const v = flags[k];
@@ -210,7 +237,13 @@ export function addServeCommand(program: Command): void {
       }
       const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
       const node = await startWitness(config, log);
-      process.stdout.write(`listening on ${node.url}\n`);
+      if (node.bastions !== null) process.stdout.write(`bastion key hash ${node.bastions.keyHash}\n`);
+      if (node.listen !== null) process.stdout.write(`listening on ${node.url}\n`);
+      for (const c of node.bastions?.connections ?? []) {
+        void c.firstConnected.then(() => {
+          process.stdout.write(`serving via bastion ${c.addr}\n`);
+        });
+      }
       log.info({ url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin }, 'witness started');
       closeOnSignals(() => node.close(), log);
     });

@@ -14,3 +14,8 @@ export type EncodingErrorCode =
 
 /** A value could not be decoded from its wire form (hex, base64, timestamps, decimals, JSON). */
 export class EncodingError extends CodedError<EncodingErrorCode> {}
+
+/** A value the DER writer (der.ts) cannot encode: a negative integer, a year outside UTCTime, a bad OID. */
+export type DerErrorCode = 'der_out_of_range';
+
+export class DerError extends CodedError<DerErrorCode> {}

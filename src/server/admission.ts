@@ -8,6 +8,7 @@
 import type { FastifyReply } from 'fastify';
 import { clientKey } from './ip.ts';
 import { sendProblem } from './problem.ts';
+import { withVia } from './state.ts';
 import type { RequestState } from './state.ts';
 
 /** Take a token for the request's client; false when it was refused (429 sent). */
@@ -17,7 +18,7 @@ export function admitRate(st: RequestState, reply: FastifyReply): boolean {
   if (server.buckets === null || config.bypassLimits === true || !(config.rateLimit ?? server.rateScope === 'all')) return true;
   const r = server.buckets.take(clientKey(st.ip));
   if (r.ok) return true;
-  server.metrics.rejected.inc({ reason: 'rate_limited' });
+  server.metrics.rejected.inc(withVia(st, { reason: 'rate_limited' }));
   sendProblem(reply, 429, 'rate_limited', `too many requests; retry in ${r.retryAfterSeconds} s`, {
     'retry-after': String(r.retryAfterSeconds),
   });
@@ -43,7 +44,7 @@ export function admitInFlight(st: RequestState | undefined, reply: FastifyReply,
     return;
   }
   const refuse = (): void => {
-    server.metrics.rejected.inc({ reason: 'overloaded' });
+    server.metrics.rejected.inc(withVia(st, { reason: 'overloaded' }));
     sendProblem(reply, 503, 'overloaded', 'the server is at capacity; retry later', { 'retry-after': server.retryAfter });
   };
   // A queued request must start with at least `minStartMs` of its deadline left; otherwise it

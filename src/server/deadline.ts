@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { HttpProblem } from './errors.ts';
-import { requestStateOf } from './state.ts';
+import { requestStateOf, withVia } from './state.ts';
 
 const wrappedHandlers = new WeakSet<object>();
 
@@ -26,7 +26,7 @@ export function withDeadline(handler: RouteHandlerMethod): RouteHandlerMethod {
         () => {
           if (reply.raw.headersSent) return; // already answering; let it finish
           if (st.ac !== null && !st.ac.signal.aborted) st.ac.abort();
-          st.server.metrics.rejected.inc({ reason: 'request_timeout' });
+          st.server.metrics.rejected.inc(withVia(st, { reason: 'request_timeout' }));
           reject(
             new HttpProblem(
               408,

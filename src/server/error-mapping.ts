@@ -14,7 +14,7 @@ import { HttpProblem } from './errors.ts';
 import type { RouteConfig } from './options.ts';
 import { sendProblem, truncate } from './problem.ts';
 import type { ProblemInit } from './problem.ts';
-import { requestStateOf } from './state.ts';
+import { requestStateOf, withVia } from './state.ts';
 import type { ServerState } from './state.ts';
 
 interface AjvErrorLike {
@@ -137,7 +137,7 @@ export function answerError(server: ServerState, error: unknown, request: Fastif
   } else if (p.status >= 500) {
     request.log.warn({ err: error, code: p.code }, 'service unavailable');
   }
-  if (p.status === 413) server.metrics.rejected.inc({ reason: 'body_too_large' });
+  if (p.status === 413) server.metrics.rejected.inc(withVia(requestStateOf(request), { reason: 'body_too_large' }));
   if (reply.raw.headersSent) {
     reply.raw.destroy();
     return undefined;

@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, truncate } from './problem.ts';
-import type { ServerState } from './state.ts';
+import { requestStateOf } from './state.ts';
+import type { ServerState, Transport } from './state.ts';
 
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -32,15 +33,35 @@ function allowedMethods(server: ServerState, app: FastifyInstance, rawUrl: strin
   });
 }
 
-/** 405 + Allow when another method is routed at this path, else 404. */
+/** True when `path` fits the route template `url` (`:name` = one non-empty segment). */
+function fitsTemplate(url: string, path: string): boolean {
+  const want = url.split('/');
+  const got = path.split('/');
+  return want.length === got.length && want.every((w, i) => (w.startsWith(':') ? got[i] !== '' : w === got[i]));
+}
+
+const servesMethod = (listed: string, method: string): boolean => listed === method || (listed === 'GET' && method === 'HEAD');
+
+/** A transport (state.ts) serves this method on this route template (HEAD wherever GET). */
+export function transportServes(transport: Transport, method: string, route: string): boolean {
+  return transport.routes.some((r) => servesMethod(r.method, method) && r.url === route);
+}
+
+/**
+ * 405 + Allow when another method is routed at this path, else 404. A request that came through a
+ * transport only sees the routes the transport serves.
+ */
 export function answerNotFound(server: ServerState, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const app = server.app;
-  const allowed = app === null ? [] : allowedMethods(server, app, request.raw.url ?? '/');
+  const path = (request.raw.url ?? '/').split('?')[0]!;
+  const transport = requestStateOf(request)?.transport ?? null;
+  let allowed = app === null ? [] : allowedMethods(server, app, request.raw.url ?? '/');
+  if (transport !== null)
+    allowed = allowed.filter((m) => transport.routes.some((r) => servesMethod(r.method, m) && fitsTemplate(r.url, path)));
   if (allowed.length > 0 && !allowed.includes(request.method)) {
     return sendProblem(reply, 405, 'method_not_allowed', `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`, {
       allow: allowed.join(', '),
     });
   }
-  const path = (request.raw.url ?? '/').split('?')[0]!;
   return sendProblem(reply, 404, 'not_found', `no resource at ${truncate(path, 120)}`);
 }

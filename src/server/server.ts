@@ -20,7 +20,7 @@ import { formatIp, resolveClientIp } from './ip.ts';
 import { resolveLimits } from './options.ts';
 import type { App, ServerOptions } from './options.ts';
 import { bindProblemTypeBase, isJsonContentType, sendProblem } from './problem.ts';
-import { answerNotFound, recordRouteMethods } from './routing.ts';
+import { answerNotFound, recordRouteMethods, transportServes } from './routing.ts';
 import { beginRequest, bindServerState, createServerState, requestHasBody, requestStateOf, serverStateOf } from './state.ts';
 import type { RequestState, ServerState } from './state.ts';
 
@@ -30,6 +30,12 @@ function commonHeaders(st: RequestState | undefined, request: FastifyRequest, re
   reply.header('x-content-type-options', 'nosniff');
   const method = request.method;
   if (method === 'GET' || method === 'HEAD') reply.header('access-control-allow-origin', '*');
+  // HTTP/2 has no Connection header (problems that close the connection carry one): an HTTP/2
+  // stream with an unread body is reset after its answer instead (http2.ts).
+  if (request.raw.httpVersionMajor === 2) {
+    reply.removeHeader('connection');
+    return;
+  }
   const bodyUnread = (st?.hasBody ?? requestHasBody(request.raw)) && !request.raw.complete;
   if (bodyUnread || st?.server.closing === true || reply.statusCode === 408) reply.header('connection', 'close');
 }
@@ -99,6 +105,10 @@ function addHooks(app: App, state: ServerState): void {
     const st = beginRequest(state, request, reply);
     if (!admitRate(st, reply)) return;
     if (request.is404) {
+      answerNotFound(state, request, reply);
+      return;
+    }
+    if (st.transport !== null && !transportServes(st.transport, request.method, st.route)) {
       answerNotFound(state, request, reply);
       return;
     }

@@ -8,7 +8,10 @@
  *    once, on the raw response's 'close' event, which fires for finished, failed and aborted
  *    requests alike (slot released, metrics and the access log line written);
  *  - `ConnectionState`, one per socket (the request being served on it, the request that asked
- *    for an upgrade, a raw problem waiting for the answers ahead of it).
+ *    for an upgrade, a raw problem waiting for the answers ahead of it);
+ *  - `Transport`, for a request that did not come through the server's own listener (an HTTP/2
+ *    stream on a bastion connection, http2.ts): its client address, its `via` label and the routes
+ *    it may reach.
  */
 import type http from 'node:http';
 import type https from 'node:https';
@@ -52,6 +55,18 @@ export interface ServerState {
   log: FastifyBaseLogger | null;
 }
 
+/** How a request that did not arrive on the server's own listener reached the app (http2.ts). */
+export interface Transport {
+  /** metrics and access-log label `via` (e.g. `bastion`) */
+  readonly via: string;
+  /** the client address, decided by the transport (replaces the trust-proxy rule) */
+  readonly ip: IpBytes;
+  /** the routes served this way (HEAD wherever GET); any other path is 404 */
+  readonly routes: readonly { readonly method: string; readonly url: string }[];
+  /** performance.now() when the request's first byte arrived (the deadline runs from there) */
+  readonly start: number;
+}
+
 export interface RequestState {
   readonly server: ServerState;
   readonly id: string; // the request id (X-Request-Id, log reqId)
@@ -59,7 +74,8 @@ export interface RequestState {
   readonly deadline: number; // start + requestTimeoutMs
   readonly route: string; // metrics label
   readonly config: RouteConfig;
-  readonly ip: IpBytes; // the client address (SPEC §2 trust-proxy rule)
+  readonly ip: IpBytes; // the client address (SPEC §2 trust-proxy rule, or the transport's)
+  readonly transport: Transport | null; // null: the server's own listener
   readonly hasBody: boolean;
   holding: boolean; // holds an in-flight slot
   waiter: Waiter | null; // waits in the in-flight queue
@@ -80,6 +96,23 @@ export interface ConnectionState {
 const serverStates = new WeakMap<object, ServerState>();
 const requestStates = new WeakMap<FastifyRequest, RequestState>();
 const connectionStates = new WeakMap<Socket, ConnectionState>();
+const transports = new WeakMap<object, Transport>();
+const rawRequestStates = new WeakMap<object, RequestState>();
+
+/** Mark a raw request (before routing) as arrived through `transport`. */
+export function setTransport(raw: object, transport: Transport): void {
+  transports.set(raw, transport);
+}
+
+/** The state of a request by its raw Node request object, once a hook has begun it. */
+export function requestStateOfRaw(raw: object): RequestState | undefined {
+  return rawRequestStates.get(raw);
+}
+
+/** Metric labels with `via` added for requests that came through a transport. */
+export function withVia<T extends object>(st: RequestState | null | undefined, labels: T): T | (T & { via: string }) {
+  return st?.transport == null ? labels : { ...labels, via: st.transport.via };
+}
 
 export function createServerState(options: ServerOptions, limits: Limits): ServerState {
   const registry = options.metrics ?? new Registry();
@@ -149,9 +182,10 @@ export function beginRequest(server: ServerState, request: FastifyRequest, reply
   if (existing !== undefined) return existing;
   const now = performance.now();
   const raw = request.raw;
-  const start = messageStart(raw, now);
+  const transport = transports.get(raw) ?? null;
+  const start = transport?.start ?? messageStart(raw, now);
   const config = request.routeOptions.config;
-  const ip = resolveClientIp(raw.socket.remoteAddress, raw.headers['x-forwarded-for'], server.trusted);
+  const ip = transport?.ip ?? resolveClientIp(raw.socket.remoteAddress, raw.headers['x-forwarded-for'], server.trusted);
   request.clientIp = formatIp(ip);
   const st: RequestState = {
     server,
@@ -161,6 +195,7 @@ export function beginRequest(server: ServerState, request: FastifyRequest, reply
     route: request.is404 || typeof config.url !== 'string' ? 'other' : config.url,
     config,
     ip,
+    transport,
     hasBody: requestHasBody(raw),
     holding: false,
     waiter: null,
@@ -169,6 +204,7 @@ export function beginRequest(server: ServerState, request: FastifyRequest, reply
     ac: null,
   };
   requestStates.set(request, st);
+  rawRequestStates.set(raw, st);
   connectionOf(raw.socket).active = st;
   reply.raw.once('close', () => {
     finishRequest(st, request, reply);
@@ -195,13 +231,21 @@ function finishRequest(st: RequestState, request: FastifyRequest, reply: Fastify
   if (conn?.active === st) conn.active = null;
   const res = reply.raw;
   const status = res.headersSent ? String(res.statusCode) : st.rawStatus !== null ? String(st.rawStatus) : 'aborted';
-  const labels = { route: st.route, method: request.method, status };
+  const labels = withVia(st, { route: st.route, method: request.method, status });
   const seconds = (performance.now() - st.start) / 1000;
   server.metrics.requests.inc(labels);
   server.metrics.duration.observe(labels, seconds);
   if (server.accessLog) {
     request.log.info(
-      { method: request.method, url: truncate(request.url), route: st.route, status, ms: Math.round(seconds * 1000), ip: request.clientIp },
+      {
+        method: request.method,
+        url: truncate(request.url),
+        route: st.route,
+        status,
+        ms: Math.round(seconds * 1000),
+        ip: request.clientIp,
+        ...(st.transport === null ? {} : { via: st.transport.via }),
+      },
       'request completed',
     );
   }

@@ -35,6 +35,9 @@ import { CheckpointClock, createWitnessStatusPage, type WitnessPageSources } fro
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 import { loadBuildAttestation } from '../release/attestation.ts';
 import { startKelRegistry, type KelSourceConfig } from './kel-registry.ts';
+import { loadBastionCa, loadBastionKey, startBastionBackends, type BastionBackends } from '../bastion/backends.ts';
+import { parseBastionAddresses } from '../bastion/address.ts';
+import type { BastionTiming } from '../bastion/connection.ts';
 
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];
@@ -72,12 +75,26 @@ export interface WitnessConfig extends HttpLimits {
   buildAttestation?: string;
   /** Parties' keys from key event logs (SPEC §3.5; needs registryFile). */
   kel?: KelSourceConfig;
+  /** `--bastion HOST:PORT`…: serve the cosign routes through these bastions (SPEC §5.6). */
+  bastions?: string[];
+  /** `--bastion-key`: the backend identity (Ed25519), required with `bastions`. */
+  bastionKeyFile?: string;
+  /** `--bastion-ca`: PEM roots for the bastions' certificates, instead of the default ones. */
+  bastionCaFile?: string;
+  /** `--no-listen`: serve only through the bastions (role cosign alone). */
+  noListen?: boolean;
+  /** Bastion ping and reconnect timing (tests). */
+  bastionTiming?: Partial<BastionTiming>;
 }
 
 export interface RunningWitness {
   app: App;
+  /** the listener's URL; '' with --no-listen */
   url: string;
-  listen: ListenInfo;
+  /** null with --no-listen */
+  listen: ListenInfo | null;
+  /** the bastion connections, when --bastion is given */
+  bastions: BastionBackends | null;
   store: WitnessStore;
   witnessPublicKey: Uint8Array;
   logOrigin: string;
@@ -181,6 +198,18 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   validateName(config.name);
   const logOrigin = config.logOrigin ?? `${config.name}/anchors`;
   validateName(logOrigin);
+  const bastionAddrs = config.bastions ?? [];
+  parseBastionAddresses(bastionAddrs);
+  if (config.noListen === true && (bastionAddrs.length === 0 || config.roles.length !== 1 || config.roles[0] !== 'cosign'))
+    throw new ConfigError(
+      'invalid_no_listen',
+      '--no-listen needs at least one --bastion and --roles cosign alone (the anchor role, /metrics and the own log need a listener)',
+    );
+  if (bastionAddrs.length > 0 && config.bastionKeyFile === undefined)
+    throw new ConfigError(
+      'key_required',
+      '--bastion needs --bastion-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
+    );
   mkdirSync(config.dataDir, { recursive: true });
   if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
   // SPEC §6: bind the build attestation to the running bundle before anything else starts.
@@ -208,6 +237,15 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       seen.set(hex, i);
     });
   }
+
+  const bastionKey =
+    config.bastionKeyFile === undefined || bastionAddrs.length === 0
+      ? undefined
+      : loadBastionKey(config.bastionKeyFile, [
+          { what: 'witness key (--key)', key: witnessKey },
+          ...cosignKeys.map((k) => ({ what: 'cosign key (--cosign-key)', key: k.privateKey })),
+        ]);
+  const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
 
   const store = await openStore(config.store, config.dataDir);
   // The pool also signs anchor cosign messages with the witness key, and the cosign role's
@@ -278,6 +316,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     m.logSize.set(cp.size);
     checkpointClock.seen(cp.size, Date.now());
 
+    let bastions: BastionBackends | null = null;
     let cosign: CosignRole | undefined;
     if (cosignKeys.length > 0) {
       if (config.logsFile === undefined && (config.logsLists ?? []).length === 0)
@@ -327,17 +366,35 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         logVkey: logSigner.vkey,
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
         cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
+        ...(bastionKey === undefined ? {} : { bastions: () => bastions?.status() ?? [] }),
       },
       statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs, kel: kelStatus }),
       build,
     });
     cosign?.register(app);
-    const info = await listen(app, { host: config.host, port: config.port });
+    let info: ListenInfo | null = null;
+    if (config.noListen === true) await app.ready();
+    else info = await listen(app, { host: config.host, port: config.port });
+    if (bastionKey !== undefined) {
+      bastions = startBastionBackends({
+        key: bastionKey,
+        addresses: bastionAddrs,
+        ca: bastionCa,
+        app,
+        registry,
+        dataDir: config.dataDir,
+        log,
+        timing: config.bastionTiming,
+      });
+      const b = bastions;
+      closers.unshift(() => b.close());
+    }
     let closed = false;
     return {
       app,
-      url: info.url,
+      url: info?.url ?? '',
       listen: info,
+      bastions,
       store,
       witnessPublicKey,
       logOrigin,

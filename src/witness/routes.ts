@@ -29,6 +29,8 @@ export interface HealthInfo {
   cosignVkey: string | null;
   /** Every cosign vkey in `--cosign-key` order (empty without the cosign role). */
   cosignVkeys?: readonly string[];
+  /** With --bastion: each bastion connection's state (SPEC §5.6). */
+  bastions?: () => { addr: string; connected: boolean }[];
 }
 
 export interface WitnessRouteDeps {
@@ -57,6 +59,7 @@ export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string,
     log: { origin: h.origin, size: cp?.size ?? 0 },
     keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
     cosign_vkeys: [...(h.cosignVkeys ?? [])],
+    ...(h.bastions === undefined ? {} : { bastions: h.bastions() }),
   };
 }
 

@@ -16,4 +16,6 @@ export const Health = Type.Object({
   }),
   /** Every cosign key's vkey (type 0x04 Ed25519, 0x06 ML-DSA-44), in `--cosign-key` order (SPEC §5.1). */
   cosign_vkeys: Type.Optional(Type.Array(Type.String())),
+  /** with --bastion (SPEC §5.6) */
+  bastions: Type.Optional(Type.Array(Type.Object({ addr: Type.String(), connected: Type.Boolean() }))),
 });

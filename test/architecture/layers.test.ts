@@ -35,7 +35,7 @@ const LAYERS: readonly Layer[] = [
   { name: 'rendering', members: ['src/pages'], pure: { node: PURE_NODE, packages: [] } },
   // Below everything that serves: the SDK verifies what nodes sign and never imports server code.
   { name: 'client SDK', members: ['src/client'] },
-  { name: 'infrastructure', members: ['src/store', 'src/server', 'src/config', 'src/keys', 'src/release', 'src/registry'] },
+  { name: 'infrastructure', members: ['src/store', 'src/server', 'src/config', 'src/keys', 'src/release', 'src/registry', 'src/bastion'] },
   { name: 'log', members: ['src/log'] },
   { name: 'roles and nodes', members: ['src/anchoring', 'src/cosign', 'src/bridge', 'src/witness', 'src/federation'] },
   { name: 'entry points', members: ['src/cli', 'src/index.ts'] },

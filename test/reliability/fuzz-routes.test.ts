@@ -456,7 +456,7 @@ void test(
         fc.asyncProperty(methods, targets, versions, headerSets, bodies, async (m, tgt, v, hs, b) => {
           const data = Buffer.from(`${m} ${tgt} ${v}\r\n${hs.map((h) => h + '\r\n').join('')}\r\n${b}`, 'latin1');
           if (DEBUG) process.stderr.write(`raw> ${JSON.stringify(data.toString('latin1').slice(0, 100))}\n`);
-          const a = await rawRequest(w.listen.port, data, { timeoutMs: 1_500 });
+          const a = await rawRequest(w.listen!.port, data, { timeoutMs: 1_500 });
           tally.requests++;
           if (a.status === 0) {
             silentCloses++;

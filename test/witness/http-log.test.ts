@@ -121,7 +121,7 @@ function rawRequest(port: number, chunks: string[], pauseMs: number): Promise<st
 }
 
 void test('hardening on the witness routes', async () => {
-  const port = w.listen.port;
+  const port = w.listen!.port;
   // oversize body → 413 and close
   const big = await rawRequest(
     port,
