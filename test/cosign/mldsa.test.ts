@@ -286,6 +286,10 @@ void test('load-time rules: two keys with one public key, origins over 255 bytes
     );
     const ok = await startCosign({ dir, dbName: 'd4.db', logsDoc: logsDoc({ origin: long, keys: [vkey] }) });
     await ok.close();
+    // ML-DSA-44 keys only: /health's cosign_vkey (the first Ed25519 one) is null
+    const mlOnly = await startCosign({ dir, dbName: 'd5.db', logsDoc: logsDoc(), cosignKeys: [mlDsaWitnessKey] });
+    assert.deepEqual(mlOnly.role.healthInfo(), { cosignVkey: null, cosignVkeys: [V.WITNESS_VKEY], origins: [] });
+    await mlOnly.close();
   } finally {
     cleanup();
   }
