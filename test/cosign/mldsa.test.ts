@@ -106,6 +106,19 @@ void test('Appendix C/B witness: Ed25519 then ML-DSA-44 line, one T; the Ed25519
       true,
       'noble verifies the witness line over the Appendix B.2 message',
     );
+    // the service's subtree line (for sign-subtree): the B.4 statement, T = 0, signs the B.4 message
+    const [mlSigner] = h.role.service.mlDsaCosigners;
+    assert.equal(keyIdHex(mlSigner!.keyId), 'dcccf9ec');
+    const sub = parseSubtreeCosignatureLine(
+      await h.role.service.subtreeLine(mlSigner!.keyId, {
+        origin: V.SUBTREE_ORIGIN,
+        start: V.SUBTREE_START,
+        end: V.SUBTREE_END,
+        hash: decodeBase64(V.SUBTREE_HASH_B64, 32),
+      }),
+    );
+    assert.equal(sub.timestamp, 0n);
+    assert.equal(ml_dsa44.verify(sub.signature, decodeHex(V.SUBTREE_MESSAGE_HEX), mlSigner!.publicKey), true);
   } finally {
     await h.close();
     cleanup();
