@@ -307,3 +307,39 @@ void test('load-time rules: two keys with one public key, origins over 255 bytes
     cleanup();
   }
 });
+
+void test('ML-DSA-44 lines are signed through the worker pool, never on the calling thread, and stored before the 200', async () => {
+  const { dir, cleanup } = tempDir();
+  const log = new SyntheticLog(LOG_NAME, logKeyC);
+  const real = new SignaturePool(1, undefined, [mlDsaWitnessKey]);
+  let pooled = 0;
+  const pool = Object.assign(Object.create(real) as SignaturePool, {
+    signMlDsa44: (key: Parameters<SignaturePool['signMlDsa44']>[0], message: Uint8Array) => {
+      pooled++;
+      return real.signMlDsa44(key, message);
+    },
+  });
+  const h = await startCosign({
+    dir,
+    logsDoc: logsDoc({ origin: LOG_NAME, keys: [log.vkey] }),
+    cosignKeys: [mlDsaWitnessKey, cosignKeyC],
+    verifyPool: pool,
+  });
+  try {
+    for (const [old, size] of [
+      [0, 3],
+      [3, 8],
+    ] as const) {
+      const r = await h.post(log.request(old, size));
+      assert.equal(r.status, 200, r.text);
+      const state = await h.store.cosign.getOrigin(LOG_NAME);
+      assert.equal(state?.size, size);
+      assert.equal(state.cosignatures, r.text, 'the lines of the 200 are the stored ones');
+    }
+    assert.equal(pooled, 2, 'one pool signature per request (one ML-DSA-44 key)');
+  } finally {
+    await h.close();
+    await real.close();
+    cleanup();
+  }
+});
