@@ -119,7 +119,11 @@ export function addVerifyCommands(program: Command): void {
         .description(
           "an anchor's witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature lines (text; give --vkey)",
         )
-        .option('--vkey <vkey...>', 'cosigner vkey(s) for a cosigned checkpoint: type 0x04 (Ed25519 cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1)', collectList)
+        .option(
+          '--vkey <vkey...>',
+          'cosigner vkey(s) for a cosigned checkpoint: type 0x04 (Ed25519 cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1)',
+          collectList,
+        )
         .option('--log-vkey <vkey...>', "the log's own vkey(s) (type 0x01 or 0x06): its signature must verify too", collectList)
         .option('--quorum <n>', 'cosignatures needed (default: every --vkey)', intArg(1)),
     ),

@@ -109,7 +109,7 @@ process.stdout.write(JSON.stringify(out));`;
   });
 });
 
-void test('CLI: verify cosignature FILE --vkey <0x06 vkey> --log-vkey <0x01>', async () => {
+void test('CLI: verify cosignature FILE --vkey <0x06 vkey> --log-vkey <0x01>; verify checkpoint with a 0x06 log vkey', async () => {
   const { dir, cleanup } = tempDir();
   const cli = join(import.meta.dirname, '..', 'helpers', 'client-cli.ts');
   const run = (args: string[]) =>
@@ -137,6 +137,14 @@ void test('CLI: verify cosignature FILE --vkey <0x06 vkey> --log-vkey <0x01>', a
       good.stdout,
       /^OK .*cosigned by witness\.example\/w1 at 1700000000, witness\.example\/w1 at 1700000000; log signature verified/,
     );
+    // the offline checkpoint verifier with torchwood's ML-DSA-44 log key
+    const cp = join(dir, 'torchwood.txt');
+    writeFileSync(cp, V.TORCHWOOD_CHECKPOINT_NOTE);
+    const tw = await run(['verify', 'checkpoint', cp, '--vkey', V.TORCHWOOD_LOG_VKEY]);
+    assert.equal(tw.code, 0, tw.stderr);
+    assert.match(tw.stdout, /^OK .*example\.com\/mldsa-log/);
+    writeFileSync(cp, V.TORCHWOOD_CHECKPOINT_NOTE.replace('\n1\n', '\n2\n'));
+    assert.equal((await run(['verify', 'checkpoint', cp, '--vkey', V.TORCHWOOD_LOG_VKEY])).code, 1);
     const bad = join(dir, 'bad.txt');
     writeFileSync(bad, COSIGNED.replace(`${V.WITNESS_LINE}\n`, ''));
     const missing = await run(['verify', 'cosignature', bad, '--vkey', V.WITNESS_VKEY, '--vkey', V.WITNESS_ED25519_VKEY]);
