@@ -175,6 +175,12 @@ interface Resolved {
   detail: string | null;
 }
 
+/** The accepted KEL in force; the kept object when nothing changed (its seal index is reused). */
+function accepted(kept: AcceptedKel | null, kel: VerifiedKel, count: number, revoked: boolean): AcceptedKel {
+  if (kept !== null && kept.kel === kel && kept.count === count && kept.revoked === revoked) return kept;
+  return { kel, count, revoked };
+}
+
 function sealsOf(accepted: AcceptedKel): SealIndex {
   accepted.seals ??= indexSeals(accepted.kel.events, accepted.count);
   return accepted.seals;
@@ -264,7 +270,7 @@ export function evaluateKels(
     const reject = (f: RuleFailure): Resolved => ({ status: 'invalid', inForce: kept, reason: f.reason, seq: f.seq, detail: f.detail });
     const inception = kel.events[0]!.event;
     if (inception.t !== 'dip') {
-      return { status: 'accepted', inForce: { kel, count: kel.events.length, revoked: false }, reason: null, seq: null, detail: null };
+      return { status: 'accepted', inForce: accepted(kept, kel, kel.events.length, false), reason: null, seq: null, detail: null };
     }
     const delegator = inception.di!;
     if (!stages.has(delegator))
@@ -293,7 +299,7 @@ export function evaluateKels(
         detail: `the delegator's accepted KEL no longer anchors event ${count}, which was accepted`,
       });
     }
-    const inForce = count === 0 ? null : { kel, count, revoked };
+    const inForce = count === 0 ? null : accepted(kept, kel, count, revoked);
     if (count < kel.events.length) {
       const e = kel.events[count]!.event;
       return {
@@ -315,8 +321,8 @@ export function evaluateKels(
     // A kept state of a delegated KEL still learns of its revocation.
     if (inForce !== null && !inForce.revoked && inForce.kel.states[0]!.delegator !== null) {
       const delegator = inForce.kel.states[0]!.delegator;
-      const dr = resolved.get(delegator) ?? (stages.has(delegator) ? resolve(delegator) : undefined);
-      if (dr?.inForce != null && sealsOf(dr.inForce).digests.has(prefix)) inForce = { ...inForce, revoked: true };
+      const dr = stages.has(delegator) ? resolve(delegator) : undefined;
+      if (dr !== undefined && dr.inForce !== null && sealsOf(dr.inForce).digests.has(prefix)) inForce = { ...inForce, revoked: true };
     }
     evaluations.set(prefix, {
       prefix,
