@@ -5,7 +5,7 @@
  *
  * Incremental: the cache keeps, per prefix, the verified events with the state after each. A
  * source whose hash is unchanged is not verified again; a KEL whose events begin with the cached
- * ones (same canonical bytes, same attachment) is verified from the first new event on, starting
+ * ones (same JSON values, same attachments) is verified from the first new event on, starting
  * from the cached state. Delegation is re-checked on every evaluation (map lookups), so a
  * delegated KEL follows its delegator's state.
  *
