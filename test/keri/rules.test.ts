@@ -375,3 +375,22 @@ void test('hostile signature lists cost at most one verification per key, and no
   assert.equal(evaluate(good).get(b.prefix)!.status, 'accepted');
   assert.equal(signatureCounters.verified - before, 6);
 });
+
+void test("rule 8: only the delegator's ACCEPTED events anchor: a seal after the delegator's own pending drt does not count yet", () => {
+  const top = KelBuilder.incept({ signers: [k('top0')], next: [k('top1')] });
+  const mid = KelBuilder.incept({ signers: [k('mid0')], next: [k('mid1')], delegator: top.prefix });
+  top.interact([mid.sealOf(0)]);
+  mid.rotate({ signers: [k('mid1')], next: [k('mid2')] }); // mid's drt, not yet anchored by top
+  const agent = KelBuilder.incept({ signers: [k('ag0')], next: [k('ag1')], delegator: mid.prefix });
+  mid.interact([agent.sealOf(0)]); // signed by mid's new key, after the pending drt
+  let out = evaluate(top.rawKel(), mid.rawKel(), agent.rawKel());
+  assert.equal(out.get(mid.prefix)!.status, 'pending');
+  assert.equal(out.get(mid.prefix)!.state!.s, 0);
+  assert.equal(out.get(agent.prefix)!.status, 'pending', String(out.get(agent.prefix)!.detail));
+  assert.equal(out.get(agent.prefix)!.state, null);
+  top.interact([mid.sealOf(1)]);
+  out = evaluate(top.rawKel(), mid.rawKel(), agent.rawKel());
+  assert.equal(out.get(mid.prefix)!.status, 'accepted');
+  assert.equal(out.get(agent.prefix)!.status, 'accepted');
+  assert.equal(out.get(agent.prefix)!.state!.delegator, mid.prefix);
+});
