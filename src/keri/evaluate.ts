@@ -5,7 +5,7 @@
  *
  * Incremental: the cache keeps, per prefix, the verified events with the state after each. A
  * source whose hash is unchanged is not verified again; a KEL whose events begin with the cached
- * ones (same canonical bytes, same attachment) is verified from the first new event on, starting
+ * ones (same JSON values, same attachments) is verified from the first new event on, starting
  * from the cached state. Delegation is re-checked on every evaluation (map lookups), so a
  * delegated KEL follows its delegator's state.
  *
@@ -22,8 +22,8 @@ import { verifyRange, type ParsedEvent, type RuleFailure, type WalkState } from 
 /** Events that passed rules 1–7, with the state after each. */
 interface VerifiedKel {
   events: readonly ParsedEvent[];
-  /** JSON text of each event as the source gave it (to recognise unchanged events cheaply). */
-  texts: readonly string[];
+  /** Each event's JSON value as the source gave it (to recognise unchanged events cheaply). */
+  values: readonly unknown[];
   attachments: readonly string[];
   states: readonly WalkState[];
 }
@@ -97,15 +97,36 @@ function parseEvents(raw: RawKel, from: number): { ok: true; events: ParsedEvent
   return { ok: true, events };
 }
 
+/** Deep equality of two parsed JSON values (member order aside: parseEvent does not depend on it). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  let members = 0;
+  for (const k in ao) {
+    members++;
+    if (!Object.hasOwn(bo, k) || !sameJson(ao[k], bo[k])) return false;
+  }
+  for (const k in bo) if (Object.hasOwn(bo, k)) members--;
+  return members === 0;
+}
+
 /**
- * How many leading events of the source are those of `kel`: the same JSON value (compared as its
- * JSON text, so an unchanged event is neither parsed nor verified again) and the same attachment.
+ * How many leading events of the source are those of `kel`: the same JSON value and the same
+ * attachment, so an unchanged event is neither parsed nor verified again.
  */
-function commonPrefix(kel: VerifiedKel | null, texts: readonly string[], attachments: readonly string[]): number {
+function commonPrefix(kel: VerifiedKel | null, raw: RawKel): number {
   if (kel === null) return 0;
-  const n = Math.min(kel.texts.length, texts.length);
+  const n = Math.min(kel.values.length, raw.events.length);
   let j = 0;
-  while (j < n && attachments[j] === kel.attachments[j] && texts[j] === kel.texts[j]) j++;
+  while (j < n && raw.attachments[j] === kel.attachments[j] && sameJson(raw.events[j], kel.values[j])) j++;
   return j;
 }
 
@@ -136,11 +157,10 @@ function verifyOwn(raw: RawKel, prev: CacheEntry | undefined): { saids: readonly
     return { saids: prev.saids, own: prev.own, verifiedEvents: 0 };
   const shape = checkShape(raw);
   if (shape !== null) return { saids: null, own: { ok: false, ...shape }, verifiedEvents: 0 };
-  const texts = raw.events.map((e) => JSON.stringify(e));
   let base: VerifiedKel | null = null;
   let from = 0;
   for (const candidate of [prev?.verified ?? null, prev?.inForce?.kel ?? null]) {
-    const k = commonPrefix(candidate, texts, raw.attachments);
+    const k = commonPrefix(candidate, raw);
     if (k > from) {
       from = k;
       base = candidate;
@@ -154,7 +174,7 @@ function verifyOwn(raw: RawKel, prev: CacheEntry | undefined): { saids: readonly
   const verifiedEvents = events.length - from;
   if (!result.ok) return { saids, own: result, verifiedEvents };
   const states = from > 0 ? [...base!.states.slice(0, from), ...result.states] : result.states;
-  return { saids, own: { ok: true, kel: { events, texts, attachments: raw.attachments, states } }, verifiedEvents };
+  return { saids, own: { ok: true, kel: { events, values: raw.events, attachments: raw.attachments, states } }, verifiedEvents };
 }
 
 interface Stage {
@@ -173,6 +193,12 @@ interface Resolved {
   reason: RuleFailure['reason'] | null;
   seq: number | null;
   detail: string | null;
+}
+
+/** The accepted KEL in force; the kept object when nothing changed (its seal index is reused). */
+function accepted(kept: AcceptedKel | null, kel: VerifiedKel, count: number, revoked: boolean): AcceptedKel {
+  if (kept !== null && kept.kel === kel && kept.count === count && kept.revoked === revoked) return kept;
+  return { kel, count, revoked };
 }
 
 function sealsOf(accepted: AcceptedKel): SealIndex {
@@ -264,7 +290,7 @@ export function evaluateKels(
     const reject = (f: RuleFailure): Resolved => ({ status: 'invalid', inForce: kept, reason: f.reason, seq: f.seq, detail: f.detail });
     const inception = kel.events[0]!.event;
     if (inception.t !== 'dip') {
-      return { status: 'accepted', inForce: { kel, count: kel.events.length, revoked: false }, reason: null, seq: null, detail: null };
+      return { status: 'accepted', inForce: accepted(kept, kel, kel.events.length, false), reason: null, seq: null, detail: null };
     }
     const delegator = inception.di!;
     if (!stages.has(delegator))
@@ -293,7 +319,7 @@ export function evaluateKels(
         detail: `the delegator's accepted KEL no longer anchors event ${count}, which was accepted`,
       });
     }
-    const inForce = count === 0 ? null : { kel, count, revoked };
+    const inForce = count === 0 ? null : accepted(kept, kel, count, revoked);
     if (count < kel.events.length) {
       const e = kel.events[count]!.event;
       return {
@@ -315,8 +341,8 @@ export function evaluateKels(
     // A kept state of a delegated KEL still learns of its revocation.
     if (inForce !== null && !inForce.revoked && inForce.kel.states[0]!.delegator !== null) {
       const delegator = inForce.kel.states[0]!.delegator;
-      const dr = resolved.get(delegator) ?? (stages.has(delegator) ? resolve(delegator) : undefined);
-      if (dr?.inForce != null && sealsOf(dr.inForce).digests.has(prefix)) inForce = { ...inForce, revoked: true };
+      const dr = stages.has(delegator) ? resolve(delegator) : undefined;
+      if (dr !== undefined && dr.inForce !== null && sealsOf(dr.inForce).digests.has(prefix)) inForce = { ...inForce, revoked: true };
     }
     evaluations.set(prefix, {
       prefix,

@@ -2,7 +2,7 @@
  * Indexed signatures against an event's signing keys (SPEC §3.5 rules 5 and 6). The key's type
  * decides the algorithm, whatever the signature code says: Ed25519 through the product's one
  * strict verifier, P-256 (ECDSA-SHA256, r ‖ s) with high S accepted, for KEL event signatures
- * only. A signature counts at most once per index (the first one that verifies).
+ * only. A signature counts at most once per index: only the first one of an index is tried.
  */
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { verifyP256AllowingHighS } from '../crypto/p256.ts';
@@ -18,22 +18,23 @@ export function verifyKelSignature(key: KelKey, message: Uint8Array, signature: 
   return key.curve === 'ed25519' ? verifyEd25519(key.raw, message, signature) : verifyP256AllowingHighS(key.raw, message, signature);
 }
 
-/** The signatures that verify over `message` under keys[index], at most one per index. */
+/**
+ * The signatures that verify over `message` under keys[index]. Only the first signature of each
+ * index is tried (a signature counts at most once per index), so an attachment costs at most one
+ * verification per key however many signatures it lists.
+ */
 export function verifiedSignatures(
   keys: readonly KelKey[],
   message: Uint8Array,
   signatures: readonly IndexedSignature[],
 ): IndexedSignature[] {
-  const seen = new Set<number>();
+  const tried = new Set<number>();
   const out: IndexedSignature[] = [];
   for (const sig of signatures) {
-    if (seen.has(sig.index)) continue;
     const key = keys[sig.index];
-    if (key === undefined) continue;
-    if (verifyKelSignature(key, message, sig.signature)) {
-      seen.add(sig.index);
-      out.push(sig);
-    }
+    if (key === undefined || tried.has(sig.index)) continue;
+    tried.add(sig.index);
+    if (verifyKelSignature(key, message, sig.signature)) out.push(sig);
   }
   return out;
 }

@@ -42,6 +42,8 @@ export interface KeyState {
  * the KEL's blobs) and `sourceHash` the SHA-256 (hex) of those bytes: an unchanged hash is not
  * verified again. `defect` is set when the source itself is not a well-formed KEL document (rule 1):
  * the KEL is then refused with that reason while its last accepted state stays in force.
+ * evaluateKels keeps the `events` values in its cache to recognise unchanged events: hand it
+ * fresh values (a new parse) and never mutate them afterwards.
  */
 export interface RawKel {
   prefix: string;

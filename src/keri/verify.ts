@@ -191,22 +191,26 @@ export function verifyRange(prefix: string, events: readonly ParsedEvent[], from
     }
     const keys = establishment ? e.keys : state!.keys;
     const kt = establishment ? simple(e.kt) : state!.kt;
-    const verified = verifiedSignatures(keys, e.bytes, attachment.signatures);
-    if (!(verified.length >= kt)) {
-      keep(5, {
-        reason: 'signature_invalid',
-        seq: j,
-        detail: `${verified.length} verified signature(s), kt is ${Number.isNaN(kt) ? 'weighted' : kt}`,
-      });
-    }
-    if ((e.t === 'rot' || e.t === 'drt') && state !== null) {
-      const revealed = revealedCommitments(keys, verified, state.n);
-      if (revealed < state.nt) {
-        keep(6, {
-          reason: 'prior_next_unmet',
+    // Once rule 4 or 5 has failed, no later signature can change the reason (rules 5 and 6 of a
+    // later event lose to it): the signatures of the rest are not verified.
+    if (firsts[0] === null && firsts[1] === null) {
+      const verified = verifiedSignatures(keys, e.bytes, attachment.signatures);
+      if (!(verified.length >= kt)) {
+        keep(5, {
+          reason: 'signature_invalid',
           seq: j,
-          detail: `${revealed} prior next-key commitment(s) revealed by verified signatures, prior nt is ${state.nt}`,
+          detail: `${verified.length} verified signature(s), kt is ${Number.isNaN(kt) ? 'weighted' : kt}`,
         });
+      }
+      if ((e.t === 'rot' || e.t === 'drt') && state !== null) {
+        const revealed = revealedCommitments(keys, verified, state.n);
+        if (revealed < state.nt) {
+          keep(6, {
+            reason: 'prior_next_unmet',
+            seq: j,
+            detail: `${revealed} prior next-key commitment(s) revealed by verified signatures, prior nt is ${state.nt}`,
+          });
+        }
       }
     }
     if (state !== null) keep(7, checkSequence(e, j, state));

@@ -12,6 +12,7 @@ import {
   p256PublicKeyBytes,
   signP256,
   verifyP256,
+  verifyP256AllowingHighS,
 } from '../../src/crypto/p256.ts';
 
 const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
@@ -77,6 +78,23 @@ void test('high S is refused (the malleated twin of a valid signature)', () => {
   assert.equal(rawVerify('sha256', msg, { key: createPublicKey(privateKey), dsaEncoding: 'ieee-p1363' }, high), true);
   assert.equal(verifyP256(publicKey, msg, high), false);
   assert.equal(verifyP256(publicKey, msg, sig), true);
+});
+
+void test('verifyP256AllowingHighS (KEL event signatures only, SPEC §3.5) accepts both twins and nothing else', () => {
+  const { privateKey, publicKey } = generateP256();
+  const msg = new TextEncoder().encode('m');
+  const sig = signP256(privateKey, msg);
+  const s = toBig(sig.subarray(32));
+  const with32 = (v: bigint): Uint8Array => {
+    const out = Uint8Array.from(sig);
+    out.set(to32(v), 32);
+    return out;
+  };
+  assert.equal(verifyP256AllowingHighS(publicKey, msg, sig), true);
+  assert.equal(verifyP256AllowingHighS(publicKey, msg, with32(N - s)), true);
+  assert.equal(verifyP256AllowingHighS(publicKey, msg, with32(0n)), false);
+  assert.equal(verifyP256AllowingHighS(publicKey, msg, with32(N + s)), false, 's ≥ n is not reduced');
+  assert.equal(verifyP256AllowingHighS(publicKey, new TextEncoder().encode('n'), with32(N - s)), false);
 });
 
 void test('a raw OpenSSL signature with high S is normalised by signP256', () => {

@@ -139,3 +139,36 @@ void test('a single-byte change to a KEL file is refused or leaves the accepted 
     { numRuns: 150 },
   );
 });
+
+void test('hostile input: arbitrary JSON events and attachment strings are refused, never thrown', () => {
+  const b = KelBuilder.incept({ signers: [signer('h0')], next: [signer('h1')] });
+  const good = b.rawKel();
+  const event0 = b.events[0]!;
+  const eventArb = fc.oneof(
+    fc.jsonValue(),
+    // Near misses: the real inception with one member replaced by an arbitrary JSON value.
+    fc.tuple(fc.constantFrom(...Object.keys(event0)), fc.jsonValue()).map(([m, v]) => ({ ...event0, [m]: v })),
+  );
+  const attachmentArb = fc.oneof(
+    fc.string(),
+    fc.string().map((s) => `-A${s}`),
+    fc.string().map((s) => `${good.attachments[0]!}${s}`),
+    fc.nat({ max: good.attachments[0]!.length }).map((n) => good.attachments[0]!.slice(0, n)),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.tuple(eventArb, attachmentArb), { minLength: 1, maxLength: 3 }), (pairs) => {
+      const raw: RawKel = { ...good, events: pairs.map((p) => p[0]), attachments: pairs.map((p) => p[1]), sourceHash: 'hostile' };
+      const ev = evaluateKels(new Map([[b.prefix, raw]]), null, new Map()).evaluations.get(b.prefix)!;
+      if (ev.status !== 'invalid') {
+        // Only the untouched inception with a valid signature may pass.
+        assert.deepEqual(
+          summary(ev.state),
+          summary(evaluateKels(new Map([[b.prefix, good]]), null, new Map()).evaluations.get(b.prefix)!.state),
+        );
+      } else {
+        assert.ok(ev.reason !== null);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluateKels } from '../../src/keri/evaluate.ts';
 import { KEL_REASONS } from '../../src/keri/errors.ts';
+import { signatureCounters } from '../../src/keri/signatures.ts';
 import type { KelEvaluation, RawKel } from '../../src/keri/types.ts';
 import { KelBuilder, commitmentTo, finalizeEvent, signEvent, signer, type KelSigner } from '../helpers/kel-builder.ts';
 
@@ -354,4 +355,42 @@ void test('every reason of the closed union is produced by a test of this suite 
     'threshold_invalid',
     'version_mismatch',
   ]);
+});
+
+void test('hostile signature lists cost at most one verification per key, and none after a decided failure', () => {
+  const b = KelBuilder.incept({ signers: [k('x0')], next: [k('x1')] });
+  for (let i = 0; i < 5; i++) b.interact([]);
+  const good = b.rawKel();
+  // 200 copies of a bad signature at index 0, then the good one: one verification, and the
+  // good one (at an index already tried) does not count.
+  const bad = signEvent(b.events[1]!, [k('intruder')]).slice(4);
+  const real = b.attachments[1]!.slice(4);
+  const flood = `-ADJ${bad.repeat(200)}${real}`;
+  let before = signatureCounters.verified;
+  const ev = refused({ ...good, attachments: [good.attachments[0]!, flood, ...good.attachments.slice(2)] }, 'signature_invalid', 1);
+  assert.match(String(ev.detail), /0 verified/);
+  // Events 0 and 1 verified once each; events 2–5 are not verified at all (their rule 5 and 6 lose to event 1's).
+  assert.equal(signatureCounters.verified - before, 2);
+  before = signatureCounters.verified;
+  assert.equal(evaluate(good).get(b.prefix)!.status, 'accepted');
+  assert.equal(signatureCounters.verified - before, 6);
+});
+
+void test("rule 8: only the delegator's ACCEPTED events anchor: a seal after the delegator's own pending drt does not count yet", () => {
+  const top = KelBuilder.incept({ signers: [k('top0')], next: [k('top1')] });
+  const mid = KelBuilder.incept({ signers: [k('mid0')], next: [k('mid1')], delegator: top.prefix });
+  top.interact([mid.sealOf(0)]);
+  mid.rotate({ signers: [k('mid1')], next: [k('mid2')] }); // mid's drt, not yet anchored by top
+  const agent = KelBuilder.incept({ signers: [k('ag0')], next: [k('ag1')], delegator: mid.prefix });
+  mid.interact([agent.sealOf(0)]); // signed by mid's new key, after the pending drt
+  let out = evaluate(top.rawKel(), mid.rawKel(), agent.rawKel());
+  assert.equal(out.get(mid.prefix)!.status, 'pending');
+  assert.equal(out.get(mid.prefix)!.state!.s, 0);
+  assert.equal(out.get(agent.prefix)!.status, 'pending', String(out.get(agent.prefix)!.detail));
+  assert.equal(out.get(agent.prefix)!.state, null);
+  top.interact([mid.sealOf(1)]);
+  out = evaluate(top.rawKel(), mid.rawKel(), agent.rawKel());
+  assert.equal(out.get(mid.prefix)!.status, 'accepted');
+  assert.equal(out.get(agent.prefix)!.status, 'accepted');
+  assert.equal(out.get(agent.prefix)!.state!.delegator, mid.prefix);
 });
