@@ -9,4 +9,20 @@ export const Health = Type.Object({
   version: Type.String(),
   log: Type.Object({ origin: Type.String(), size: Type.Integer() }),
   keys: Type.Object({ witness: Hex32, log_vkey: Type.String(), cosign_vkey: Type.Union([Type.String(), Type.Null()]) }),
+  // SPEC §4.1, with --log-witnesses only.
+  log_witnesses: Type.Optional(
+    Type.Array(
+      Type.Object({
+        url: Type.String(),
+        cosigned_size: Type.Integer({ minimum: 0 }),
+        last_success: Type.Union([Type.String(), Type.Null()]),
+        lag_entries: Type.Integer({ minimum: 0 }),
+        lag_seconds: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+  ),
+  warnings: Type.Optional(Type.Array(Type.String())),
 });
+
+/** `GET /log/checkpoint?unwitnessed=1`: the newest node-signed checkpoint (SPEC §4.1). */
+export const CheckpointQuery = Type.Object({ unwitnessed: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')])) });

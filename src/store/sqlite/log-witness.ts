@@ -26,7 +26,7 @@ class LogWitnessQueries {
   readonly sizes: Statement<[number, number], { size: number }>;
   readonly published: Statement<[], { size: number }>;
   readonly setPublished: Statement<[number]>;
-  readonly pruneWitness: Statement<[string, string, number, number]>;
+  readonly pruneWitness: Statement<[string, number, string, number]>;
   readonly pruneBelow: Statement<[number]>;
   readonly pruneNotesBelow: Statement<[number]>;
   readonly pruneOrphanNotes: Statement<[number]>;
@@ -78,7 +78,7 @@ export class SqliteLogWitness implements LogWitnessStorage {
   }
 
   recordCosignature(rec: LogCosignatureRecord): Promise<void> {
-    return this.c.write(() =>
+    return this.c.write(() => {
       this.c.writer
         .transaction(() => {
           const root = Buffer.from(rec.root);
@@ -92,8 +92,8 @@ export class SqliteLogWitness implements LogWitnessStorage {
           if (this.w.pruneWitness.run(rec.url, published, rec.url, LOG_COSIGNATURES_PER_WITNESS - 1).changes > 0)
             this.w.pruneOrphanNotes.run(published);
         })
-        .immediate(),
-    );
+        .immediate();
+    });
   }
 
   cosigned(size: number): Promise<LogCosignedCheckpoint | undefined> {
