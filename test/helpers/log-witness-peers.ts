@@ -75,7 +75,7 @@ function writeKey(path: string, key: KeyObject): void {
   }
 }
 
-/** Start `p` with the others as its logs and its log witnesses (quorum = all of them unless given). */
+/** Start `p` with the others as its logs and its log witnesses (quorum = all of them unless given; none: no --log-witnesses). */
 export async function startPeer(
   p: Peer,
   others: readonly Peer[],
@@ -105,7 +105,7 @@ export async function startPeer(
       roles: ['anchor', 'cosign'],
       registryFile: f('registry.json'),
       logsFile: f('logs.json'),
-      logWitnessesFile: f('log-witnesses.json'),
+      ...(others.length > 0 ? { logWitnessesFile: f('log-witnesses.json') } : {}),
       logWitnessIntervalMs: 100,
       allowUnderivedSeeds: true,
       dev: false,
