@@ -26,7 +26,9 @@ const others = (p: Peer): Peer[] => [A, B, C].filter((q) => q !== p);
 
 before(async () => {
   tmp = tempDir('aw-logwit-');
-  [A, B, C] = await Promise.all([1, 2, 3].map((i) => makePeer(i, tmp.dir)));
+  A = await makePeer(1, tmp.dir);
+  B = await makePeer(2, tmp.dir);
+  C = await makePeer(3, tmp.dir);
   await startPeer(A, others(A), { testOnlyFaultHooks: true });
   await startPeer(B, others(B));
   await startPeer(C, others(C));
