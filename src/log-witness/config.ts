@@ -7,11 +7,13 @@
  *
  * Rules: 1 ≤ quorum ≤ witnesses; URLs are http(s) submission prefixes without credentials, query
  * or fragment (a missing final `/` is added), distinct; each witness has 1–4 cosigner vkeys of type
- * 0x04 (cosignature/v1), distinct across the whole file (a key shared by two witnesses would count
- * twice towards the quorum). Unknown members are refused.
+ * 0x04 (Ed25519 cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1; refused where the runtime has no
+ * ML-DSA-44), distinct across the whole file (a key shared by two witnesses would count twice
+ * towards the quorum). Unknown members are refused.
  */
 import { readDocument } from '../config/config-file.ts';
-import { SIG_TYPE_COSIGNATURE_V1 } from '../note/signed-note.ts';
+import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { LogWitnessConfigError } from './errors.ts';
 
@@ -86,7 +88,10 @@ export function parseLogWitnesses(doc: unknown): LogWitnessSet {
       } catch (e) {
         throw bad(`${where}.vkeys[${j}]: ${(e as Error).message}`);
       }
-      if (v.type !== SIG_TYPE_COSIGNATURE_V1) throw bad(`${where}.vkeys[${j}]: a witness vkey must be of type 0x04 (cosignature/v1)`);
+      if (v.type !== SIG_TYPE_COSIGNATURE_V1 && v.type !== SIG_TYPE_SUBTREE_V1)
+        throw bad(`${where}.vkeys[${j}]: a witness vkey must be of type 0x04 (cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1)`);
+      if (v.type === SIG_TYPE_SUBTREE_V1 && !mlDsa44Supported())
+        throw bad(`${where}.vkeys[${j}]: ML-DSA-44 vkeys need Node ≥ 24.6 with OpenSSL ≥ 3.5`);
       const id = `${v.name}+${v.keyId}`;
       const owner = keys.get(id) ?? keys.get(v.vkey);
       if (owner !== undefined) throw bad(`${where}.vkeys[${j}]: key ${v.vkey} is already listed (${owner})`);

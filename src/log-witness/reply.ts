@@ -2,11 +2,12 @@
  * Reading a peer witness's add-checkpoint answers (C2SP tlog-witness), pure:
  *
  *  - 200: signature lines. A line counts when its (name, key ID) is one of the witness's vkeys
- *    and it verifies over the checkpoint text; lines of other keys are ignored; a matching line
+ *    and it verifies over the checkpoint text (0x04: cosignature/v1; 0x06: ML-DSA-44 subtree/v1
+ *    with start 0, end = size, hash = root); lines of other keys are ignored; a matching line
  *    that fails to verify fails the whole reply, and so does a reply with no matching line.
  *  - 409: `<size>\n`, the size the witness last cosigned for the origin.
  */
-import { SIG_TYPE_COSIGNATURE_V1, formatSignatureLine, parseSignatureLines, type NoteSignature } from '../note/signed-note.ts';
+import { formatSignatureLine, parseSignatureLines, type NoteSignature } from '../note/signed-note.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { parseCanonicalSize } from '../note/checkpoint.ts';
 import { PeerFailure } from './errors.ts';
@@ -33,7 +34,7 @@ export function verifiedCosignatures(body: string, checkpointText: string, verif
   for (const sig of sigs) {
     const v = verifiers.find((k) => k.name === sig.name && k.keyId === sig.keyId);
     if (v === undefined) continue;
-    if (!verifyLine(v, text, sig))
+    if (!v.verify(text, sig.signature))
       throw new PeerFailure('invalid_peer_response', `the line of ${v.vkey} does not verify for this checkpoint`, 200);
     if (seen.has(v)) continue;
     seen.add(v);
@@ -41,11 +42,6 @@ export function verifiedCosignatures(body: string, checkpointText: string, verif
   }
   if (out === '') throw new PeerFailure('invalid_peer_response', 'no cosignature line by one of the configured vkeys', 200);
   return out;
-}
-
-function verifyLine(v: NoteVerifier, text: Uint8Array, sig: NoteSignature): boolean {
-  if (v.type === SIG_TYPE_COSIGNATURE_V1) return v.verify(text, sig.signature);
-  return false;
 }
 
 /** The size of a 409 body (`<size>\n`, canonical decimal), or a PeerFailure. */

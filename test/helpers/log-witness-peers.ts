@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { pino } from 'pino';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
+import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes } from '../../src/crypto/ml-dsa.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
-import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
@@ -35,6 +36,10 @@ export interface Peer {
   logVkey: string;
   /** The cosigner vkey (type 0x04, name = the witness name). */
   cosignVkey: string;
+  /** A second cosign key, ML-DSA-44 (type 0x06), when asked for. */
+  mlDsaKey: KeyObject | undefined;
+  /** Every cosigner vkey, in --cosign-key order (what --log-witnesses lists for this peer). */
+  cosignVkeys: string[];
   node: RunningWitness | undefined;
 }
 
@@ -47,12 +52,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function makePeer(i: number, dir: string): Promise<Peer> {
+export async function makePeer(i: number, dir: string, opts: { mlDsa?: boolean } = {}): Promise<Peer> {
   const name = `w${i}.test`;
   const origin = `${name}/anchors`;
   const witnessKey = ed25519KeyFromSeed(fill(0x10 + i));
   const cosignKey = ed25519KeyFromSeed(fill(0x20 + i));
   const port = await freePort();
+  const mlDsaKey = opts.mlDsa === true ? mlDsa44KeyFromSeed(fill(0x30 + i)) : undefined;
+  const cosignVkey = formatVkey(name, SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(cosignKey));
   return {
     name,
     origin,
@@ -62,14 +69,20 @@ export async function makePeer(i: number, dir: string): Promise<Peer> {
     witnessKey,
     cosignKey,
     logVkey: formatVkey(origin, SIG_TYPE_ED25519, ed25519PublicKeyBytes(witnessKey)),
-    cosignVkey: formatVkey(name, SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(cosignKey)),
+    cosignVkey,
+    mlDsaKey,
+    cosignVkeys:
+      mlDsaKey === undefined ? [cosignVkey] : [cosignVkey, formatVkey(name, SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(mlDsaKey))],
     node: undefined,
   };
 }
 
 function writeKey(path: string, key: KeyObject): void {
   try {
-    writeNewKeyFile(path, ed25519PrivateKeyToPem(key));
+    writeNewKeyFile(
+      path,
+      key.asymmetricKeyType === 'ed25519' ? ed25519PrivateKeyToPem(key) : (key.export({ format: 'pem', type: 'pkcs8' }) as string),
+    );
   } catch (e) {
     if ((e as { code?: string }).code !== 'key_exists') throw e;
   }
@@ -87,12 +100,14 @@ export async function startPeer(
   const cosignFile = join(p.dir, 'cosign.pem');
   writeKey(keyFile, p.witnessKey);
   writeKey(cosignFile, p.cosignKey);
+  const mlDsaFile = join(p.dir, 'cosign-mldsa.pem');
+  if (p.mlDsaKey !== undefined) writeKey(mlDsaFile, p.mlDsaKey);
   const f = (n: string) => join(p.dir, n);
   writeFileSync(f('registry.json'), JSON.stringify(REGISTRY));
   writeFileSync(f('logs.json'), JSON.stringify({ logs: others.map((o) => ({ origin: o.origin, keys: [o.logVkey] })) }));
   writeFileSync(
     f('log-witnesses.json'),
-    JSON.stringify({ quorum, witnesses: others.map((o) => ({ url: `${o.url}/`, vkeys: [o.cosignVkey] })) }),
+    JSON.stringify({ quorum, witnesses: others.map((o) => ({ url: `${o.url}/`, vkeys: o.cosignVkeys })) }),
   );
   p.node = await startWitness(
     {
@@ -100,7 +115,7 @@ export async function startPeer(
       port: p.port,
       dataDir: f('data'),
       keyFile,
-      cosignKeyFiles: [cosignFile],
+      cosignKeyFiles: p.mlDsaKey === undefined ? [cosignFile] : [cosignFile, mlDsaFile],
       name: p.name,
       roles: ['anchor', 'cosign'],
       registryFile: f('registry.json'),

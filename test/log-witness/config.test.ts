@@ -11,7 +11,9 @@ import { LogWitnessConfigError, PeerFailure } from '../../src/log-witness/errors
 import { parseConflictSize, verifiedCosignatures } from '../../src/log-witness/reply.ts';
 import { formatCheckpoint } from '../../src/note/checkpoint.ts';
 import { formatCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
-import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../../src/note/signed-note.ts';
+import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
+import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
 import { formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { fill } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -53,7 +55,7 @@ void test('--log-witnesses: 1 ≤ quorum ≤ witnesses, http(s) prefixes (a fina
   refused({ quorum: 1, witnesses: [{ ...W1, url: 'not a url' }] }, /not a URL/);
   refused({ quorum: 1, witnesses: [W1, { ...W2, url: 'https://w1.example' }] }, /twice/);
   refused({ quorum: 1, witnesses: [W1, { ...W2, vkeys: [W1.vkeys[0]] }] }, /already listed/);
-  refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [vkey('w1.example', 1, SIG_TYPE_ED25519)] }] }, /0x04/);
+  refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [vkey('w1.example', 1, SIG_TYPE_ED25519)] }] }, /0x04.*0x06/);
   refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [] }] }, /1–4 vkeys/);
   refused({ quorum: 1, witnesses: [{ ...W1, vkeys: ['w1.example+00000000+BAAA'] }] }, /vkeys\[0\]/);
   refused(
@@ -113,4 +115,21 @@ void test('a 409 body is a canonical size and a newline', () => {
 void test('durations: an integer with s, m, h or d; a bare integer is seconds (SPEC §4.1)', () => {
   assert.deepEqual(['90s', '5m', '1h', '7d', '10', '0s'].map(parseDuration), [90, 300, 3600, 604800, 10, 0]);
   for (const bad of ['', '1.5m', '-1s', '1w', '01s', 'm', '1 m', '5M']) assert.throws(() => parseDuration(bad), Error, bad);
+});
+
+void test('ML-DSA-44 witnesses (type 0x06): vkeys accepted, subtree/v1 lines over [0, size) with the root count, others fail the reply', (t) => {
+  if (!mlDsa44Supported()) {
+    t.skip('no ML-DSA-44 in this runtime (Node ≥ 24.6 with OpenSSL ≥ 3.5)');
+    return;
+  }
+  const ml = mlDsa44KeyFromSeed(fill(0x55));
+  const mlVkey = formatVkey('w3.example', SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(ml));
+  const set = parseLogWitnesses({ quorum: 1, witnesses: [{ url: 'https://w3.example/', vkeys: [vkey('w3.example', 4), mlVkey] }] });
+  const verifiers = set.witnesses[0]!.verifiers;
+  const mlLine = signCheckpointSubtree(ml, 'w3.example', TEXT, 1700000000);
+  assert.equal(verifiedCosignatures(mlLine, TEXT, verifiers), mlLine);
+  assert.equal(verifiedCosignatures(line('w3.example', 4) + mlLine, TEXT, verifiers), line('w3.example', 4) + mlLine);
+  // A line over another checkpoint (size 6) by the configured key fails the whole reply.
+  const other = signCheckpointSubtree(ml, 'w3.example', TEXT.replace('\n5\n', '\n6\n'), 1700000000);
+  assert.throws(() => verifiedCosignatures(line('w3.example', 4) + other, TEXT, verifiers), PeerFailure);
 });
