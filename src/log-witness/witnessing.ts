@@ -21,7 +21,7 @@ import type { Registry } from 'prom-client';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import { parseNote } from '../note/signed-note.ts';
-import type { LogWitnessState, LogWitnessStorage, SignedCheckpoint } from '../store/types.ts';
+import { LOG_COSIGNATURES_PER_WITNESS, type LogWitnessState, type LogWitnessStorage, type SignedCheckpoint } from '../store/types.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
 import type { LogWitnessSet } from './config.ts';
 import { PeerFailure } from './errors.ts';
@@ -294,7 +294,7 @@ export class LogWitnessing {
   private evaluate(): Promise<void> {
     const next = this.evaluating.then(async () => {
       const set = this.witnesses();
-      const sizes = await this.store.cosignedSizes(this.publishedSize ?? -1, 64);
+      const sizes = await this.store.cosignedSizes(this.publishedSize ?? -1, LOG_COSIGNATURES_PER_WITNESS);
       for (const size of sizes) {
         const cs = await this.store.cosigned(size);
         if (cs === undefined) continue;
