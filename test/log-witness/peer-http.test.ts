@@ -24,7 +24,9 @@ before(async () => {
           const t = setInterval(() => {
             res.write('x');
           }, 50);
-          res.on('close', () => clearInterval(t));
+          res.on('close', () => {
+            clearInterval(t);
+          });
           return;
         }
         case '/big/add-checkpoint':
