@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { parseAddCheckpointRequest } from '../../src/cosign/request.ts';
@@ -194,4 +194,21 @@ void test('hostile replies collect nothing: redirect not followed, oversized bod
   assert.equal(cs.lines.has(`${fakeUrl}/adopt/`), true);
   for (const m of ['redirect', 'huge', 'badline', 'otherkey', 'never-had', 'twice'])
     assert.equal(cs.lines.has(`${fakeUrl}/${m}/`), false, m);
+});
+
+void test('the witnesses file is reloaded on rename-into-place; a bad one keeps the previous copy', async () => {
+  const file = join(D.dir, 'witnesses.json');
+  const urls = async () => ((await get(`${D.url}/health`)).body as { log_witnesses: { url: string }[] }).log_witnesses.map((w) => w.url);
+  writeFileSync(`${file}.new`, JSON.stringify({ quorum: 2, witnesses: [{ url: `${fakeUrl}/adopt/`, vkeys: [vkeyOf('adopt')] }] }));
+  renameSync(`${file}.new`, file);
+  const failed = async () => metricValue((await get(`${D.url}/metrics`)).text, 'log_witnesses_reloads_total', { result: 'failed' });
+  await until('the failed reload', async () => ((await failed()) === 1 ? true : undefined), 10_000);
+  assert.equal((await urls()).length, MODES.length, 'quorum 2 of 1 witness is refused: the previous copy stays');
+  writeFileSync(`${file}.new`, JSON.stringify({ quorum: 1, witnesses: [{ url: `${fakeUrl}/adopt/`, vkeys: [vkeyOf('adopt')] }] }));
+  renameSync(`${file}.new`, file);
+  await until('the reload', async () => ((await urls()).length === 1 ? true : undefined), 10_000);
+  assert.deepEqual(await urls(), [`${fakeUrl}/adopt/`]);
+  const metrics = (await get(`${D.url}/metrics`)).text;
+  assert.equal(metricValue(metrics, 'log_witnesses_reloads_total', { result: 'failed' }), 1);
+  assert.equal(metricValue(metrics, 'log_witnesses_reloads_total', { result: 'ok' }), 1);
 });
