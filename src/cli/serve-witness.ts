@@ -52,6 +52,9 @@ interface ServeFlags extends HttpLimits {
   kelPollSeconds?: number;
   kelMaxEvents?: number;
   kelMaxBytes?: number;
+  logWitnesses?: string;
+  logWitnessInterval?: number;
+  logWitnessAlertLag?: number;
 }
 
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
@@ -162,6 +165,19 @@ export function addServeCommand(program: Command): void {
     .option('--bastion-key <file>', 'bastion backend key (Ed25519 PKCS#8 PEM, mode 0600; its own key), required with --bastion')
     .option('--bastion-ca <file>', "PEM roots for the bastions' certificates (replace the default roots)")
     .option('--no-listen', 'serve only through --bastion (needs --roles cosign alone): no listener')
+    .option('--log-witnesses <file>', "peer witnesses that cosign this node's own log, and their quorum (JSON or YAML; SPEC §4.1)")
+    .option(
+      '--log-witness-interval <duration>',
+      'how often the newest checkpoint goes to the log witnesses (1s..1h)',
+      durationArg(1, 3600),
+      1,
+    )
+    .option(
+      '--log-witness-alert-lag <duration>',
+      'a log witness further behind than this is a /health warning (status stays ok)',
+      durationArg(1, 365 * 86_400),
+      600,
+    )
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
@@ -220,6 +236,7 @@ export function addServeCommand(program: Command): void {
         'bastion',
         'bastionKey',
         'bastionCa',
+        'logWitnesses',
       ] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = {
         key: 'keyFile',
@@ -230,10 +247,15 @@ export function addServeCommand(program: Command): void {
         bastion: 'bastions',
         bastionKey: 'bastionKeyFile',
         bastionCa: 'bastionCaFile',
+        logWitnesses: 'logWitnessesFile',
       };
       for (const k of optional) {
         const v = flags[k];
         if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;
+      }
+      if (flags.logWitnesses !== undefined) {
+        config.logWitnessIntervalMs = (flags.logWitnessInterval ?? 1) * 1000;
+        config.logWitnessAlertLagMs = (flags.logWitnessAlertLag ?? 600) * 1000;
       }
       const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
       const node = await startWitness(config, log);

@@ -38,6 +38,8 @@ import { startKelRegistry, type KelSourceConfig } from './kel-registry.ts';
 import { loadBastionCa, loadBastionKey, startBastionBackends, type BastionBackends } from '../bastion/backends.ts';
 import { parseBastionAddresses } from '../bastion/address.ts';
 import type { BastionTiming } from '../bastion/connection.ts';
+import { startLogWitnessing } from '../log-witness/node-part.ts';
+import type { ForkedCheckpoint, LogWitnessing } from '../log-witness/witnessing.ts';
 
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];
@@ -85,6 +87,17 @@ export interface WitnessConfig extends HttpLimits {
   noListen?: boolean;
   /** Bastion ping and reconnect timing (tests). */
   bastionTiming?: Partial<BastionTiming>;
+  /** `--log-witnesses FILE` (SPEC §4.1): peer witnesses cosign this node's own checkpoints. */
+  logWitnessesFile?: string;
+  /** `--log-witness-interval` in ms (default 1 000). */
+  logWitnessIntervalMs?: number;
+  /** `--log-witness-alert-lag` in ms (default 10 min). */
+  logWitnessAlertLagMs?: number;
+  /**
+   * TEST-ONLY: expose `RunningWitness.testHooks` (fault injection). Set only by tests through this
+   * programmatic API; no flag, variable or config-file setting reaches it.
+   */
+  testOnlyFaultHooks?: boolean;
 }
 
 export interface RunningWitness {
@@ -98,6 +111,10 @@ export interface RunningWitness {
   store: WitnessStore;
   witnessPublicKey: Uint8Array;
   logOrigin: string;
+  /** The witnessed own log, with --log-witnesses. */
+  logWitnessing: LogWitnessing | undefined;
+  /** TEST-ONLY (config.testOnlyFaultHooks): make the node sign and offer a second, inconsistent checkpoint. */
+  testHooks?: { forkLogCheckpoint(): Promise<ForkedCheckpoint> };
   close(): Promise<void>;
 }
 
@@ -317,6 +334,21 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     checkpointClock.seen(cp.size, Date.now());
 
     let bastions: BastionBackends | null = null;
+    let logWitnessing: LogWitnessing | undefined;
+    if (config.logWitnessesFile !== undefined) {
+      const part = await startLogWitnessing({
+        file: config.logWitnessesFile,
+        intervalMs: config.logWitnessIntervalMs,
+        alertLagMs: config.logWitnessAlertLagMs,
+        log: witnessLog,
+        store: store.logWitness,
+        metrics: registry,
+        logger: log,
+      });
+      logWitnessing = part.witnessing;
+      closers.unshift(part.stop); // before the store closes
+    }
+
     let cosign: CosignRole | undefined;
     if (cosignKeys.length > 0) {
       if (config.logsFile === undefined && (config.logsLists ?? []).length === 0)
@@ -368,8 +400,18 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
         ...(bastionKey === undefined ? {} : { bastions: () => bastions?.status() ?? [] }),
       },
-      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs, kel: kelStatus }),
+      statusPage: createWitnessStatusPage({
+        store,
+        clock: checkpointClock,
+        cosign,
+        metrics: registry,
+        build,
+        startedAtMs,
+        kel: kelStatus,
+        logWitnessing,
+      }),
       build,
+      logWitnessing,
     });
     cosign?.register(app);
     let info: ListenInfo | null = null;
@@ -398,6 +440,10 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       store,
       witnessPublicKey,
       logOrigin,
+      logWitnessing,
+      ...(config.testOnlyFaultHooks === true && logWitnessing !== undefined
+        ? { testHooks: { forkLogCheckpoint: () => logWitnessing.forkForTest() } }
+        : {}),
       close: async () => {
         if (closed) return;
         closed = true;

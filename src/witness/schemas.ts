@@ -18,4 +18,20 @@ export const Health = Type.Object({
   cosign_vkeys: Type.Optional(Type.Array(Type.String())),
   /** with --bastion (SPEC §5.6) */
   bastions: Type.Optional(Type.Array(Type.Object({ addr: Type.String(), connected: Type.Boolean() }))),
+  // SPEC §4.1, with --log-witnesses only.
+  log_witnesses: Type.Optional(
+    Type.Array(
+      Type.Object({
+        url: Type.String(),
+        cosigned_size: Type.Integer({ minimum: 0 }),
+        last_success: Type.Union([Type.String(), Type.Null()]),
+        lag_entries: Type.Integer({ minimum: 0 }),
+        lag_seconds: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+  ),
+  warnings: Type.Optional(Type.Array(Type.String())),
 });
+
+/** `GET /log/checkpoint?unwitnessed=1`: the newest node-signed checkpoint (SPEC §4.1). */
+export const CheckpointQuery = Type.Object({ unwitnessed: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')])) });

@@ -9,6 +9,7 @@ import type { CosignRole } from '../cosign/role.ts';
 import type { WitnessStore } from '../store/types.ts';
 import type { KelRegistryStatus } from '../registry/live.ts';
 import type { CheckpointClock } from './checkpoint-clock.ts';
+import type { LogWitnessing } from '../log-witness/witnessing.ts';
 import { commandBaseUrl, type StatusPageRequest } from './status-page-commands.ts';
 import { COUNTS_TTL_MS, type CosignLogRow, type WitnessPageData } from './status-page-data.ts';
 import { renderWitnessPage } from './status-page-render.ts';
@@ -49,6 +50,8 @@ export interface WitnessPageSources {
   build?: BuildInfo | undefined;
   /** The KEL source's counts and last reload (SPEC §3.5). */
   kel?: (() => KelRegistryStatus) | undefined;
+  /** The witnessed own log (SPEC §4.1): each peer witness and its lag. */
+  logWitnessing?: LogWitnessing | undefined;
   startedAtMs: number;
   now?: () => number;
 }
@@ -130,6 +133,10 @@ export function createWitnessStatusPage(
       counts: { seeds: counts.seeds, duplicities: counts.duplicities, anchors: Math.max(0, size - counts.duplicities) },
       cosign,
       kel: src.kel?.(),
+      logWitnesses:
+        src.logWitnessing === undefined
+          ? null
+          : { published: src.logWitnessing.published ?? 0, witnesses: src.logWitnessing.witnessRows() },
       baseUrl: base.url,
       hostUsable: base.usable,
       runningDigest: src.build?.body.running_digest,

@@ -39,6 +39,13 @@ export const MIGRATIONS: string[] = [
                                source text NOT NULL, imported_at bigint NOT NULL);`,
   // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
   `CREATE TABLE kel_tips (prefix text PRIMARY KEY, s bigint NOT NULL, d text NOT NULL);`,
+  // The witnessed own log (SPEC §4.1): peers' state, the notes they cosigned, their lines, the
+  // published size.
+  `CREATE TABLE log_witnesses (url text PRIMARY KEY, size bigint NOT NULL, root bytea NOT NULL, at bigint NOT NULL);
+   CREATE TABLE log_cosigned_notes (size bigint PRIMARY KEY, root bytea NOT NULL, note text NOT NULL);
+   CREATE TABLE log_cosignatures (size bigint NOT NULL, url text NOT NULL, lines text NOT NULL, at bigint NOT NULL, PRIMARY KEY (size, url));
+   CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
+   CREATE TABLE log_published (id boolean PRIMARY KEY DEFAULT true CHECK (id), size bigint NOT NULL);`,
 ];
 
 /** The schema this build writes: one version per migration. */

@@ -31,6 +31,14 @@ export const MIGRATIONS: string[] = [
                                source TEXT NOT NULL, imported_at INTEGER NOT NULL);`,
   // The highest accepted KEL tip per identifier (SPEC §3.5): only ever raised.
   `CREATE TABLE kel_tips (prefix TEXT PRIMARY KEY, s INTEGER NOT NULL, d TEXT NOT NULL) WITHOUT ROWID;`,
+  // The witnessed own log (SPEC §4.1): peers' state, the notes they cosigned, their lines, the
+  // published size.
+  `CREATE TABLE log_witnesses (url TEXT PRIMARY KEY, size INTEGER NOT NULL, root BLOB NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE log_cosigned_notes (size INTEGER PRIMARY KEY, root BLOB NOT NULL, note TEXT NOT NULL);
+   CREATE TABLE log_cosignatures (size INTEGER NOT NULL, url TEXT NOT NULL, lines TEXT NOT NULL, at INTEGER NOT NULL,
+                                  PRIMARY KEY (size, url)) WITHOUT ROWID;
+   CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
+   CREATE TABLE log_published (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL);`,
 ];
 
 /** The schema this build writes: one version per migration. */
