@@ -8,6 +8,7 @@
  * of a boolean's variable as "true".
  */
 import { Command, Option } from 'commander';
+import { parseDuration } from '../encoding/duration.ts';
 
 /** `--max-body-bytes` → `<prefix>MAX_BODY_BYTES`; `--no-proof-of-possession` → `<prefix>NO_PROOF_OF_POSSESSION`. */
 export function envName(prefix: string, option: Option): string {
@@ -77,5 +78,14 @@ export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
     const n = Number(text);
     if (n < min || n > max) throw new Error(`${text} is outside ${min}..${max}`);
     return n;
+  };
+}
+
+/** A duration flag (SPEC §4.1: `90s`, `5m`, `1h`, `7d`, bare = seconds) → seconds, at least `min`. */
+export function durationArg(min = 0) {
+  return (text: string): number => {
+    const seconds = parseDuration(text);
+    if (seconds < min) throw new Error(`${text} is shorter than ${min} s`);
+    return seconds;
   };
 }

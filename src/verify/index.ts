@@ -31,6 +31,8 @@ export type {
 export { verifyDuplicityProof } from './duplicity.ts';
 export { cosignatureNoteKey, ed25519NoteKey, noteKeyFromVkey, verifyCheckpoint, verifyCosignedCheckpoint, verifyNote } from './note.ts';
 export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from './note.ts';
+export { LOG_EQUIVOCATION_V, parseLogEquivocation, verifyLogEquivocation } from './log-equivocation.ts';
+export type { LogEquivocationEvidence, ProvenLogEquivocation } from './log-equivocation.ts';
 export { verifyTlogProof } from './tlog-proof.ts';
 export type { VerifiedTlogProof } from './tlog-proof.ts';
 export { hashLeaf, verifyInclusion } from './merkle.ts';
