@@ -254,7 +254,8 @@ export function addMonitorCommand(program: Command): void {
   ).action(
     action(async (opts: MonitorFlags) => {
       const witnesses = opts.witness ?? [];
-      if (witnesses.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
+      if (witnesses.length === 0 && (opts.peer ?? []).length === 0)
+        throw new ClientError('usage', 'give at least one --witness (or --peer) URL');
       const seeds = (opts.seed ?? []).map((s) => encodeHex(hexArg(32, '--seed')(s)));
       if ((seeds.length > 0 || opts.allDuplicities === true) && opts.registry === undefined) {
         throw new ClientError(
