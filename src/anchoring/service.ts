@@ -25,7 +25,7 @@ import { decideBatch, type Decided, type Pending } from './batch.ts';
 import { SeedCache } from './committed-cache.ts';
 import { AnchorAbandonedError } from './errors.ts';
 import { QuotaWindows } from './quota.ts';
-import type { Ed25519VerifyPool } from './verify-pool.ts';
+import type { SignaturePool } from './verify-pool.ts';
 
 /** What a submission came to; src/anchoring/reply.ts encodes it. */
 export type SubmitOutcome =
@@ -52,7 +52,7 @@ export interface AnchorServiceOptions extends AcceptancePolicy {
    * off the event loop). When the pool was made with the witness key, a verified anchor's cosign
    * message is signed on the same trip (used only if the anchor is co-signed; dropped otherwise).
    */
-  verifyPool?: Ed25519VerifyPool;
+  verifyPool?: SignaturePool;
   /** Cache committed seed records and quota windows in memory (default: unless the store declares several writers). */
   cache?: boolean;
   /**

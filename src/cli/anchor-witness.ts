@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 /** `anchor-witness` command line (SPEC §9). */
-import type { Command } from 'commander';
-import { generateEd25519, ed25519PrivateKeyToPem } from '../crypto/ed25519.ts';
+import { Option, type Command } from 'commander';
+import { generateEd25519 } from '../crypto/ed25519.ts';
+import { generateMlDsa44 } from '../crypto/ml-dsa.ts';
+import { signingKeyToPem, type SigningKey } from '../crypto/signing-key.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { writeNewKeyFile } from '../keys/keyfile.ts';
+import { validateName } from '../note/checkpoint.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
+import { formatVkey } from '../note/vkey.ts';
 import { envProgram } from './options.ts';
 import { VERSION } from '../version.ts';
 import { addServeCommand } from './serve-witness.ts';
@@ -18,12 +23,17 @@ export function anchorWitnessProgram(): Command {
 
   program
     .command('keygen')
-    .description('write a new Ed25519 key file (PKCS#8 PEM, mode 0600) and print its public key hex')
+    .description('write a new key file (PKCS#8 PEM, mode 0600) and print its public key hex, or with --name the cosign vkey (SPEC §5.1)')
+    .addOption(new Option('--type <type>', 'key type').choices(['ed25519', 'ml-dsa-44']).default('ed25519'))
+    .option('--name <name>', 'witness name: print the cosign vkey under it (type 0x04 Ed25519, 0x06 ML-DSA-44) instead of the hex key')
     .requiredOption('--out <file>', 'where to write the key (refuses to overwrite)')
-    .action((opts: { out: string }) => {
-      const { privateKey, publicKey } = generateEd25519();
-      writeNewKeyFile(opts.out, ed25519PrivateKeyToPem(privateKey));
-      process.stdout.write(encodeHex(publicKey) + '\n');
+    .action((opts: { out: string; type: 'ed25519' | 'ml-dsa-44'; name?: string }) => {
+      if (opts.name !== undefined) validateName(opts.name);
+      const key: SigningKey =
+        opts.type === 'ml-dsa-44' ? { algorithm: 'ml-dsa-44', ...generateMlDsa44() } : { algorithm: 'ed25519', ...generateEd25519() };
+      writeNewKeyFile(opts.out, signingKeyToPem(key));
+      const type = key.algorithm === 'ml-dsa-44' ? SIG_TYPE_SUBTREE_V1 : SIG_TYPE_COSIGNATURE_V1;
+      process.stdout.write((opts.name === undefined ? encodeHex(key.publicKey) : formatVkey(opts.name, type, key.publicKey)) + '\n');
     });
   addServeCommand(program);
   addClientCommands(program);

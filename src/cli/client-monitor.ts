@@ -230,12 +230,12 @@ export function addMonitorCommand(program: Command): void {
         )
         .option(
           '--log-vkey <vkey...>',
-          'pin a log key (type 0x01, named after its origin) for checkpoints of that log (repeatable)',
+          'pin a log key (type 0x01, or 0x06 ML-DSA-44; named after its origin) for checkpoints of that log (repeatable)',
           collectList,
         )
         .option(
           '--log-cosigner <vkey...>',
-          "every witness's published /log/checkpoint must carry cosignatures of these (type 0x04; repeatable), else log_unwitnessed",
+          "every witness's published /log/checkpoint must carry cosignatures of these (type 0x04, or 0x06 ML-DSA-44; repeatable), else log_unwitnessed",
           collectList,
         )
         .option('--log-quorum <k>', 'how many --log-cosigner cosignatures suffice (default: all)', intArg(1))

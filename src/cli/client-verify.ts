@@ -115,7 +115,7 @@ export function addVerifyCommands(program: Command): void {
         .description(
           "an anchor's witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature/v1 lines (text; give --vkey)",
         )
-        .option('--vkey <vkey...>', 'cosigner vkey(s) (cosignature/v1, type 0x04) for a cosigned checkpoint', collectList)
+        .option('--vkey <vkey...>', 'cosigner vkey(s) (type 0x04 cosignature/v1, or 0x06 ML-DSA-44) for a cosigned checkpoint', collectList)
         .option('--log-vkey <vkey...>', "the log's own vkey(s): its signature must verify too", collectList)
         .option('--quorum <n>', 'cosignatures needed (default: every --vkey)', intArg(1)),
     ),
@@ -335,7 +335,7 @@ export function addVerifyCommands(program: Command): void {
       .description(
         "a monitor's log-equivocation evidence (SPEC §6.1): two checkpoints of one log, both signed by its key, same size and two roots, or proven inconsistent (proof hashes from its tiles)",
       )
-      .requiredOption('--log-vkey <vkey...>', "the log's key (type 0x01, named after its origin)", collectList),
+      .requiredOption('--log-vkey <vkey...>', "the log's key (type 0x01, or 0x06 ML-DSA-44; named after its origin)", collectList),
     ['anchor-witness verify log-equivocation evidence/log-equivocation-3f1c2a9e0b7d4c11.json --log-vkey "w1.example/anchors+1a2b3c4d+AQ…"'],
   ).action(
     action(async (file: string, opts: { logVkey: string[] }) => {

@@ -75,7 +75,7 @@ export function addServeCommand(program: Command): void {
     .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
     .option(
       '--cosign-key <file>',
-      'cosign key (Ed25519 PKCS#8 PEM, mode 0600), required with role cosign; repeatable: one cosignature line per key',
+      'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600; type from the OID), required with role cosign; repeatable: one cosignature line per key, in order',
       collectList,
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
@@ -98,7 +98,7 @@ export function addServeCommand(program: Command): void {
     .option('--party-new-seeds-per-day <n>', 'default per-party quota of new seeds per day', intArg(0), DEFAULT_QUOTA.newSeedsPerDay)
     .option(
       '--verify-threads <n>',
-      'worker threads for Ed25519 verification and anchor cosigning (default: CPU cores − 1; 0 = on the event loop)',
+      'worker threads for signature verification, anchor cosigning and ML-DSA-44 signing (default: CPU cores − 1; 0 = on the event loop)',
       intArg(0, 64),
     )
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')

@@ -15,9 +15,9 @@ import type { WitnessSet } from './witness-set.ts';
 import { checkSeed, scanDuplicities } from './monitor/anchors.ts';
 import { checkLog, splitViews, type LogQuorum } from './monitor/checkpoints.ts';
 import { crossConsistency, pinnedLogs, readPeers } from './monitor/log-views.ts';
-import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../note/signed-note.ts';
+import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
-import { requiredCosignatures } from '../verify/note.ts';
+import { isCosignerType, requiredCosignatures } from '../verify/note.ts';
 import { crossCheck, darkSeed, withholding } from './monitor/compare.ts';
 import type { Finding } from './monitor/findings.ts';
 import { identify, type Identified } from './monitor/identify.ts';
@@ -79,12 +79,12 @@ export interface MonitorConfig {
   /** Also page through every stored duplicity proof of every witness. */
   allDuplicities?: boolean;
   /**
-   * SPEC §4.1: cosigner vkeys (cosignature/v1, type 0x04) of which every witness's published
+   * SPEC §4.1: cosigner vkeys (type 0x04 cosignature/v1, or 0x06 ML-DSA-44) of which every witness's published
    * GET /log/checkpoint must carry `logQuorum` valid lines (default: all), else `log_unwitnessed`.
    */
   logCosigners?: readonly NoteVerifier[];
   logQuorum?: number;
-  /** Pinned log keys (type 0x01, named after the log's origin), before the witness set and trust on first use. */
+  /** Pinned log keys (type 0x01, or 0x06 ML-DSA-44; named after the log's origin), before the witness set and trust on first use. */
   logKeys?: readonly NoteVerifier[];
   /** Peers whose monitoring endpoints (GET /<sha256(origin) hex>/checkpoint) are read for every pinned log. */
   peers?: readonly string[];
@@ -160,8 +160,8 @@ function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
     if (config.logQuorum !== undefined) throw new ClientError('usage', 'a log quorum needs the cosigners (--log-cosigner VKEY…)');
     return undefined;
   }
-  if (cosigners.some((c) => c.type !== SIG_TYPE_COSIGNATURE_V1))
-    throw new ClientError('usage', 'log cosigners must be cosignature/v1 (type 0x04) vkeys');
+  if (cosigners.some((c) => !isCosignerType(c.type)))
+    throw new ClientError('usage', 'log cosigners must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06, ML-DSA-44) vkeys');
   try {
     requiredCosignatures(cosigners, config.logQuorum);
   } catch (e) {
@@ -173,7 +173,8 @@ function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
 /** Pinned log keys are Ed25519 log keys (type 0x01) and agree with the witness set. */
 function checkLogKeys(config: MonitorConfig): void {
   for (const k of config.logKeys ?? []) {
-    if (k.type !== SIG_TYPE_ED25519) throw new ClientError('usage', `--log-vkey ${k.vkey}: a log key must be type 0x01 (Ed25519)`);
+    if (k.type !== SIG_TYPE_ED25519 && k.type !== SIG_TYPE_SUBTREE_V1)
+      throw new ClientError('usage', `--log-vkey ${k.vkey}: a log key must be type 0x01 (Ed25519) or 0x06 (ML-DSA-44)`);
     const member = config.witnessSet?.members.find((m) => m.logOrigin === k.name);
     if (member !== undefined && encodeHex(member.publicKey) !== encodeHex(k.publicKey))
       throw new ClientError('usage', `--log-vkey ${k.vkey}: the witness set pins another key for log ${k.name}`);

@@ -11,8 +11,8 @@ import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
 import { ProofError } from '../tlog/errors.ts';
-import { checkEmptyTree, countedCosigners, requiredCosignatures } from '../verify/note.ts';
-import { SIG_TYPE_COSIGNATURE_V1, verifyNote, type VerifiedNote } from '../note/signed-note.ts';
+import { checkEmptyTree, countedCosigners, isCosignerType, requiredCosignatures } from '../verify/note.ts';
+import { verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { hexIsBytes, VerificationError, type CosignatureWire, type PinnedWitness, type VerificationCode } from './verify-anchor.ts';
@@ -73,8 +73,8 @@ export function verifyCosignedCheckpoint(
   note: string,
   opts: { cosigners: readonly NoteVerifier[]; log?: readonly NoteVerifier[]; quorum?: number },
 ): CosignedCheckpoint {
-  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
-    throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) vkeys');
+  if (opts.cosigners.some((v) => !isCosignerType(v.type)))
+    throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) vkeys');
   const need = requiredCosignatures(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   let verified: VerifiedNote;

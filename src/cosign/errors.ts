@@ -19,6 +19,7 @@ export type CosignRejectionCode =
   | 'unknown_origin'
   | 'invalid_signature'
   | 'no_trusted_signature'
+  | 'ml_dsa_unsignable'
   | 'quota_exceeded'
   | 'old_size_too_large'
   | 'invalid_empty_tree'

@@ -5,7 +5,7 @@
  *  - the logs file (`--logs FILE`, JSON or YAML by extension), authoritative for its origins:
  *
  *      {"logs": [{"origin": "example.com/log",
- *                 "keys": ["example.com/log+<hex id>+<b64 key>", …],   // ≥ 1 signed-note vkeys, type 0x01
+ *                 "keys": ["example.com/log+<hex id>+<b64 key>", …],   // ≥ 1 signed-note vkeys, type 0x01 or 0x06
  *                 "qpd": 86400}]}                                    // optional, add-checkpoint requests per day
  *
  *    Unknown members are refused; origins are unique; this node's own log origin is refused; an
@@ -25,7 +25,7 @@ import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
-import { MAX_QPD, addVerifier, isValidOrigin, parseLogVkey } from './log-keys.ts';
+import { MAX_QPD, addVerifier, fitsMlDsaOrigin, isValidOrigin, parseLogVkey } from './log-keys.ts';
 import { loadLogList, type ResolvedListEntry } from './log-list.ts';
 
 export { MAX_QPD, isValidOrigin } from './log-keys.ts';
@@ -35,7 +35,7 @@ export type { LogListEntry, ResolvedListEntry } from './log-list.ts';
 /** A log this witness knows: its origin, the keys that may sign its checkpoints, its quota. */
 export interface KnownLog {
   readonly origin: string;
-  /** Ed25519 (type 0x01) note verifiers, at least one. */
+  /** Note verifiers, type 0x01 (Ed25519) or 0x06 (ML-DSA-44), at least one. */
   readonly verifiers: readonly NoteVerifier[];
   /** add-checkpoint requests per day; undefined = no per-origin quota. */
   readonly qpd: number | undefined;
@@ -53,8 +53,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** What the cosign keys require of the logs (SPEC §5.3). */
+export interface LogsPolicy {
+  /** An ML-DSA-44 cosign key is configured: origins over 255 bytes cannot be cosigned and are refused. */
+  readonly mlDsaCosignKey?: boolean | undefined;
+}
+
 /** Validate a parsed logs document (JSON or YAML). Pure. Throws LogsConfigError `invalid_logs_config`. */
-export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
+export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPolicy = {}): KnownLog[] {
   if (!isRecord(doc)) throw configError('the logs file must be an object {"logs": [...]}');
   for (const k of Object.keys(doc)) if (k !== 'logs') throw configError(`unknown member ${JSON.stringify(k)} (expected only "logs")`);
   const list = doc.logs;
@@ -70,6 +76,8 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
     if (typeof origin !== 'string' || !isValidOrigin(origin))
       throw configError(`${at}/origin: must be a non-empty line without control characters`);
     if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
+    if (policy.mlDsaCosignKey === true && !fitsMlDsaOrigin(origin))
+      throw configError(`${at}/origin: longer than 255 bytes, which an ML-DSA-44 cosign key cannot sign (SPEC §5.3)`);
     seen.add(origin);
     if (ownOrigin !== undefined && origin === ownOrigin) {
       throw configError(`${at}/origin: ${JSON.stringify(origin)} is this node's own log origin; a witness does not cosign its own log`);
@@ -95,7 +103,7 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string): KnownLog[] {
 }
 
 /** Read and validate a logs file (JSON, or YAML for .yaml/.yml). */
-export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
+export function loadLogsFile(path: string, ownOrigin?: string, policy: LogsPolicy = {}): KnownLog[] {
   let doc: unknown;
   try {
     doc = readDocument(path);
@@ -103,7 +111,7 @@ export function loadLogsFile(path: string, ownOrigin?: string): KnownLog[] {
     throw configError(`${path}: ${(e as Error).message}`);
   }
   try {
-    return parseLogsConfig(doc, ownOrigin);
+    return parseLogsConfig(doc, ownOrigin, policy);
   } catch (e) {
     throw configError(`${path}: ${(e as Error).message}`);
   }
@@ -133,6 +141,7 @@ export function mergeKnownLogs(
   lists: readonly { source: string; entries: readonly ResolvedListEntry[] }[],
   imported: Map<string, KnownLog>,
   ownOrigin?: string,
+  policy: LogsPolicy = {},
 ): { logs: Map<string, KnownLog>; notices: MergeNotice[] } {
   const notices: MergeNotice[] = [];
   const logs = new Map<string, KnownLog>();
@@ -147,6 +156,14 @@ export function mergeKnownLogs(
       }
       if (ownOrigin !== undefined && e.origin === ownOrigin) {
         notices.push({ origin: e.origin, source, message: `line ${e.line}: skipped: this node's own log origin` });
+        continue;
+      }
+      if (policy.mlDsaCosignKey === true && !fitsMlDsaOrigin(e.origin)) {
+        notices.push({
+          origin: undefined,
+          source,
+          message: `line ${e.line}: skipped: origin over 255 bytes (an ML-DSA-44 cosign key cannot sign it)`,
+        });
         continue;
       }
       let c = candidates.get(e.origin);
@@ -201,6 +218,7 @@ export class KnownLogsSource {
   private readonly lists: { path: string; r: Reloadable<ResolvedListEntry[]> }[];
   private readonly imported = new Map<string, KnownLog>();
   private readonly ownOrigin: string | undefined;
+  private readonly policy: LogsPolicy;
   private readonly events: KnownLogsEvents;
   private snapshot: KnownLogs = new Map();
 
@@ -208,9 +226,11 @@ export class KnownLogsSource {
     logsFile?: string | undefined;
     logsLists?: readonly string[] | undefined;
     ownOrigin?: string | undefined;
+    policy?: LogsPolicy | undefined;
     events?: KnownLogsEvents;
   }) {
     this.ownOrigin = opts.ownOrigin;
+    this.policy = opts.policy ?? {};
     this.events = opts.events ?? {};
     const own = opts.ownOrigin;
     const failed = (reason: string): void => {
@@ -219,7 +239,7 @@ export class KnownLogsSource {
     this.file =
       opts.logsFile === undefined
         ? undefined
-        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own), {
+        : new Reloadable(opts.logsFile, (p) => loadLogsFile(p, own, opts.policy), {
             loaded: (s) => {
               this.recompute(`${opts.logsFile} (${s})`);
             },
@@ -264,6 +284,7 @@ export class KnownLogsSource {
       this.lists.map((l) => ({ source: l.path, entries: l.r.current() })),
       this.imported,
       this.ownOrigin,
+      this.policy,
     );
     this.snapshot = logs;
     for (const n of notices) this.events.notice?.(n);

@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { CosignStateStorage } from '../store/types.ts';
-import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import type { SignaturePool } from '../anchoring/verify-pool.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource } from './logs.ts';
@@ -30,7 +30,7 @@ export interface CosignLogger {
 
 export interface CosignRoleOptions {
   store: CosignStateStorage;
-  /** `--cosign-key`: one or more distinct Ed25519 private keys (one cosignature line each). */
+  /** `--cosign-key`: one or more distinct Ed25519 or ML-DSA-44 private keys (one cosignature line each, in order). */
   cosignKeys: readonly KeyObject[];
   /** `--name`: the witness name, key name of the cosignature lines. */
   name: string;
@@ -51,14 +51,14 @@ export interface CosignRoleOptions {
   /** Retry-After seconds on 503 (default 1). */
   retryAfterSeconds?: number | undefined;
   /** Ed25519 verification on worker threads. */
-  verifyPool?: Ed25519VerifyPool | undefined;
+  verifyPool?: SignaturePool | undefined;
   /** Evidence rows kept per origin (default 1 000, SPEC §5). */
   evidenceLimit?: number | undefined;
 }
 
 export interface CosignHealth {
-  /** The vkey (type 0x04) of the first cosign key: `/health` `keys.cosign_vkey`. */
-  cosignVkey: string;
+  /** The vkey (type 0x04) of the first Ed25519 cosign key, or null: `/health` `keys.cosign_vkey`. */
+  cosignVkey: string | null;
   /** Every cosign key's vkey, in response line order. */
   cosignVkeys: string[];
   /** Known log origins, sorted. */
@@ -129,6 +129,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     logsFile: opts.logsFile,
     logsLists: opts.logsLists,
     ownOrigin: opts.ownOrigin,
+    policy: { mlDsaCosignKey: service.hasMlDsaKey },
     events: {
       loaded: (source, current) => {
         metrics?.reloads.inc({ result: 'ok' });
@@ -169,8 +170,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       });
     },
     healthInfo() {
-      const vkeys = svc.vkeys;
-      return { cosignVkey: vkeys[0]!, cosignVkeys: vkeys, origins: [...logs.current().keys()].sort() };
+      return { cosignVkey: svc.ed25519Vkey ?? null, cosignVkeys: svc.vkeys, origins: [...logs.current().keys()].sort() };
     },
     reload: () => logs.reload(),
     stop: () => {

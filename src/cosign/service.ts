@@ -6,15 +6,19 @@
  *   1  request parses                                   400 malformed_request
  *   2  origin known                                     404 unknown_origin
  *   3  signed by a known key of the log, no known key   403 invalid_signature / no_trusted_signature
- *      whose signature fails
+ *      whose signature fails (0x01 Ed25519 log keys, or 0x06 ML-DSA-44 subtree/v1 ones)
  *      then, whatever `old` says: evidence (below); the request goes on
+ *  3a  with an ML-DSA-44 cosign key: no extension       400 ml_dsa_unsignable
+ *      lines (and an origin of at most 255 bytes)
  *   4  per-origin quota (token bucket, quota.ts)        429 quota_exceeded (+ retryAfter)
  *   5  old size ≤ checkpoint size                       400 old_size_too_large
  *   6  old size = the size last cosigned (0 if never)   409 (body `<size>\n`)
  *   7  size 0 ⇒ the empty-tree root                     422 invalid_empty_tree
  *   8  old 0 ⇒ empty proof                              422 unexpected_proof
  *   9  consistency proof valid / same size, same root   422 inconsistent
- *  10  cosign, store durably, then answer               200 one cosignature/v1 line per cosign key
+ *  10  cosign, store durably, then answer               200 one line per cosign key, in key order, one T:
+ *                                                          Ed25519 cosignature/v1, ML-DSA-44 subtree/v1
+ *                                                          over [0, size) with hash = root (SPEC §5.3)
  *
  * Evidence (SPEC §5) is kept only where the log's signature alone proves misbehaviour against the
  * stored state: a checkpoint of size 0 with a root other than the empty-tree root, or of the stored
@@ -29,17 +33,31 @@
  *
  * The cosignature time is max(now, the last time issued for the origin), stored with the state, so
  * an origin's cosignature times never go backwards, across restarts and clock steps included.
+ *
+ * ML-DSA-44 signatures (≈ 20× an Ed25519 one) are made on the signature pool's worker threads when
+ * a pool is given, so that they never hold the event loop; the state is still written, with every
+ * line, before the 200.
  */
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
-import type { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import { mlDsa44PublicKeyBytes, signMlDsa44 } from '../crypto/ml-dsa.ts';
+import type { SignaturePool } from '../anchoring/verify-pool.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { ProtocolError } from '../errors.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
 import { cosignatureMessage, encodeCosignatureBytes } from '../note/cosignature.ts';
-import { SIG_TYPE_COSIGNATURE_V1, formatNote, formatSignatureLine, verifyNote, verifyNoteWith } from '../note/signed-note.ts';
+import {
+  SIG_TYPE_COSIGNATURE_V1,
+  SIG_TYPE_SUBTREE_V1,
+  formatNote,
+  formatSignatureLine,
+  verifyNote,
+  verifyNoteWith,
+  type NoteKeyType,
+} from '../note/signed-note.ts';
+import { checkpointStatement, encodeSubtreeSignatureBytes, subtreeMessage } from '../note/subtree-message.ts';
 import { computeKeyId } from '../note/key-id.ts';
 import type { VerifiedNote } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
@@ -78,7 +96,10 @@ export interface CosignServiceOptions {
   store: CosignStateStorage;
   /** The witness name: the key name of the cosignature lines. */
   name: string;
-  /** One or more Ed25519 private keys, each a distinct key; one line per key, in this order. */
+  /**
+   * One or more private keys, Ed25519 (cosignature/v1 lines) or ML-DSA-44 (subtree/v1 lines), each
+   * a distinct key; one line per key, in this order.
+   */
   cosignKeys: readonly KeyObject[];
   /** The current known-logs snapshot (read once per request). */
   logs: () => KnownLogs;
@@ -90,14 +111,41 @@ export interface CosignServiceOptions {
   onEvidenceEvicted?: (origin: string, count: number) => void;
   /** Evidence rows kept per origin (default EVIDENCE_LIMIT, 1 000). */
   evidenceLimit?: number | undefined;
-  /** Verify the log signatures' Ed25519 arithmetic on worker threads (same strict rules). */
-  verifyPool?: Ed25519VerifyPool | undefined;
+  /**
+   * Verify the log signatures and make the ML-DSA-44 signatures on worker threads (same rules); the
+   * pool should hold the ML-DSA-44 cosign keys (SignaturePool's `mlDsaKeys`).
+   */
+  verifyPool?: SignaturePool | undefined;
 }
 
 interface CosignSigner {
+  readonly type: NoteKeyType;
   readonly key: KeyObject;
+  readonly publicKey: Uint8Array;
   readonly keyId: number;
   readonly vkey: string;
+}
+
+/** The signer of one cosign key: its type from the key's algorithm. Throws CosignConfigError. */
+function cosignSigner(name: string, key: KeyObject, i: number): CosignSigner {
+  let type: NoteKeyType;
+  let publicKey: Uint8Array;
+  try {
+    if (key.type !== 'private') throw new Error('not a private key');
+    if (key.asymmetricKeyType === 'ml-dsa-44') {
+      type = SIG_TYPE_SUBTREE_V1;
+      publicKey = mlDsa44PublicKeyBytes(key);
+    } else {
+      type = SIG_TYPE_COSIGNATURE_V1;
+      publicKey = ed25519PublicKeyBytes(key);
+    }
+  } catch (e) {
+    throw new CosignConfigError(
+      'invalid_cosign_key',
+      `cosign key ${i + 1}: not an Ed25519 or ML-DSA-44 private key (${(e as Error).message})`,
+    );
+  }
+  return { type, key, publicKey, keyId: computeKeyId(name, type, publicKey), vkey: formatVkey(name, type, publicKey) };
 }
 
 /** A FIFO lock per key; a key's entry is dropped when its queue drains. */
@@ -136,7 +184,7 @@ export class CosignService {
   private readonly onEvidence: ((origin: string, reason: string) => void) | undefined;
   private readonly onEvidenceEvicted: ((origin: string, count: number) => void) | undefined;
   private readonly evidenceLimit: number;
-  private readonly verifyPool: Ed25519VerifyPool | undefined;
+  private readonly verifyPool: SignaturePool | undefined;
   private readonly quota = new OriginQuota();
   private readonly lock = new KeyedLock();
 
@@ -149,22 +197,12 @@ export class CosignService {
     if (opts.cosignKeys.length === 0) throw new CosignConfigError('invalid_cosign_key', 'at least one cosign key is required');
     const seen = new Set<string>();
     this.signers = opts.cosignKeys.map((key, i): CosignSigner => {
-      let pub: Uint8Array;
-      try {
-        if (key.type !== 'private') throw new Error('not a private key');
-        pub = ed25519PublicKeyBytes(key);
-      } catch (e) {
-        throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: not an Ed25519 private key (${(e as Error).message})`);
-      }
-      const hex = Buffer.from(pub).toString('hex');
+      const signer = cosignSigner(opts.name, key, i);
+      const hex = Buffer.from(signer.publicKey).toString('hex');
       if (seen.has(hex))
         throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: the same key twice (each cosigner needs a distinct key)`);
       seen.add(hex);
-      return {
-        key,
-        keyId: computeKeyId(opts.name, SIG_TYPE_COSIGNATURE_V1, pub),
-        vkey: formatVkey(opts.name, SIG_TYPE_COSIGNATURE_V1, pub),
-      };
+      return signer;
     });
     this.name = opts.name;
     this.store = opts.store;
@@ -179,9 +217,19 @@ export class CosignService {
     this.verifyPool = opts.verifyPool;
   }
 
-  /** The cosigner vkeys (type 0x04), one per cosign key, in line order. */
+  /** The cosigner vkeys (type 0x04 or 0x06), one per cosign key, in line order. */
   get vkeys(): string[] {
     return this.signers.map((s) => s.vkey);
+  }
+
+  /** The vkey of the first Ed25519 (type 0x04) cosign key, if any: `/health` `cosign_vkey`. */
+  get ed25519Vkey(): string | undefined {
+    return this.signers.find((s) => s.type === SIG_TYPE_COSIGNATURE_V1)?.vkey;
+  }
+
+  /** Whether an ML-DSA-44 cosign key is configured (then extension lines are refused, SPEC §5.3). */
+  get hasMlDsaKey(): boolean {
+    return this.signers.some((s) => s.type === SIG_TYPE_SUBTREE_V1);
   }
 
   /** Handle one add-checkpoint request body. Store failures (StoreUnavailableError) propagate. */
@@ -206,7 +254,11 @@ export class CosignService {
       verified =
         pool === undefined
           ? verifyNote(req.note, log.verifiers)
-          : await verifyNoteWith(req.note, log.verifiers, (pk, m, sig) => pool.verify(pk, m, sig));
+          : await verifyNoteWith(req.note, log.verifiers, (c) =>
+              c.algorithm === 'ed25519'
+                ? pool.verify(c.publicKey, c.message, c.signature)
+                : pool.verifyMlDsa44(c.publicKey, c.message, c.signature),
+            );
     } catch (e) {
       if (e instanceof NoteError && e.code === 'invalid_signature')
         return reject(403, 'invalid_signature', `invalid signature: ${e.message}`, origin);
@@ -217,6 +269,16 @@ export class CosignService {
     }
     // Evidence: the validly signed checkpoint against the stored state, whatever `old` says.
     const kept = await this.keepEvidence(origin, req, verified, await this.store.getOrigin(origin));
+    // 3a. an ML-DSA-44 cosignature cannot cover extension lines (nor an origin over 255 bytes)
+    if (this.hasMlDsaKey) {
+      try {
+        checkpointStatement(this.name, req.note.text, 1);
+      } catch (e) {
+        if (e instanceof NoteError)
+          return reject(400, 'ml_dsa_unsignable', `checkpoint cannot be ML-DSA-44 cosigned: ${e.message}`, origin);
+        throw e;
+      }
+    }
     // 4. quota
     const retryAfter = this.quota.take(origin, log.qpd, this.now());
     if (retryAfter !== null) {
@@ -270,16 +332,7 @@ export class CosignService {
       // 10. cosign, persist, answer
       const timestamp = Math.max(Math.floor(this.now() / 1000), state?.lastTime ?? 0);
       const text = req.note.text;
-      const message = cosignatureMessage(text, timestamp);
-      const lines = this.signers
-        .map((s) =>
-          formatSignatureLine({
-            name: this.name,
-            keyId: s.keyId,
-            signature: encodeCosignatureBytes(timestamp, signEd25519(s.key, message)),
-          }),
-        )
-        .join('');
+      const lines = (await Promise.all(this.signers.map((s) => this.cosignLine(s, text, timestamp)))).join('');
       const next: OriginState = {
         origin,
         size: checkpoint.size,
@@ -296,6 +349,18 @@ export class CosignService {
         return { kind: 'conflict', status: 409, origin, size: now?.size ?? 0 };
       }
     }
+  }
+
+  /** One cosignature line of `signer` over the checkpoint text at `timestamp`. */
+  private async cosignLine(signer: CosignSigner, text: string, timestamp: number): Promise<string> {
+    if (signer.type === SIG_TYPE_COSIGNATURE_V1) {
+      const signature = signEd25519(signer.key, cosignatureMessage(text, timestamp));
+      return formatSignatureLine({ name: this.name, keyId: signer.keyId, signature: encodeCosignatureBytes(timestamp, signature) });
+    }
+    const message = subtreeMessage(checkpointStatement(this.name, text, timestamp));
+    const pool = this.verifyPool;
+    const signature = pool === undefined ? signMlDsa44(signer.key, message) : await pool.signMlDsa44(signer.key, message);
+    return formatSignatureLine({ name: this.name, keyId: signer.keyId, signature: encodeSubtreeSignatureBytes(timestamp, signature) });
   }
 
   /**

@@ -8,7 +8,9 @@ export type KeyErrorCode =
   | 'small_order_key'
   | 'invalid_private_key'
   | 'invalid_seed'
-  | 'invalid_did_key';
+  | 'invalid_did_key'
+  | 'key_type_unsupported' // a private key of another algorithm, or ML-DSA-44 without its seed
+  | 'mldsa_unsupported'; // ML-DSA-44 needs Node >= 24.6 with OpenSSL >= 3.5
 
 /** A public or private key is unusable. */
 export class KeyError extends CodedError<KeyErrorCode> {}

@@ -22,7 +22,7 @@ export class WebCryptoUnavailable extends ProtocolError {
 interface Subtle {
   digest(algorithm: string, data: Uint8Array<ArrayBuffer>): Promise<ArrayBuffer>;
   importKey(
-    format: 'raw',
+    format: 'raw' | 'raw-public',
     key: Uint8Array<ArrayBuffer>,
     algorithm: { name: string; namedCurve?: string },
     extractable: boolean,
@@ -81,13 +81,17 @@ function keyId(tag: string, key: Uint8Array): string {
 }
 
 /** The imported key, or null when WebCrypto refuses the key data (not a point on the curve). */
-async function importKey(tag: 'ed' | 'p256', raw: Uint8Array, algorithm: { name: string; namedCurve?: string }): Promise<unknown> {
+async function importKey(
+  tag: 'ed' | 'p256' | 'mldsa44',
+  raw: Uint8Array,
+  algorithm: { name: string; namedCurve?: string },
+): Promise<unknown> {
   const id = keyId(tag, raw);
   let pending = keyCache.get(id);
   if (pending === undefined) {
     if (keyCache.size >= CACHE_LIMIT) keyCache.delete(keyCache.keys().next().value!);
     pending = subtle()
-      .importKey('raw', view(raw), algorithm, false, ['verify'])
+      .importKey(tag === 'mldsa44' ? 'raw-public' : 'raw', view(raw), algorithm, false, ['verify'])
       .catch((e: unknown) => {
         keyCache.delete(id);
         if (isNotSupported(e))
@@ -132,4 +136,41 @@ export async function verifyP256(publicKey: Uint8Array, message: Uint8Array, sig
   const key = await importKey('p256', point, { name: 'ECDSA', namedCurve: 'P-256' });
   if (key === null) return false;
   return subtleVerify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, message);
+}
+
+// ---- ML-DSA-44 (FIPS 204), where the platform has it -----------------------------------------
+
+const ML_DSA_44 = { name: 'ML-DSA-44' };
+let mlDsaProbe: Promise<boolean> | undefined;
+
+/**
+ * Whether this platform's WebCrypto verifies ML-DSA-44 (WICG "modern algorithms": Node ≥ 24.7 has
+ * it, browsers mostly do not yet). Probed once by importing a public key; false when WebCrypto
+ * itself is missing.
+ */
+export function mlDsa44Available(): Promise<boolean> {
+  mlDsaProbe ??= (async () => {
+    const s = (globalThis as { crypto?: { subtle?: Subtle } }).crypto?.subtle;
+    if (s === undefined) return false;
+    try {
+      await s.importKey('raw-public', new Uint8Array(1312), ML_DSA_44, false, ['verify']);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  return mlDsaProbe;
+}
+
+/**
+ * Pure ML-DSA-44 verification (empty context) by WebCrypto. False for wrong lengths and failing
+ * signatures; throws WebCryptoUnavailable (`crypto_unavailable`) when the platform lacks ML-DSA-44
+ * (check mlDsa44Available first to treat that case apart).
+ */
+export async function verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+  if (publicKey.length !== 1312 || signature.length !== 2420) return false;
+  if (!(await mlDsa44Available())) throw new WebCryptoUnavailable('crypto_unavailable', 'WebCrypto here has no ML-DSA-44');
+  const key = await importKey('mldsa44', publicKey, ML_DSA_44);
+  if (key === null) return false;
+  return subtleVerify(ML_DSA_44, key, signature, message);
 }

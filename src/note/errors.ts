@@ -14,6 +14,7 @@ export type NoteErrorCode =
   | 'malformed_checkpoint'
   | 'invalid_name'
   | 'malformed_cosignature'
+  | 'invalid_subtree_message' // a subtree/v1 message field breaks its rules (lengths, T, start/end, extension lines)
   | 'invalid_timestamp'
   | 'malformed_tlog_proof'
   | 'origin_mismatch';

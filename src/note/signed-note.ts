@@ -18,23 +18,44 @@ export const MAX_NOTE_SIGNATURES = 64;
 export const SIG_TYPE_ED25519 = 0x01;
 /** Timestamped Ed25519 witness cosignatures (c2sp.org/tlog-cosignature, cosignature/v1). */
 export const SIG_TYPE_COSIGNATURE_V1 = 0x04;
+/**
+ * Timestamped ML-DSA-44 (sub)tree cosignatures (c2sp.org/tlog-cosignature, `subtree/v1`): witness
+ * cosignatures, and a log's own checkpoint signature when the log signs with ML-DSA-44.
+ */
+export const SIG_TYPE_SUBTREE_V1 = 0x06;
 
 /** The signature types a note key may have here (vkey.ts refuses the others). */
-export type NoteKeyType = typeof SIG_TYPE_ED25519 | typeof SIG_TYPE_COSIGNATURE_V1;
+export type NoteKeyType = typeof SIG_TYPE_ED25519 | typeof SIG_TYPE_COSIGNATURE_V1 | typeof SIG_TYPE_SUBTREE_V1;
+
+/** The signature algorithm of a note key type: Ed25519 for 0x01 and 0x04, ML-DSA-44 for 0x06. */
+export type SignatureAlgorithm = 'ed25519' | 'ml-dsa-44';
+
+/** What one signature check needs: the algorithm, the key, the signed message and the bare signature. */
+export interface SignatureCheck {
+  readonly algorithm: SignatureAlgorithm;
+  /** Raw public key: 32 bytes (Ed25519) or 1312 bytes (ML-DSA-44). */
+  readonly publicKey: Uint8Array;
+  readonly message: Uint8Array;
+  readonly signature: Uint8Array;
+}
 
 /** A trusted note key (vkey.ts builds them from vkeys or public keys). */
 export interface NoteVerifier {
   readonly name: string;
   readonly keyId: number;
   readonly type: NoteKeyType;
-  /** Raw 32-byte Ed25519 public key. */
+  /** Raw public key: 32 bytes (Ed25519, types 0x01 and 0x04) or 1312 bytes (ML-DSA-44, type 0x06). */
   readonly publicKey: Uint8Array;
   /** The canonical vkey string (lowercase key ID). */
   readonly vkey: string;
   /** Check `signature` (the bytes after the key ID) over the UTF-8 note text. */
   verify(text: Uint8Array, signature: Uint8Array): boolean;
-  /** The Ed25519 (message, signature) that `verify` checks, or null when the signature bytes are malformed. */
-  ed25519Input(text: Uint8Array, signature: Uint8Array): { message: Uint8Array; signature: Uint8Array } | null;
+  /**
+   * The check that `verify` performs (algorithm, key, signed message, bare signature), or null when
+   * the signature bytes are malformed or cannot sign this text (a 0x06 line over a checkpoint with
+   * extension lines, say): such a signature is invalid.
+   */
+  signedInput(text: Uint8Array, signature: Uint8Array): SignatureCheck | null;
 }
 
 /** A note signer: produces the signature bytes that follow the key ID. */
@@ -52,7 +73,7 @@ export interface NoteSignature {
   name: string;
   /** Key ID: the first 4 signature bytes as a big-endian uint32. */
   keyId: number;
-  /** The signature bytes after the key ID (for type 0x04: u64 timestamp ‖ Ed25519 signature). */
+  /** The signature bytes after the key ID (type 0x04: u64 timestamp ‖ Ed25519 signature; 0x06: u64 timestamp ‖ ML-DSA-44 signature). */
   signature: Uint8Array;
 }
 
@@ -178,7 +199,7 @@ export function formatNote(note: Note): string {
 export interface VerifiedSignature {
   verifier: NoteVerifier;
   signature: NoteSignature;
-  /** For cosignature/v1 (type 0x04) signatures: the signed timestamp (POSIX seconds). */
+  /** For cosignature/v1 (0x04) and subtree/v1 (0x06) signatures: the signed timestamp (POSIX seconds). */
   timestamp?: bigint;
 }
 
@@ -238,7 +259,7 @@ function decideNote(plan: NotePlan, valid: readonly boolean[]): VerifiedNote {
     if (seen.has(v)) return;
     seen.add(v);
     const entry: VerifiedSignature = { verifier: v, signature: sig };
-    if (v.type === SIG_TYPE_COSIGNATURE_V1) {
+    if (v.type === SIG_TYPE_COSIGNATURE_V1 || v.type === SIG_TYPE_SUBTREE_V1) {
       entry.timestamp = new DataView(sig.signature.buffer, sig.signature.byteOffset, 8).getBigUint64(0);
     }
     verified.push(entry);
@@ -262,19 +283,20 @@ export function verifyNote(input: string | Uint8Array | Note, verifiers: readonl
 }
 
 /**
- * verifyNote with the Ed25519 arithmetic done by `verify` (e.g. a worker pool's, which applies the
- * same strict rules): same rules, same results, same errors.
+ * verifyNote with the signature arithmetic done by `verify` (e.g. a worker pool's, or WebCrypto's,
+ * applying the same strict rules): same rules, same results, same errors. `verify` gets each
+ * known signature's check (SignatureCheck: Ed25519 or ML-DSA-44) and says whether it holds.
  */
 export async function verifyNoteWith(
   input: string | Uint8Array | Note,
   verifiers: readonly NoteVerifier[],
-  verify: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>,
+  verify: (check: SignatureCheck) => Promise<boolean>,
 ): Promise<VerifiedNote> {
   const plan = planNote(input, verifiers);
   const valid = await Promise.all(
     plan.known.map(({ sig, verifier }) => {
-      const ed = verifier.ed25519Input(plan.textBytes, sig.signature);
-      return ed === null ? Promise.resolve(false) : verify(verifier.publicKey, ed.message, ed.signature);
+      const check = verifier.signedInput(plan.textBytes, sig.signature);
+      return check === null ? Promise.resolve(false) : verify(check);
     }),
   );
   return decideNote(plan, valid);

@@ -19,3 +19,7 @@ export const verifyEd25519 = (publicKey: Uint8Array, message: Uint8Array, signat
   guarded(() => web.verifyEd25519(publicKey, message, signature));
 export const verifyP256 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> =>
   guarded(() => web.verifyP256(publicKey, message, signature));
+export const verifyMlDsa44 = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> =>
+  guarded(() => web.verifyMlDsa44(publicKey, message, signature));
+/** Whether this platform's WebCrypto has ML-DSA-44 (see src/crypto/webcrypto.ts). */
+export const mlDsa44Available = (): Promise<boolean> => web.mlDsa44Available();

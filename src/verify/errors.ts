@@ -15,6 +15,7 @@ export type VerificationCode =
   | 'bundle_invalid'
   | 'witness_set_invalid'
   | 'crypto_unavailable'
+  | 'algorithm_unsupported'
   // the witness's part of a receipt
   | 'wrong_witness'
   | 'cosignature_invalid'

@@ -29,7 +29,15 @@ export type {
   VerifiedReceipt,
 } from './receipt.ts';
 export { verifyDuplicityProof } from './duplicity.ts';
-export { cosignatureNoteKey, ed25519NoteKey, noteKeyFromVkey, verifyCheckpoint, verifyCosignedCheckpoint, verifyNote } from './note.ts';
+export {
+  cosignatureNoteKey,
+  ed25519NoteKey,
+  noteKeyFromVkey,
+  subtreeNoteKey,
+  verifyCheckpoint,
+  verifyCosignedCheckpoint,
+  verifyNote,
+} from './note.ts';
 export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from './note.ts';
 export { LOG_EQUIVOCATION_V, parseLogEquivocation, verifyLogEquivocation } from './log-equivocation.ts';
 export type { LogEquivocationEvidence, ProvenLogEquivocation } from './log-equivocation.ts';
@@ -42,5 +50,5 @@ export { FINALIZED_V, parseFinalizedBundle, verifyFinalized, verifyFinalizedBund
 export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, FinalizedBundle, MemberResult } from './finalize.ts';
 export { freshness } from './freshness.ts';
 export type { Freshness } from './freshness.ts';
-export { sha256, verifyEd25519, verifyP256 } from './crypto.ts';
+export { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44, verifyP256 } from './crypto.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';

@@ -1,11 +1,19 @@
 /**
- * Signed notes, checkpoints and cosignature/v1 lines for the verifier SDK, async (WebCrypto):
- * note keys (types 0x01 Ed25519 and 0x04 cosignature/v1) from vkeys or raw keys, with key IDs by
- * WebCrypto SHA-256; the signed-note rules are src/note/signed-note.ts's own (verifyNoteWith: a
- * known key that fails rejects the note, no known key verified rejects it), the checkpoint parser
- * src/note/checkpoint.ts's. Failures are VerificationError (`key_invalid`, `note_invalid`,
- * `note_unverified`, `checkpoint_invalid`, `checkpoint_wrong_origin`, `cosignature_invalid`,
- * `cosignature_missing`, `usage`).
+ * Signed notes, checkpoints and cosignature lines for the verifier SDK, async (WebCrypto): note
+ * keys (types 0x01 Ed25519, 0x04 cosignature/v1 and 0x06 subtree/v1 ML-DSA-44) from vkeys or raw
+ * keys, with key IDs by WebCrypto SHA-256; the signed-note rules are src/note/signed-note.ts's own
+ * (verifyNoteWith: a known key that fails rejects the note, no known key verified rejects it), the
+ * checkpoint parser src/note/checkpoint.ts's, the subtree/v1 message src/note/subtree-message.ts's.
+ *
+ * ML-DSA-44 is verified where the platform's WebCrypto has it (Node ≥ 24.7; most browsers not
+ * yet). Elsewhere a 0x06 key's lines cannot be checked: they are never counted, as if the key
+ * were not given, and when the result then falls short (no verified signature, too few
+ * cosignatures) the failure is `algorithm_unsupported` instead of `note_unverified` /
+ * `cosignature_missing`, so a caller can tell "not verifiable here" from "not signed".
+ *
+ * Failures are VerificationError (`key_invalid`, `note_invalid`, `note_unverified`,
+ * `checkpoint_invalid`, `checkpoint_wrong_origin`, `cosignature_invalid`, `cosignature_missing`,
+ * `algorithm_unsupported`, `usage`).
  */
 import { checkEd25519PublicKey } from '../crypto/ed25519-strict.ts';
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
@@ -15,14 +23,17 @@ import { NoteError } from '../note/errors.ts';
 import {
   SIG_TYPE_COSIGNATURE_V1,
   SIG_TYPE_ED25519,
+  SIG_TYPE_SUBTREE_V1,
   isValidKeyName,
   verifyNoteWith,
   type NoteKeyType,
   type NoteVerifier,
+  type SignatureCheck,
   type VerifiedNote,
 } from '../note/signed-note.ts';
+import { checkpointSubtreeInput } from '../note/subtree-message.ts';
 import { EMPTY_ROOT } from './merkle.ts';
-import { sha256, verifyEd25519 } from './crypto.ts';
+import { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44 } from './crypto.ts';
 import { fail, rethrow, VerificationError } from './errors.ts';
 
 export type { Checkpoint, VerifiedNote, NoteKeyType };
@@ -55,31 +66,64 @@ function cosignatureInput(text: Uint8Array, signature: Uint8Array): { message: U
   return { message, signature: signature.subarray(8) };
 }
 
+const ML_DSA_44_PUBLIC_KEY_LENGTH = 1312;
+
 async function makeKey(name: string, type: NoteKeyType, publicKey: Uint8Array): Promise<NoteKey> {
   if (!isValidKeyName(name)) fail('key_invalid', 'key names must be non-empty, without spaces or "+"');
-  try {
-    checkEd25519PublicKey(publicKey);
-  } catch (e) {
-    return rethrow('key_invalid', 'note key', e);
+  if (type === SIG_TYPE_SUBTREE_V1) {
+    if (publicKey.length !== ML_DSA_44_PUBLIC_KEY_LENGTH) fail('key_invalid', `ML-DSA-44 key must be 1312 bytes, got ${publicKey.length}`);
+  } else {
+    try {
+      checkEd25519PublicKey(publicKey);
+    } catch (e) {
+      return rethrow('key_invalid', 'note key', e);
+    }
   }
   const pk = Uint8Array.from(publicKey);
   const keyId = await keyIdOf(name, type, pk);
-  const raw = new Uint8Array(33);
+  const raw = new Uint8Array(1 + pk.length);
   raw[0] = type;
   raw.set(pk, 1);
-  const ed25519Input =
-    type === SIG_TYPE_ED25519 ? (text: Uint8Array, signature: Uint8Array) => ({ message: text, signature }) : cosignatureInput;
+  const signedInput = (text: Uint8Array, signature: Uint8Array): SignatureCheck | null => {
+    if (type === SIG_TYPE_ED25519) return { algorithm: 'ed25519', publicKey: pk, message: text, signature };
+    if (type === SIG_TYPE_COSIGNATURE_V1) {
+      const input = cosignatureInput(text, signature);
+      return input === null ? null : { algorithm: 'ed25519', publicKey: pk, ...input };
+    }
+    const input = checkpointSubtreeInput(name, text, signature);
+    return input === null ? null : { algorithm: 'ml-dsa-44', publicKey: pk, message: input.message, signature: input.signature };
+  };
   return {
     name,
     keyId,
     type,
     publicKey: pk,
     vkey: `${name}+${keyIdHex(keyId)}+${encodeBase64(raw)}`,
-    ed25519Input,
+    signedInput,
     verify: () => {
       throw new VerificationError('usage', 'keys of anchor-witness/verify are checked by its async functions only');
     },
   };
+}
+
+/** One signature check by WebCrypto: Ed25519 (strict rules) or ML-DSA-44. */
+function checkSignature(c: SignatureCheck): Promise<boolean> {
+  return c.algorithm === 'ed25519'
+    ? verifyEd25519(c.publicKey, c.message, c.signature)
+    : verifyMlDsa44(c.publicKey, c.message, c.signature);
+}
+
+/** Split keys into those this platform can check and the ML-DSA-44 ones it cannot (see the module comment). */
+async function checkableKeys(keys: readonly NoteKey[]): Promise<{ usable: NoteKey[]; unsupported: NoteKey[] }> {
+  if (!keys.some((k) => k.type === SIG_TYPE_SUBTREE_V1) || (await mlDsa44Available())) return { usable: [...keys], unsupported: [] };
+  return { usable: keys.filter((k) => k.type !== SIG_TYPE_SUBTREE_V1), unsupported: keys.filter((k) => k.type === SIG_TYPE_SUBTREE_V1) };
+}
+
+function unsupportedFailure(unsupported: readonly NoteKey[], what: string): never {
+  return fail(
+    'algorithm_unsupported',
+    `${what}: this platform's WebCrypto cannot verify ML-DSA-44, so the lines of ${unsupported.map((k) => `${k.name}+${keyIdHex(k.keyId)}`).join(', ')} were not checked`,
+  );
 }
 
 /** A key for Ed25519 note signatures (type 0x01): a log's checkpoint key. */
@@ -92,7 +136,12 @@ export function cosignatureNoteKey(name: string, publicKey: Uint8Array): Promise
   return makeKey(name, SIG_TYPE_COSIGNATURE_V1, publicKey);
 }
 
-/** A key from a vkey `<name>+<hex8 key ID>+<base64(type ‖ key)>` (types 0x01 and 0x04; the key ID must match). */
+/** A key for subtree/v1 ML-DSA-44 signatures over checkpoints (type 0x06): a witness's, or a log's. */
+export function subtreeNoteKey(name: string, publicKey: Uint8Array): Promise<NoteKey> {
+  return makeKey(name, SIG_TYPE_SUBTREE_V1, publicKey);
+}
+
+/** A key from a vkey `<name>+<hex8 key ID>+<base64(type ‖ key)>` (types 0x01, 0x04 and 0x06; the key ID must match). */
 export async function noteKeyFromVkey(vkey: string): Promise<NoteKey> {
   const i1 = vkey.indexOf('+');
   const i2 = i1 < 0 ? -1 : vkey.indexOf('+', i1 + 1);
@@ -106,9 +155,9 @@ export async function noteKeyFromVkey(vkey: string): Promise<NoteKey> {
     return fail('key_invalid', 'vkey key is not canonical padded base64');
   }
   const type = raw[0];
-  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1)
-    fail('key_invalid', 'unsupported vkey signature type (0x01 and 0x04 only)');
-  if (raw.length !== 33) fail('key_invalid', 'Ed25519 vkey key must be 32 bytes');
+  if (type !== SIG_TYPE_ED25519 && type !== SIG_TYPE_COSIGNATURE_V1 && type !== SIG_TYPE_SUBTREE_V1)
+    fail('key_invalid', 'unsupported vkey signature type (0x01, 0x04 and 0x06 only)');
+  if (type !== SIG_TYPE_SUBTREE_V1 && raw.length !== 33) fail('key_invalid', 'Ed25519 vkey key must be 32 bytes');
   const key = await makeKey(vkey.slice(0, i1), type, raw.subarray(1));
   if (key.keyId !== Number.parseInt(idHex, 16))
     fail('key_invalid', `vkey key ID ${idHex} does not match the key (expected ${keyIdHex(key.keyId)})`);
@@ -120,11 +169,14 @@ export async function noteKeyFromVkey(vkey: string): Promise<NoteKey> {
  * parse or a known key's signature fails, `note_unverified` when no known key signed.
  */
 export async function verifyNote(note: string | Uint8Array, keys: readonly NoteKey[]): Promise<VerifiedNote> {
+  const { usable, unsupported } = await checkableKeys(keys);
   try {
-    return await verifyNoteWith(note, keys, verifyEd25519);
+    return await verifyNoteWith(note, usable, checkSignature);
   } catch (e) {
     if (e instanceof VerificationError) throw e;
-    return rethrow(e instanceof NoteError && e.code === 'unverified_note' ? 'note_unverified' : 'note_invalid', 'signed note', e);
+    const unverified = e instanceof NoteError && e.code === 'unverified_note';
+    if (unverified && unsupported.length > 0) unsupportedFailure(unsupported, 'signed note');
+    return rethrow(unverified ? 'note_unverified' : 'note_invalid', 'signed note', e);
   }
 }
 
@@ -143,10 +195,12 @@ export async function verifyCheckpoint(
 ): Promise<{ checkpoint: Checkpoint; note: VerifiedNote }> {
   let verified: VerifiedNote;
   let checkpoint: Checkpoint;
+  const { usable, unsupported } = await checkableKeys(keys);
   try {
-    verified = await verifyNoteWith(note, keys, verifyEd25519);
+    verified = await verifyNoteWith(note, usable, checkSignature);
     checkpoint = parseCheckpoint(verified.text);
   } catch (e) {
+    if (e instanceof NoteError && e.code === 'unverified_note' && unsupported.length > 0) unsupportedFailure(unsupported, 'checkpoint');
     return rethrow('checkpoint_invalid', 'checkpoint', e);
   }
   if (origin !== undefined && checkpoint.origin !== origin)
@@ -159,27 +213,33 @@ export interface CosignedCheckpoint {
   checkpoint: Checkpoint;
   /** The log's own signature verified (when log keys were given). */
   logVerified: boolean;
-  /** The cosigners whose cosignature/v1 line verified (one per distinct key), with the signed time. */
+  /** The cosigners whose cosignature line (0x04 or 0x06) verified (one per distinct key), with the signed time. */
   cosigners: { name: string; timestamp: bigint }[];
+  /** Vkeys of cosigner keys whose lines this platform cannot check (ML-DSA-44 without WebCrypto support); never counted. */
+  unsupported: string[];
 }
 
 /**
- * A checkpoint with cosignature/v1 lines (c2sp.org/tlog-cosignature): every cosigner key (type
- * 0x04) must have a valid line unless `quorum` says how many distinct keys suffice; with `log`
- * keys, the log's signature must verify too, by a key named after the checkpoint's origin.
+ * A checkpoint with cosignature lines (c2sp.org/tlog-cosignature): every cosigner key (type 0x04
+ * Ed25519 or 0x06 ML-DSA-44) must have a valid line unless `quorum` says how many distinct keys
+ * suffice; with `log` keys (0x01 or 0x06), the log's signature must verify too, by a key named
+ * after the checkpoint's origin.
  */
 export async function verifyCosignedCheckpoint(
   note: string,
   opts: { cosigners: readonly NoteKey[]; log?: readonly NoteKey[]; quorum?: number },
 ): Promise<CosignedCheckpoint> {
-  if (opts.cosigners.some((v) => v.type !== SIG_TYPE_COSIGNATURE_V1))
-    fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) keys');
+  if (opts.cosigners.some((v) => !isCosignerType(v.type)))
+    fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) keys');
   const need = requiredCosignatures(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
+  const { usable, unsupported } = await checkableKeys([...log, ...opts.cosigners]);
   let verified: VerifiedNote;
   try {
-    verified = await verifyNoteWith(note, [...log, ...opts.cosigners], verifyEd25519);
+    verified = await verifyNoteWith(note, usable, checkSignature);
   } catch (e) {
+    if (e instanceof NoteError && e.code === 'unverified_note' && unsupported.length > 0)
+      unsupportedFailure(unsupported, 'cosigned checkpoint');
     return rethrow('cosignature_invalid', 'cosigned checkpoint', e);
   }
   let checkpoint: Checkpoint;
@@ -191,13 +251,29 @@ export async function verifyCosignedCheckpoint(
   checkEmptyTree(checkpoint);
   const byLog = verified.verified.filter((v) => log.includes(v.verifier));
   const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
-  if (log.length > 0 && byLog.length === 0) fail('checkpoint_invalid', 'no signature by the log key');
+  if (log.length > 0 && byLog.length === 0) {
+    if (unsupported.some((k) => log.includes(k))) unsupportedFailure(unsupported, 'log signature');
+    fail('checkpoint_invalid', 'no signature by the log key');
+  }
   if (log.length > 0 && !logVerified)
     fail(
       'checkpoint_wrong_origin',
       `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`,
     );
-  return { checkpoint, logVerified, cosigners: countedCosigners(verified, opts.cosigners, need) };
+  let cosigners: { name: string; timestamp: bigint }[];
+  try {
+    cosigners = countedCosigners(verified, opts.cosigners, need);
+  } catch (e) {
+    const skipped = unsupported.filter((k) => opts.cosigners.includes(k));
+    if (e instanceof VerificationError && e.code === 'cosignature_missing' && skipped.length > 0) unsupportedFailure(skipped, e.message);
+    throw e;
+  }
+  return { checkpoint, logVerified, cosigners, unsupported: unsupported.map((k) => k.vkey) };
+}
+
+/** Witness cosignature key types: cosignature/v1 (0x04, Ed25519) and subtree/v1 (0x06, ML-DSA-44). */
+export function isCosignerType(type: NoteKeyType): boolean {
+  return type === SIG_TYPE_COSIGNATURE_V1 || type === SIG_TYPE_SUBTREE_V1;
 }
 
 /*
@@ -230,7 +306,7 @@ export function countedCosigners(
 ): { name: string; timestamp: bigint }[] {
   const counted = new Set<string>();
   const result = verified.verified
-    .filter((v) => v.verifier.type === SIG_TYPE_COSIGNATURE_V1 && cosigners.includes(v.verifier))
+    .filter((v) => isCosignerType(v.verifier.type) && cosigners.includes(v.verifier))
     .filter((v) => {
       const hex = encodeHex(v.verifier.publicKey);
       if (counted.has(hex)) return false;

@@ -4,13 +4,14 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Ed25519VerifyPool } from '../anchoring/verify-pool.ts';
+import { SignaturePool } from '../anchoring/verify-pool.ts';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { parseRegistry, type Registry as PartyRegistry } from '../anchor/registry.ts';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
+import { signingKeyFromPem, type SigningKey } from '../crypto/signing-key.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { validateName } from '../note/checkpoint.ts';
@@ -83,23 +84,36 @@ export function parseRoles(text: string[]): Role[] {
   return [...roles];
 }
 
-/** Load a key file; with --dev a missing key is created once in the data dir (and kept). */
-function loadKey(file: string | undefined, devFile: string, dev: boolean, what: 'witness' | 'cosign', log: FastifyBaseLogger): KeyObject {
+/** The key file's path; with --dev a missing key is created once in the data dir (and kept). */
+function keyPath(file: string | undefined, devFile: string, dev: boolean, what: 'witness' | 'cosign', log: FastifyBaseLogger): string {
   const flag = what === 'witness' ? '--key' : '--cosign-key';
-  let path = file;
-  if (path === undefined) {
-    if (!dev)
-      throw new ConfigError(
-        'key_required',
-        `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`,
-      );
-    path = devFile;
-    if (!existsSync(path)) {
-      writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
-      log.warn({ path }, `--dev: generated a ${what} key for a first try (kept in the data dir; use ${flag} for a real deployment)`);
-    }
+  if (file !== undefined) return file;
+  if (!dev)
+    throw new ConfigError(
+      'key_required',
+      `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`,
+    );
+  if (!existsSync(devFile)) {
+    writeNewKeyFile(devFile, ed25519PrivateKeyToPem(generateEd25519().privateKey));
+    log.warn({ path: devFile }, `--dev: generated a ${what} key for a first try (kept in the data dir; use ${flag} for a real deployment)`);
   }
-  return ed25519PrivateKeyFromPem(readKeyFile(path));
+  return devFile;
+}
+
+/** The witness key: Ed25519 only. */
+function loadWitnessKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): KeyObject {
+  return ed25519PrivateKeyFromPem(readKeyFile(keyPath(file, devFile, dev, 'witness', log)));
+}
+
+/** A cosign key: Ed25519 or ML-DSA-44, the type from the PKCS#8 algorithm OID (SPEC §5.1). */
+function loadCosignKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): SigningKey {
+  const path = keyPath(file, devFile, dev, 'cosign', log);
+  try {
+    return signingKeyFromPem(readKeyFile(path));
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof ConfigError)) e.message = `cosign key ${path}: ${e.message}`;
+    throw e;
+  }
 }
 
 async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
@@ -161,24 +175,35 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   if (build !== undefined)
     log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
 
-  const witnessKey = loadKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, 'witness', log);
+  const witnessKey = loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log);
   const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
   const witnessKeyHex = encodeHex(witnessPublicKey);
-  const cosignKeys: KeyObject[] = [];
+  const cosignKeys: SigningKey[] = [];
   if (config.roles.includes('cosign')) {
     const files = config.cosignKeyFiles ?? [];
-    if (files.length === 0) cosignKeys.push(loadKey(undefined, join(config.dataDir, 'cosign-key.pem'), config.dev, 'cosign', log));
-    for (const f of files) cosignKeys.push(loadKey(f, '', false, 'cosign', log));
-    for (const k of cosignKeys) {
-      if (encodeHex(ed25519PublicKeyBytes(k)) === witnessKeyHex) {
+    if (files.length === 0) cosignKeys.push(loadCosignKey(undefined, join(config.dataDir, 'cosign-key.pem'), config.dev, log));
+    for (const f of files) cosignKeys.push(loadCosignKey(f, '', false, log));
+    const seen = new Map<string, number>();
+    cosignKeys.forEach((k, i) => {
+      const hex = encodeHex(k.publicKey);
+      if (k.algorithm === 'ed25519' && hex === witnessKeyHex) {
         throw new ConfigError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
       }
-    }
+      const first = seen.get(hex);
+      if (first !== undefined)
+        throw new ConfigError('cosign_key_duplicate', `--cosign-key ${i + 1} holds the same key as --cosign-key ${first + 1}`);
+      seen.set(hex, i);
+    });
   }
 
   const store = await openStore(config.store, config.dataDir);
-  // The pool also signs anchor cosign messages with the witness key (never the cosign key).
-  const verifyPool = new Ed25519VerifyPool(config.verifyThreads ?? Math.max(0, availableParallelism() - 1), witnessKey);
+  // The pool also signs anchor cosign messages with the witness key, and the cosign role's
+  // ML-DSA-44 lines with the ML-DSA-44 cosign keys (off the event loop).
+  const verifyPool = new SignaturePool(
+    config.verifyThreads ?? Math.max(0, availableParallelism() - 1),
+    witnessKey,
+    cosignKeys.filter((k) => k.algorithm === 'ml-dsa-44').map((k) => k.privateKey),
+  );
   const registry = new Registry();
   let anchors: AnchorService | undefined;
   const m = witnessMetrics(registry, () => anchors?.queueDepth ?? 0);
@@ -239,7 +264,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
       cosign = await createCosignRole({
         store: store.cosign,
-        cosignKeys,
+        cosignKeys: cosignKeys.map((k) => k.privateKey),
         name: config.name,
         logsFile: config.logsFile,
         logsLists: config.logsLists,
@@ -275,6 +300,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         witnessKeyHex,
         logVkey: logSigner.vkey,
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
+        cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
       },
       statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs }),
       build,

@@ -25,7 +25,10 @@ export interface HealthInfo {
   origin: string;
   witnessKeyHex: string;
   logVkey: string;
+  /** The first Ed25519 cosign vkey (or null). */
   cosignVkey: string | null;
+  /** Every cosign vkey in `--cosign-key` order (empty without the cosign role). */
+  cosignVkeys?: readonly string[];
 }
 
 export interface WitnessRouteDeps {
@@ -53,6 +56,7 @@ export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string,
     version: h.version,
     log: { origin: h.origin, size: cp?.size ?? 0 },
     keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
+    cosign_vkeys: [...(h.cosignVkeys ?? [])],
   };
 }
 

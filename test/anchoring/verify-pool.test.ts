@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Ed25519VerifyPool } from '../../src/anchoring/verify-pool.ts';
+import { SignaturePool } from '../../src/anchoring/verify-pool.ts';
 import {
   ED25519_SMALL_ORDER_ENCODINGS,
   ed25519PublicKeyBytes,
@@ -58,7 +58,7 @@ function cases(n: number): Case[] {
 
 for (const size of [0, 2]) {
   void test(`pool of ${size} worker(s): verify agrees with the strict verifier, concurrently submitted`, async () => {
-    const pool = new Ed25519VerifyPool(size);
+    const pool = new SignaturePool(size);
     try {
       const all = cases(200);
       const got = await Promise.all(all.map((c) => pool.verify(c.publicKey, c.message, c.signature)));
@@ -73,7 +73,7 @@ for (const size of [0, 2]) {
 
   void test(`pool of ${size} worker(s): verifyAndSign signs the second message exactly when the first signature is valid`, async () => {
     const signer = generateEd25519();
-    const pool = new Ed25519VerifyPool(size, signer.privateKey);
+    const pool = new SignaturePool(size, signer.privateKey);
     try {
       assert.equal(pool.signingPublicKey, Buffer.from(signer.publicKey).toString('hex'));
       const all = cases(120);
@@ -99,7 +99,7 @@ for (const size of [0, 2]) {
 }
 
 void test('small-order keys are refused before any worker sees them; a pool without a key refuses to sign', async () => {
-  const pool = new Ed25519VerifyPool(1);
+  const pool = new SignaturePool(1);
   try {
     for (const enc of ED25519_SMALL_ORDER_ENCODINGS) {
       assert.equal(await pool.verify(enc, new Uint8Array(1), new Uint8Array(64)), false);

@@ -17,7 +17,9 @@ import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { parseJsonBody } from '../../src/client/http.ts';
 import { emptyMonitorState, monitorPoll, type Finding, type MonitorConfig } from '../../src/client/monitor.ts';
-import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
+import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../../src/note/signed-note.ts';
+import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
 import { cosignatureNoteSigner, ed25519NoteSigner, formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
 import { verifyLogEquivocation } from '../../src/verify/log-equivocation.ts';
@@ -256,3 +258,37 @@ void test("§6.1 log_equivocation: a peer's smaller checkpoint that the log's ow
   delete bare.old_root_from_tiles;
   await assert.rejects(verifyLogEquivocation(bare, [key]), { code: 'log_equivocation_invalid', message: /needs old_root_from_tiles/ });
 });
+
+void test(
+  '§4.1 Clients with an ML-DSA-44 (0x06) cosigner: its subtree/v1 line counts toward the quorum (monitor and verify cosignature)',
+  { skip: mlDsa44Supported() ? false : 'this Node has no ML-DSA-44' },
+  async () => {
+    const w = fakeWitness({ seed: 0x69, name: 'pq.test' });
+    grow(w, 4);
+    const srv = await serve(w);
+    const pq = mlDsa44KeyFromSeed(fill(0x5a));
+    const pqVkey = formatVkey('pq-cosigner.test', SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(pq));
+    const note = checkpointNote(w, 4, [ed25519NoteSigner(w.origin, w.key), cosigners[0]!]);
+    const text = note.slice(0, note.indexOf('\n\n') + 1);
+    const pqLine = signCheckpointSubtree(pq, 'pq-cosigner.test', text, T0 + 7);
+    const config: MonitorConfig = {
+      witnesses: [srv.url],
+      seeds: [],
+      http,
+      logCosigners: [cosigners[0]!.verifier, parseVkey(pqVkey)],
+      logQuorum: 2,
+    };
+    srv.checkpoint = note + pqLine;
+    assert.deepEqual((await monitorPoll(config, emptyMonitorState(), T0 + 10)).findings, []);
+    srv.checkpoint = note;
+    const short = await monitorPoll(config, emptyMonitorState(), T0 + 11);
+    assert.deepEqual(kinds(short.findings), ['log_unwitnessed']);
+    assert.match(short.findings[0]!.message, /1 of 2 required cosignatures \(missing: pq-cosigner\.test\)/);
+
+    const file = join(tmp.dir, 'pq-witnessed.txt');
+    writeFileSync(file, note + pqLine);
+    const r = await cli(['verify', 'cosignature', file, '--log-vkey', logVkey(w), '--vkey', cosigners[0]!.verifier.vkey, '--vkey', pqVkey]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /cosigned by c1\.test at \d+, pq-cosigner\.test at 1700000007; log signature verified/);
+  },
+);

@@ -57,11 +57,18 @@ void test('logs file: everything else is refused', () => {
   configError({ logs: [{ ...ok, keys: [] }] }, /\/logs\/0\/keys: must be a non-empty array/);
   configError({ logs: [{ ...ok, keys: vkeyA }] }, /\/logs\/0\/keys/);
   configError({ logs: [{ ...ok, keys: [vkeyA, vkeyA] }] }, /\/logs\/0\/keys\/1: duplicate key/);
-  configError({ logs: [{ ...ok, keys: [freshVkey('w.example', SIG_TYPE_COSIGNATURE_V1)] }] }, /not an Ed25519 \(type 0x01\) log key/);
+  configError(
+    { logs: [{ ...ok, keys: [freshVkey('w.example', SIG_TYPE_COSIGNATURE_V1)] }] },
+    /is not a log key: type 0x01 \(Ed25519\) or 0x06/,
+  );
   configError({ logs: [{ ...ok, keys: [vkeyA.replace('01882cac', '01882cad')] }] }, /\/logs\/0\/keys\/0: .*key ID/);
   configError(
     { logs: [{ ...ok, keys: ['example.com/log+01882cac+BiVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd'] }] },
-    /unsupported signature type 0x06/,
+    /ML-DSA-44 vkey key must be 1312 bytes/,
+  );
+  configError(
+    { logs: [{ ...ok, keys: ['example.com/log+01882cac+BSVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd'] }] },
+    /unsupported signature type 0x05/,
   );
   configError({ logs: [{ ...ok, keys: [42] }] }, /\/logs\/0\/keys\/0: must be a vkey string/);
   for (const qpd of [0, -1, 1.5, '10', null, 2e9]) configError({ logs: [{ ...ok, qpd }] }, /\/logs\/0\/qpd/);
@@ -168,7 +175,7 @@ void test('logs/v0 parsing: malformed lists are refused whole; unusable entries 
   bad(`logs/v0\nvkey ${vkeyA}\nqpd 05\n`, /qpd must be/);
   bad(`logs/v0\nvkey ${vkeyA}\norigin\n`, /needs a value/);
   bad('logs/v0\nvkey\n', /expected "vkey <vkey>"/);
-  // An ML-DSA-44 (type 0x06) key or a broken vkey: that entry is skipped, the rest imported.
+  // A type 0x06 vkey whose key is not 1312 bytes, or a broken vkey: that entry is skipped, the rest imported.
   const r = resolveLogList(parseLogList(`logs/v0\nvkey example.com/pq+01020304+BgAA\nvkey ${vkeyA}.\nvkey ${geomys}\n`));
   assert.deepEqual(
     r.map((e) => e.ok),

@@ -212,7 +212,7 @@ void test('GET /<sha256(origin)>/checkpoint: 404 text before, the cosigned note 
     assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');
     assert.equal(r.headers.get('access-control-allow-origin'), '*');
     assert.equal(r.text, logA.checkpoint(4) + cos.text);
-    const v = verifyNote(r.text, [parseVkey(logA.vkey), parseVkey(h.role.healthInfo().cosignVkey)]);
+    const v = verifyNote(r.text, [parseVkey(logA.vkey), parseVkey(h.role.healthInfo().cosignVkeys[0]!)]);
     assert.equal(v.verified.length, 2);
     // Either case of hex is accepted on input.
     assert.equal((await h.get(hashPath(logA.origin).toUpperCase().replace('/CHECKPOINT', '/checkpoint'))).status, 200);

@@ -47,7 +47,7 @@ void test('Appendix C: log seed 40..5f, cosign seed 00..1f, time 1700000000 → 
 
     // The project's own verifier accepts checkpoint + response (the client-side recipe of tlog-witness).
     const note = body.slice(body.indexOf('\n\n') + 2) + r.text;
-    const v = verifyNote(note, [parseVkey(log.vkey), parseVkey(h.role.healthInfo().cosignVkey)]);
+    const v = verifyNote(note, [parseVkey(log.vkey), parseVkey(h.role.healthInfo().cosignVkeys[0]!)]);
     assert.equal(v.verified.length, 2);
     assert.equal(v.verified[1]!.timestamp, BigInt(APPENDIX_C_TIME));
 
@@ -151,7 +151,7 @@ void test('geomys uptime test log: its checkpoint is cosigned and the cosignatur
     r = await h.post(`old 0\n\n${cp}`);
     assert.equal(r.status, 200);
     assert.match(r.text, new RegExp(`^— ${WITNESS_NAME} [A-Za-z0-9/+]{102}==\\n$`));
-    const v = verifyNote(cp + r.text, [parseVkey(vkey), parseVkey(h.role.healthInfo().cosignVkey)]);
+    const v = verifyNote(cp + r.text, [parseVkey(vkey), parseVkey(h.role.healthInfo().cosignVkeys[0]!)]);
     assert.equal(v.verified[1]!.timestamp, BigInt(now));
     r = await h.post(`old 1\n\n${cp}`);
     assert.equal(r.status, 200);

@@ -184,7 +184,8 @@ void test('vkeys: parse/format round trip, key ID check, key checks, type checks
     ['example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2', 'invalid_vkey'], // not base64
     ['example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2kAA==', 'invalid_vkey'], // 34 bytes
     ['example.com/foo+530d903a+AgkyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', 'unsupported_key_type'], // 0x02
-    ['example.com/foo+530d903a+BgkyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', 'unsupported_key_type'], // 0x06
+    ['example.com/foo+530d903a+BgkyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', 'invalid_vkey'], // 0x06 with a 32-byte key
+    ['example.com/foo+530d903a+BQkyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', 'unsupported_key_type'], // 0x05
     ['example.com/foo+530d903a+', 'unsupported_key_type'],
   ];
   for (const [vk, code] of cases) assert.throws(() => parseVkey(vk), { code }, vk);

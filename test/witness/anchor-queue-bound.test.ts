@@ -19,7 +19,7 @@ import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
 import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/verify-anchor.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
-import { Ed25519VerifyPool } from '../../src/anchoring/verify-pool.ts';
+import { SignaturePool } from '../../src/anchoring/verify-pool.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { createServer } from '../../src/server/server.ts';
 import { listen } from '../../src/server/lifecycle.ts';
@@ -93,7 +93,7 @@ class ObservedAnchorService extends AnchorService {
 async function scenario(withPool: boolean): Promise<void> {
   const { dir, cleanup } = tempDir('aw-queue-bound-');
   const sqlite = SqliteStore.open(join(dir, 'witness.db'));
-  const pool = withPool ? new Ed25519VerifyPool(1, witnessKey) : undefined;
+  const pool = withPool ? new SignaturePool(1, witnessKey) : undefined;
   const gated = gatedStore(sqlite);
   const logSigner = new LogSigner(ORIGIN, witnessKey);
   const witnessLog = new TransparencyLog(gated.store, logSigner);
