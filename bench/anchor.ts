@@ -16,6 +16,12 @@
  * how long each batch's transaction held the event loop.
  * The ceiling is the best of six one-second rounds; `crypto_ceiling_median_per_s` is their median.
  *
+ * `witnessed` (SPEC §4.1): the same peak on a fresh witness whose own log is cosigned by two peer
+ * witnesses (child processes, role cosign, quorum 2, default --log-witness-interval 1s) — the
+ * submitter's cost on anchor throughput, as `peak_ratio_to_unwitnessed` — and then, the load
+ * stopped, the anchor → quorum-cosigned lag: one anchor at a time, the time from sending it to
+ * `GET /log/checkpoint` serving a checkpoint that includes it (p50/max of BENCH_LAG_SAMPLES, 10).
+ *
  * BENCH_SECONDS (default 8) sets each load phase; BENCH_LOG_MAX (default 1e6) the largest log size.
  */
 import { spawn } from 'node:child_process';
@@ -32,6 +38,10 @@ import { TransparencyLog } from '../src/log/log.ts';
 import { LogSigner } from '../src/log/signer.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../src/note/signed-note.ts';
+import { formatVkey } from '../src/note/vkey.ts';
+import { parseCheckpoint } from '../src/note/checkpoint.ts';
+import { parseNote } from '../src/note/signed-note.ts';
 import {
   batchTotals,
   closedLoop,
@@ -64,10 +74,14 @@ writeFileSync(
 const witness = generateEd25519();
 writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witness.privateKey));
 
-const startWitness = () =>
+const LAG_SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 10);
+const ORIGIN = 'witness.bench/w/anchors';
+
+const startWitness = (data = 'data', extra: string[] = []) =>
   spawnWitness([
+    ...extra,
     '--data-dir',
-    join(dir, 'data'),
+    join(dir, data),
     '--key',
     join(dir, 'w.pem'),
     '--name',
@@ -83,6 +97,67 @@ const startWitness = () =>
     '--max-queue',
     '100000',
   ]);
+/** Two peer witnesses (role cosign) that know this witness's log, and the --log-witnesses file naming them. */
+async function startPeers(): Promise<{ file: string; stop: () => Promise<void> }> {
+  const logVkey = formatVkey(ORIGIN, SIG_TYPE_ED25519, ed25519PublicKeyBytes(witness.privateKey));
+  writeFileSync(join(dir, 'peer-logs.json'), JSON.stringify({ logs: [{ origin: ORIGIN, keys: [logVkey] }] }));
+  const peers = await Promise.all(
+    [1, 2].map(async (i) => {
+      const name = `peer${i}.bench`;
+      const key = generateEd25519();
+      const cosign = generateEd25519();
+      writeNewKeyFile(join(dir, `peer${i}.pem`), ed25519PrivateKeyToPem(key.privateKey));
+      writeNewKeyFile(join(dir, `peer${i}-cosign.pem`), ed25519PrivateKeyToPem(cosign.privateKey));
+      const child = await spawnWitness([
+        '--data-dir',
+        join(dir, `peer${i}`),
+        '--key',
+        join(dir, `peer${i}.pem`),
+        '--cosign-key',
+        join(dir, `peer${i}-cosign.pem`),
+        '--name',
+        name,
+        '--roles',
+        'cosign',
+        '--logs',
+        join(dir, 'peer-logs.json'),
+      ]);
+      return { child, vkey: formatVkey(name, SIG_TYPE_COSIGNATURE_V1, cosign.publicKey) };
+    }),
+  );
+  const file = join(dir, 'log-witnesses.json');
+  writeFileSync(file, JSON.stringify({ quorum: 2, witnesses: peers.map((p) => ({ url: p.child.url.toString(), vkeys: [p.vkey] })) }));
+  return {
+    file,
+    stop: async () => {
+      await Promise.all(peers.map((p) => p.child.stop()));
+    },
+  };
+}
+
+async function witnessedSize(url: URL): Promise<number> {
+  const text = await (await fetch(new URL('/log/checkpoint', url))).text();
+  return parseCheckpoint(parseNote(text).text).size;
+}
+
+/** Anchor → quorum-cosigned lag, one anchor at a time (the load stopped). */
+async function quorumLag(url: URL, lanes: Lane[]): Promise<number[]> {
+  const lags: number[] = [];
+  let k = 0;
+  while (lags.length < LAG_SAMPLES) {
+    const lane = lanes[k++ % lanes.length]!;
+    const body = lane.bodies[lane.next++];
+    if (body === undefined) continue;
+    const t = performance.now();
+    const res = await fetch(new URL('/v1/anchor', url), { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const reply = (await res.json()) as { inclusion?: { tree_size: number } };
+    if (res.status !== 200 || reply.inclusion === undefined) continue;
+    while ((await witnessedSize(url)) < reply.inclusion.tree_size) await new Promise((r) => setTimeout(r, 5));
+    lags.push(performance.now() - t);
+  }
+  return lags.sort((a, b) => a - b);
+}
+
 /** Closed loop: CONCURRENCY workers, each on a connection of its own. */
 async function peakLoop(url: URL, lanes: Lane[], seconds: number) {
   const client = new LoadClient(url, CONCURRENCY, SOURCES);
@@ -203,7 +278,7 @@ try {
   };
   measureCrypto();
 
-  const perSeed = Math.ceil((SECONDS * 2 * 6000) / (PARTIES * SEEDS_PER_PARTY)) + 2;
+  const perSeed = Math.ceil((SECONDS * 2 * 6000) / (PARTIES * SEEDS_PER_PARTY)) + 4;
   const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
   const w = await startWitness();
   await peakLoop(w.url, lanes, 1); // warm-up
@@ -228,6 +303,37 @@ try {
   // fsync is not CPU, so a busy loop can read below 1): near 1, every pause becomes a queue.
   const halfEventLoopCpuShare = (halfThreads1.event_loop - halfThreads0.event_loop) / (performance.now() - halfStart);
   await w.stop();
+
+  // The same peak on a fresh store (the lanes start again: new seeds there), with two peer witnesses.
+  for (const l of lanes) l.next = 0;
+  const peers = await startPeers();
+  let witnessed;
+  try {
+    const ww = await startWitness('data-witnessed', ['--log-witnesses', peers.file]);
+    try {
+      await peakLoop(ww.url, lanes, 1); // warm-up
+      const wpeak = await peakLoop(ww.url, lanes, SECONDS);
+      const wRate = wpeak.count / SECONDS;
+      const lags = await quorumLag(ww.url, lanes);
+      witnessed = {
+        peers: 2,
+        quorum: 2,
+        interval_s: 1,
+        peak: {
+          anchors_per_s: Math.round(wRate),
+          errors: wpeak.errors,
+          p50_ms: ms(percentile(wpeak.latencies, 50)),
+          p99_ms: ms(percentile(wpeak.latencies, 99)),
+        },
+        peak_ratio_to_unwitnessed: Number((wRate / peakRate).toFixed(3)),
+        anchor_to_quorum_ms: { samples: lags.length, p50: ms(percentile(lags, 50)), max: ms(lags.at(-1) ?? 0) },
+      };
+    } finally {
+      await ww.stop();
+    }
+  } finally {
+    await peers.stop();
+  }
   measureCrypto();
   const best = (xs: number[]) => Math.max(...xs);
   const median = (xs: number[]) =>
@@ -278,6 +384,7 @@ try {
       group_commit: groupCommit(batches1, batches2),
       cpu_per_anchor_us: threadCpuPerOpUs(halfThreads0, halfThreads1, half.count),
     },
+    witnessed,
     log_scaling: scaling,
   };
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -6,7 +6,7 @@ import { readDocument } from '../config/config-file.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
-import { collectList, intArg } from './options.ts';
+import { collectList, durationArg, intArg } from './options.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 
@@ -31,6 +31,9 @@ interface ServeFlags extends HttpLimits {
   dev?: boolean;
   logLevel?: string;
   verifyThreads?: number;
+  logWitnesses?: string;
+  logWitnessInterval?: number;
+  logWitnessAlertLag?: number;
 }
 
 /** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
@@ -101,6 +104,19 @@ export function addServeCommand(program: Command): void {
       'worker threads for signature verification, anchor cosigning and ML-DSA-44 signing (default: CPU cores − 1; 0 = on the event loop)',
       intArg(0, 64),
     )
+    .option('--log-witnesses <file>', "peer witnesses that cosign this node's own log, and their quorum (JSON or YAML; SPEC §4.1)")
+    .option(
+      '--log-witness-interval <duration>',
+      'how often the newest checkpoint goes to the log witnesses (1s..1h)',
+      durationArg(1, 3600),
+      1,
+    )
+    .option(
+      '--log-witness-alert-lag <duration>',
+      'a log witness further behind than this is a /health warning (status stays ok)',
+      durationArg(1, 365 * 86_400),
+      600,
+    )
     .option('--log-level <level>', 'fatal, error, warn, info (default: one line per request), debug', 'info')
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
@@ -136,6 +152,7 @@ export function addServeCommand(program: Command): void {
         'buildAttestation',
         'store',
         'verifyThreads',
+        'logWitnesses',
       ] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = {
         key: 'keyFile',
@@ -143,10 +160,15 @@ export function addServeCommand(program: Command): void {
         logsList: 'logsLists',
         registry: 'registryFile',
         logs: 'logsFile',
+        logWitnesses: 'logWitnessesFile',
       };
       for (const k of optional) {
         const v = flags[k];
         if (v !== undefined) (config as unknown as Record<string, unknown>)[rename[k] ?? k] = v;
+      }
+      if (flags.logWitnesses !== undefined) {
+        config.logWitnessIntervalMs = (flags.logWitnessInterval ?? 1) * 1000;
+        config.logWitnessAlertLagMs = (flags.logWitnessAlertLag ?? 600) * 1000;
       }
       const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
       const node = await startWitness(config, log);

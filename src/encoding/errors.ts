@@ -8,7 +8,6 @@ export type EncodingErrorCode =
   | 'invalid_base58'
   | 'invalid_decimal'
   | 'invalid_timestamp'
-  | 'invalid_duration'
   | 'invalid_utf8'
   | 'invalid_json'
   | 'jcs_unsupported_value';

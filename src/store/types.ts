@@ -5,6 +5,7 @@
  *   LogStorage          the log's bytes: entries, complete-subtree hashes, the signed checkpoint
  *   AnchorStateStorage  anchor chains: seed records, party usage (quota windows), duplicity proofs
  *   CosignStateStorage  the cosign role: per-origin state (compare-and-swap), evidence
+ *   LogWitnessStorage   the witnessed own log (SPEC §4.1): peers' state, cosignatures, published size
  *
  * Drivers store and read bytes: they never hash or sign (the log above them, src/log, does).
  * Writes to the log and the anchor state happen only inside `transaction` (serialized; one durable
@@ -171,6 +172,64 @@ export interface CosignStateStorage {
   listEvidence(origin: string): Promise<EvidenceRecord[]>;
 }
 
+// ---------------------------------------------------------------- witnessed own log
+
+/** What this node knows of one peer witness of its own log (SPEC §4.1), keyed by submission URL. */
+export interface LogWitnessState {
+  url: string;
+  /** Size and root of this node's checkpoint the witness last cosigned. */
+  size: number;
+  root: Uint8Array;
+  /** Unix seconds when that cosignature was collected. */
+  at: number;
+}
+
+/** One peer's cosignature of one of this node's checkpoints, with the node-signed note it covers. */
+export interface LogCosignatureRecord extends LogWitnessState {
+  /** The node-signed checkpoint note of `size` (the text the lines sign, with the node's own line). */
+  note: string;
+  /** The witness's cosignature lines that verified (`— <name> <b64>\n` each, at least one). */
+  lines: string;
+}
+
+/** The lines collected for one checkpoint of the own log. */
+export interface LogCosignedCheckpoint {
+  size: number;
+  root: Uint8Array;
+  note: string;
+  /** Witness URL → its cosignature lines for this checkpoint. */
+  lines: Map<string, string>;
+}
+
+/** Cosignature rows kept per witness beyond the published size (older ones are pruned). */
+export const LOG_COSIGNATURES_PER_WITNESS = 256;
+
+/**
+ * The witnessed own log's state (SPEC §4.1); each call is its own durable transaction. Drivers keep
+ * bytes only: the submitter (src/log-witness) verifies lines before recording them.
+ */
+export interface LogWitnessStorage {
+  /** Every witness's last known state (witnesses removed from the configuration included). */
+  witnessStates(): Promise<LogWitnessState[]>;
+  /**
+   * Record a cosignature, durably and atomically: the witness's state becomes (size, root, at),
+   * the note of `size` is kept (once) and the lines stored for (size, url), replacing earlier
+   * ones. Then at most LOG_COSIGNATURES_PER_WITNESS rows are kept for that witness (newest sizes).
+   */
+  recordCosignature(record: LogCosignatureRecord): Promise<void>;
+  /** The note and the lines collected for checkpoint `size` (undefined when none). */
+  cosigned(size: number): Promise<LogCosignedCheckpoint | undefined>;
+  /** Sizes with at least one collected line, above `after`, newest first (at most `limit`). */
+  cosignedSizes(after: number, limit: number): Promise<number[]>;
+  /** The published (witnessed) size; undefined before the first quorum. */
+  published(): Promise<number | undefined>;
+  /**
+   * Publish `size` (its lines must be recorded): the stored size becomes max(stored, size), so it
+   * never decreases; rows of smaller sizes are deleted. Returns the size published afterwards.
+   */
+  publish(size: number): Promise<number>;
+}
+
 // ---------------------------------------------------------------- the store
 
 /** One write transaction over the log and the anchor state. */
@@ -185,6 +244,7 @@ export interface WitnessStore {
   readonly log: LogStorage;
   readonly anchors: AnchorStateStorage;
   readonly cosign: CosignStateStorage;
+  readonly logWitness: LogWitnessStorage;
   /** The identity the store is bound to; binds it on first use, refuses a different one. */
   bindIdentity(identity: StoreIdentity): Promise<void>;
   /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */

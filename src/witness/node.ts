@@ -34,6 +34,8 @@ import { registerWitnessRoutes } from './routes.ts';
 import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
 import { createCosignRole, type CosignRole } from '../cosign/role.ts';
 import { loadBuildAttestation } from '../release/attestation.ts';
+import { startLogWitnessing } from '../log-witness/node-part.ts';
+import type { ForkedCheckpoint, LogWitnessing } from '../log-witness/witnessing.ts';
 
 export const ROLES = ['anchor', 'cosign'] as const;
 export type Role = (typeof ROLES)[number];
@@ -61,6 +63,17 @@ export interface WitnessConfig extends HttpLimits {
   verifyThreads?: number;
   /** DSSE build attestation served at /build (SPEC §6); refused unless it names the running bundle. */
   buildAttestation?: string;
+  /** `--log-witnesses FILE` (SPEC §4.1): peer witnesses cosign this node's own checkpoints. */
+  logWitnessesFile?: string;
+  /** `--log-witness-interval` in ms (default 1 000). */
+  logWitnessIntervalMs?: number;
+  /** `--log-witness-alert-lag` in ms (default 10 min). */
+  logWitnessAlertLagMs?: number;
+  /**
+   * TEST-ONLY: expose `RunningWitness.testHooks` (fault injection). Set only by tests through this
+   * programmatic API; no flag, variable or config-file setting reaches it.
+   */
+  testOnlyFaultHooks?: boolean;
 }
 
 export interface RunningWitness {
@@ -70,6 +83,10 @@ export interface RunningWitness {
   store: WitnessStore;
   witnessPublicKey: Uint8Array;
   logOrigin: string;
+  /** The witnessed own log, with --log-witnesses. */
+  logWitnessing: LogWitnessing | undefined;
+  /** TEST-ONLY (config.testOnlyFaultHooks): make the node sign and offer a second, inconsistent checkpoint. */
+  testHooks?: { forkLogCheckpoint(): Promise<ForkedCheckpoint> };
   close(): Promise<void>;
 }
 
@@ -258,6 +275,21 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     m.logSize.set(cp.size);
     checkpointClock.seen(cp.size, Date.now());
 
+    let logWitnessing: LogWitnessing | undefined;
+    if (config.logWitnessesFile !== undefined) {
+      const part = await startLogWitnessing({
+        file: config.logWitnessesFile,
+        intervalMs: config.logWitnessIntervalMs,
+        alertLagMs: config.logWitnessAlertLagMs,
+        log: witnessLog,
+        store: store.logWitness,
+        metrics: registry,
+        logger: log,
+      });
+      logWitnessing = part.witnessing;
+      closers.unshift(part.stop); // before the store closes
+    }
+
     let cosign: CosignRole | undefined;
     if (cosignKeys.length > 0) {
       if (config.logsFile === undefined && (config.logsLists ?? []).length === 0)
@@ -302,8 +334,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
         cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
       },
-      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs }),
+      statusPage: createWitnessStatusPage({ store, clock: checkpointClock, cosign, metrics: registry, build, startedAtMs, logWitnessing }),
       build,
+      logWitnessing,
     });
     cosign?.register(app);
     const info = await listen(app, { host: config.host, port: config.port });
@@ -315,6 +348,10 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       store,
       witnessPublicKey,
       logOrigin,
+      logWitnessing,
+      ...(config.testOnlyFaultHooks === true && logWitnessing !== undefined
+        ? { testHooks: { forkLogCheckpoint: () => logWitnessing.forkForTest() } }
+        : {}),
       close: async () => {
         if (closed) return;
         closed = true;

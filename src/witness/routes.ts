@@ -17,6 +17,8 @@ import { Problem } from '../server/problem-schema.ts';
 import { Health } from './schemas.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
 import type { StatusPageRequest } from './status-page.ts';
+import type { LogWitnessing } from '../log-witness/witnessing.ts';
+import { CheckpointQuery } from './schemas.ts';
 
 export interface HealthInfo {
   name: string;
@@ -41,6 +43,8 @@ export interface WitnessRouteDeps {
   statusPage: (health: Record<string, unknown>, request: StatusPageRequest) => string | Promise<string>;
   /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
   build?: BuildInfo;
+  /** The witnessed own log (SPEC §4.1, --log-witnesses): /log/checkpoint serves its checkpoint. */
+  logWitnessing?: LogWitnessing | undefined;
 }
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -57,6 +61,7 @@ export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string,
     log: { origin: h.origin, size: cp?.size ?? 0 },
     keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
     cosign_vkeys: [...(h.cosignVkeys ?? [])],
+    ...deps.logWitnessing?.health(),
   };
 }
 
@@ -87,11 +92,24 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
 
   app.get(
     '/log/checkpoint',
-    { schema: { summary: "The witness log's latest checkpoint (C2SP tlog-checkpoint signed note)" } },
-    async (_req, reply) => {
-      const cp = await log.checkpoint();
-      if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
-      return reply.type(TEXT).header('cache-control', 'max-age=5').send(cp.note);
+    {
+      schema: {
+        summary:
+          "The witness log's checkpoint (C2SP tlog-checkpoint signed note): with --log-witnesses the newest one a quorum of peers cosigned, with their lines; ?unwitnessed=1 the newest node-signed one",
+        querystring: CheckpointQuery,
+      },
+    },
+    async (request, reply) => {
+      const witnessing = deps.logWitnessing;
+      const unwitnessed = (request.query as { unwitnessed?: string }).unwitnessed === '1';
+      let note: string;
+      if (witnessing !== undefined && !unwitnessed) note = await witnessing.checkpoint();
+      else {
+        const cp = await log.checkpoint();
+        if (cp === undefined) throw witnessProblem(404, 'not_found', 'no checkpoint yet');
+        note = cp.note;
+      }
+      return reply.type(TEXT).header('cache-control', 'max-age=5').send(note);
     },
   );
 

@@ -16,4 +16,20 @@ export const Health = Type.Object({
   }),
   /** Every cosign key's vkey (type 0x04 Ed25519, 0x06 ML-DSA-44), in `--cosign-key` order (SPEC §5.1). */
   cosign_vkeys: Type.Optional(Type.Array(Type.String())),
+  // SPEC §4.1, with --log-witnesses only.
+  log_witnesses: Type.Optional(
+    Type.Array(
+      Type.Object({
+        url: Type.String(),
+        cosigned_size: Type.Integer({ minimum: 0 }),
+        last_success: Type.Union([Type.String(), Type.Null()]),
+        lag_entries: Type.Integer({ minimum: 0 }),
+        lag_seconds: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+  ),
+  warnings: Type.Optional(Type.Array(Type.String())),
 });
+
+/** `GET /log/checkpoint?unwitnessed=1`: the newest node-signed checkpoint (SPEC §4.1). */
+export const CheckpointQuery = Type.Object({ unwitnessed: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')])) });

@@ -33,6 +33,18 @@ export interface WitnessPageData {
   };
   /** Seeds with a co-signed anchor, anchors co-signed (log entries that are not duplicity entries), duplicity proofs. */
   counts: { seeds: number; anchors: number; duplicities: number };
+  /** The peer witnesses of the own log (SPEC §4.1); null without --log-witnesses. */
+  logWitnesses?: {
+    published: number;
+    witnesses: readonly {
+      url: string;
+      cosigned_size: number;
+      last_success: string | null;
+      lag_entries: number;
+      lag_seconds: number;
+      last_failure: string | null;
+    }[];
+  } | null;
   /** null when the cosign role is off. */
   cosign: { logs: readonly CosignLogRow[]; total: number } | null;
   /** Base URL for the commands (`$WITNESS_URL` when the Host header was unusable). */

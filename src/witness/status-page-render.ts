@@ -50,6 +50,17 @@ ${
 }`;
 }
 
+function logWitnessSection(d: WitnessPageData): SafeHtml {
+  if (d.logWitnesses === null || d.logWitnesses === undefined) return html``;
+  const rows = d.logWitnesses.witnesses.map(
+    (w) =>
+      html`<tr><td><code>${w.url}</code>${w.last_failure === null ? '' : html`<br><span class="muted">${w.last_failure}</span>`}</td><td class="num">${formatCount(w.cosigned_size)}</td><td>${w.last_success ?? html`<span class="muted">never</span>`}</td><td class="num">${formatCount(w.lag_entries)}</td><td>${w.lag_entries === 0 ? '—' : formatDuration(w.lag_seconds)}</td></tr>`,
+  );
+  return html`<h2 id="log-witnesses">Witnesses of this log</h2>
+<p>Published (witnessed) size: <span id="log-witnessed-size">${formatCount(d.logWitnesses.published)}</span> · <a href="/log/checkpoint">witnessed checkpoint</a> · <a href="/log/checkpoint?unwitnessed=1">newest node-signed checkpoint</a></p>
+<table id="log-witness-table"><thead><tr><th>witness</th><th class="num">size cosigned</th><th>last success</th><th class="num">lag (entries)</th><th>lag (time)</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 export function renderWitnessPage(d: WitnessPageData): string {
   const did = ed25519ToDidKey(decodeHex(d.witnessKeyHex, 32));
   const cosignKeys =
@@ -78,6 +89,7 @@ ${kv('size', html`<span id="log-size-value">${formatCount(d.log.size)}</span>`)}
 ${kv('latest checkpoint', checkpointAge(d))}
 </tbody></table>
 ${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
+${logWitnessSection(d)}
 ${cosignSection(d)}
 <h2>Use this witness</h2>
 ${renderCommands(d)}`;

@@ -8,6 +8,7 @@ import type { BuildInfo } from '../release/attestation.ts';
 import type { CosignRole } from '../cosign/role.ts';
 import type { WitnessStore } from '../store/types.ts';
 import type { CheckpointClock } from './checkpoint-clock.ts';
+import type { LogWitnessing } from '../log-witness/witnessing.ts';
 import { commandBaseUrl, type StatusPageRequest } from './status-page-commands.ts';
 import { COUNTS_TTL_MS, type CosignLogRow, type WitnessPageData } from './status-page-data.ts';
 import { renderWitnessPage } from './status-page-render.ts';
@@ -46,6 +47,8 @@ export interface WitnessPageSources {
   /** The node's metrics registry (the cosign role's request counters). */
   metrics?: Registry | undefined;
   build?: BuildInfo | undefined;
+  /** The witnessed own log (SPEC §4.1): each peer witness and its lag. */
+  logWitnessing?: LogWitnessing | undefined;
   startedAtMs: number;
   now?: () => number;
 }
@@ -126,6 +129,10 @@ export function createWitnessStatusPage(
       log: { size, checkpoint: cp?.note ?? null, signedAtMs: signed.atMs, signedExact: signed.exact },
       counts: { seeds: counts.seeds, duplicities: counts.duplicities, anchors: Math.max(0, size - counts.duplicities) },
       cosign,
+      logWitnesses:
+        src.logWitnessing === undefined
+          ? null
+          : { published: src.logWitnessing.published ?? 0, witnesses: src.logWitnessing.witnessRows() },
       baseUrl: base.url,
       hostUsable: base.usable,
       runningDigest: src.build?.body.running_digest,

@@ -4,6 +4,7 @@
  *   LogStorage (with the log above it)  conformance/log.ts
  *   AnchorStateStorage                  conformance/anchor-state.ts
  *   CosignStateStorage                  conformance/cosign-state.ts
+ *   LogWitnessStorage                   conformance/log-witness.ts
  *   WitnessStore (identity, transactions spanning concerns, reopen, close)  conformance/store.ts
  */
 import { describe } from 'node:test';
@@ -11,6 +12,7 @@ import { anchorStateConformance } from './conformance/anchor-state.ts';
 import { cosignStateConformance } from './conformance/cosign-state.ts';
 import type { StoreFactory } from './conformance/helpers.ts';
 import { logStorageConformance } from './conformance/log.ts';
+import { logWitnessConformance } from './conformance/log-witness.ts';
 import { storeLifecycleConformance } from './conformance/store.ts';
 
 export type { StoreFactory } from './conformance/helpers.ts';
@@ -25,6 +27,9 @@ export function storeConformance(factory: () => StoreFactory, capabilities: { mu
   });
   void describe('CosignStateStorage', () => {
     cosignStateConformance(factory);
+  });
+  void describe('LogWitnessStorage', () => {
+    logWitnessConformance(factory);
   });
   void describe('WitnessStore', () => {
     storeLifecycleConformance(factory, capabilities);

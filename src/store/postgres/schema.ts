@@ -6,7 +6,7 @@
 import type { PoolClient } from 'pg';
 import { StoreOpenError } from '../errors.ts';
 
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** Advisory lock keys (one database per witness identity; see docs/scale-out.md). */
 export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
@@ -36,6 +36,13 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash bytea;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // The witnessed own log (SPEC §4.1): peers' state, the notes they cosigned, their lines, the
+  // published size.
+  `CREATE TABLE log_witnesses (url text PRIMARY KEY, size bigint NOT NULL, root bytea NOT NULL, at bigint NOT NULL);
+   CREATE TABLE log_cosigned_notes (size bigint PRIMARY KEY, root bytea NOT NULL, note text NOT NULL);
+   CREATE TABLE log_cosignatures (size bigint NOT NULL, url text NOT NULL, lines text NOT NULL, at bigint NOT NULL, PRIMARY KEY (size, url));
+   CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
+   CREATE TABLE log_published (id boolean PRIMARY KEY DEFAULT true CHECK (id), size bigint NOT NULL);`,
 ];
 
 /**

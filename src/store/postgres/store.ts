@@ -16,6 +16,7 @@ import { PgAnchorState, PgAnchorTx } from './anchor-state.ts';
 import { PgCosignState } from './cosign-state.ts';
 import { createPools, describe, mapPgError, PgReader, query, redact, type PostgresStoreOptions } from './db.ts';
 import { PgLog } from './log.ts';
+import { PgLogWitness } from './log-witness.ts';
 import { checkAndMigrate } from './schema.ts';
 import { flush, logTxFromBegin, writeTransaction } from './transaction.ts';
 
@@ -32,6 +33,7 @@ export class PostgresStore implements WitnessStore {
   readonly log: PgLog;
   readonly anchors: PgAnchorState;
   readonly cosign: PgCosignState;
+  readonly logWitness: PgLogWitness;
   private readonly db: PgReader;
   /** The sequencer's own connection. */
   private readonly writer: pg.Pool;
@@ -43,6 +45,7 @@ export class PostgresStore implements WitnessStore {
     this.log = new PgLog(this.db);
     this.anchors = new PgAnchorState(this.db);
     this.cosign = new PgCosignState(this.db);
+    this.logWitness = new PgLogWitness(this.db);
   }
 
   /** Connect, check the server's durability settings, apply pending migrations (serialized across replicas). */

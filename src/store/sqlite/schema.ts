@@ -8,7 +8,7 @@
 import type { Database as Db } from 'better-sqlite3';
 import { StoreOpenError } from '../errors.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
 export const MIGRATIONS: string[] = [
@@ -28,6 +28,14 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE evidence ADD COLUMN hash BLOB;
    CREATE UNIQUE INDEX evidence_by_hash ON evidence (origin, hash);
    CREATE INDEX evidence_by_origin ON evidence (origin, id);`,
+  // The witnessed own log (SPEC §4.1): peers' state, the notes they cosigned, their lines, the
+  // published size.
+  `CREATE TABLE log_witnesses (url TEXT PRIMARY KEY, size INTEGER NOT NULL, root BLOB NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE log_cosigned_notes (size INTEGER PRIMARY KEY, root BLOB NOT NULL, note TEXT NOT NULL);
+   CREATE TABLE log_cosignatures (size INTEGER NOT NULL, url TEXT NOT NULL, lines TEXT NOT NULL, at INTEGER NOT NULL,
+                                  PRIMARY KEY (size, url)) WITHOUT ROWID;
+   CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
+   CREATE TABLE log_published (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL);`,
 ];
 
 /** Apply the missing migrations, one transaction each; refuses a newer schema. */

@@ -17,6 +17,7 @@ import { SqliteAnchorState } from './anchor-state.ts';
 import { SqliteCosignState } from './cosign-state.ts';
 import { guard, openDb, SqliteConnections, startCheckpointer } from './db.ts';
 import { SqliteLog } from './log.ts';
+import { SqliteLogWitness } from './log-witness.ts';
 import { migrate } from './schema.ts';
 
 export { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
@@ -28,6 +29,7 @@ export class SqliteStore implements WitnessStore {
   readonly log: SqliteLog;
   readonly anchors: SqliteAnchorState;
   readonly cosign: SqliteCosignState;
+  readonly logWitness: SqliteLogWitness;
   private readonly c: SqliteConnections;
   private readonly lock: Db;
   private readonly checkpointer: { stop: () => Promise<void> };
@@ -42,6 +44,7 @@ export class SqliteStore implements WitnessStore {
     this.log = new SqliteLog(this.c);
     this.anchors = new SqliteAnchorState(this.c);
     this.cosign = new SqliteCosignState(this.c);
+    this.logWitness = new SqliteLogWitness(this.c);
     this.begin = writer.prepare('BEGIN IMMEDIATE');
     this.commit = writer.prepare('COMMIT');
     this.rollback = writer.prepare('ROLLBACK');

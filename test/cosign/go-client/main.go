@@ -86,6 +86,8 @@ func (h *hashes) ReadHashes(idx []int64) ([]tlog.Hash, error) {
 var (
 	url     = flag.String("url", "", "witness base URL")
 	witness = flag.String("witness", "", "witness cosignature vkey (type 0x04)")
+	cpURL   = flag.String("checkpoint-url", "", "witnessed-log mode: GET this checkpoint and verify it (SPEC §4.1)")
+	logVkey = flag.String("log-vkey", "", "witnessed-log mode: the log's vkey (type 0x01)")
 	store   hashes
 	leaves  int64
 	signer  note.Signer
@@ -182,8 +184,39 @@ func must(err error) {
 	}
 }
 
+// verifyWitnessed is the witnessed-log mode (test/log-witness): the checkpoint at -checkpoint-url
+// must open under -log-vkey with x/mod's note rules and carry a verifying cosignature/v1 line of
+// every witness in -witness (comma-separated).
+func verifyWitnessed() {
+	lv, err := note.NewVerifier(*logVkey)
+	must(err)
+	list := []note.Verifier{lv}
+	for _, w := range strings.Split(*witness, ",") {
+		v, err := parseCosigVkey(w)
+		must(err)
+		list = append(list, v)
+	}
+	resp, err := http.Get(*cpURL)
+	must(err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(err)
+	n, err := note.Open(body, note.VerifierList(list...))
+	if err != nil {
+		fail("witnessed checkpoint: note.Open: %v", err)
+	}
+	if len(n.Sigs) != len(list) {
+		fail("witnessed checkpoint: %d of %d signatures verified", len(n.Sigs), len(list))
+	}
+	fmt.Printf("WITNESSED PASSED %d signatures\n", len(n.Sigs))
+}
+
 func main() {
 	flag.Parse()
+	if *cpURL != "" {
+		verifyWitnessed()
+		return
+	}
 	var err error
 	signer, err = note.NewSigner(logSkey)
 	must(err)

@@ -1,0 +1,119 @@
+/**
+ * `--log-witnesses FILE` (SPEC §4.1): the peer witnesses that cosign this node's own log, and the
+ * quorum of them a published checkpoint needs. JSON, or YAML for .yaml/.yml; reloaded like the
+ * registry (src/config/reloadable.ts).
+ *
+ *   {"quorum": 2, "witnesses": [{"url": "https://w1.example/", "vkeys": ["w1.example+1a2b3c4d+BA…"]}]}
+ *
+ * Rules: 1 ≤ quorum ≤ witnesses; URLs are http(s) submission prefixes without credentials, query
+ * or fragment (a missing final `/` is added), distinct; each witness has 1–4 cosigner vkeys of type
+ * 0x04 (cosignature/v1), distinct across the whole file (a key shared by two witnesses would count
+ * twice towards the quorum). Unknown members are refused.
+ */
+import { readDocument } from '../config/config-file.ts';
+import { SIG_TYPE_COSIGNATURE_V1 } from '../note/signed-note.ts';
+import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
+import { LogWitnessConfigError } from './errors.ts';
+
+/** Most witnesses in one file, and vkeys per witness: with the node's own line a served note stays within 64 signatures. */
+export const MAX_LOG_WITNESSES = 15;
+export const MAX_WITNESS_VKEYS = 4;
+
+export interface LogWitnessPeer {
+  /** The submission prefix, ending in `/`: requests go to `<url>add-checkpoint`. */
+  url: string;
+  verifiers: NoteVerifier[];
+}
+
+export interface LogWitnessSet {
+  quorum: number;
+  witnesses: LogWitnessPeer[];
+}
+
+function bad(message: string): LogWitnessConfigError {
+  return new LogWitnessConfigError('invalid_log_witnesses', message);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function onlyKeys(o: Record<string, unknown>, keys: readonly string[], where: string): void {
+  for (const k of Object.keys(o)) if (!keys.includes(k)) throw bad(`${where}: unknown member ${JSON.stringify(k)}`);
+}
+
+/** The submission prefix of a witness URL (ending in `/`), or a LogWitnessConfigError. */
+export function parseWitnessUrl(text: unknown, where: string): string {
+  if (typeof text !== 'string') throw bad(`${where}: url must be a string`);
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw bad(`${where}: url ${JSON.stringify(text)} is not a URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw bad(`${where}: url must be http:// or https://`);
+  if (u.username !== '' || u.password !== '') throw bad(`${where}: url must not carry credentials`);
+  if (u.search !== '' || u.hash !== '' || text.includes('?') || text.includes('#'))
+    throw bad(`${where}: url must have no query or fragment`);
+  const s = u.toString();
+  return s.endsWith('/') ? s : `${s}/`;
+}
+
+/** Validate a parsed witnesses document. */
+export function parseLogWitnesses(doc: unknown): LogWitnessSet {
+  if (!isObject(doc)) throw bad('the log witnesses file must be an object {"quorum", "witnesses"}');
+  onlyKeys(doc, ['quorum', 'witnesses'], 'log witnesses');
+  const list = doc.witnesses;
+  if (!Array.isArray(list) || list.length === 0) throw bad('"witnesses" must be a non-empty array');
+  if (list.length > MAX_LOG_WITNESSES) throw bad(`at most ${MAX_LOG_WITNESSES} witnesses`);
+  const urls = new Set<string>();
+  const keys = new Map<string, string>();
+  const witnesses = list.map((w: unknown, i): LogWitnessPeer => {
+    const where = `witnesses[${i}]`;
+    if (!isObject(w)) throw bad(`${where} must be an object {"url", "vkeys"}`);
+    onlyKeys(w, ['url', 'vkeys'], where);
+    const url = parseWitnessUrl(w.url, where);
+    if (urls.has(url)) throw bad(`${where}: url ${url} is listed twice`);
+    urls.add(url);
+    const vkeys = w.vkeys;
+    if (!Array.isArray(vkeys) || vkeys.length === 0 || vkeys.length > MAX_WITNESS_VKEYS)
+      throw bad(`${where}: "vkeys" must hold 1–${MAX_WITNESS_VKEYS} vkeys`);
+    const verifiers = vkeys.map((text: unknown, j) => {
+      if (typeof text !== 'string') throw bad(`${where}.vkeys[${j}] must be a string`);
+      let v: NoteVerifier;
+      try {
+        v = parseVkey(text);
+      } catch (e) {
+        throw bad(`${where}.vkeys[${j}]: ${(e as Error).message}`);
+      }
+      if (v.type !== SIG_TYPE_COSIGNATURE_V1) throw bad(`${where}.vkeys[${j}]: a witness vkey must be of type 0x04 (cosignature/v1)`);
+      const id = `${v.name}+${v.keyId}`;
+      const owner = keys.get(id) ?? keys.get(v.vkey);
+      if (owner !== undefined) throw bad(`${where}.vkeys[${j}]: key ${v.vkey} is already listed (${owner})`);
+      keys.set(id, where);
+      keys.set(v.vkey, where);
+      return v;
+    });
+    return { url, verifiers };
+  });
+  const q = doc.quorum;
+  if (typeof q !== 'number' || !Number.isSafeInteger(q) || q < 1 || q > witnesses.length)
+    throw bad(`"quorum" must be an integer from 1 to the number of witnesses (${witnesses.length})`);
+  return { quorum: q, witnesses };
+}
+
+/** Read and validate the witnesses file (the Reloadable loader). */
+export function loadLogWitnesses(path: string): LogWitnessSet {
+  let doc: unknown;
+  try {
+    doc = readDocument(path);
+  } catch (e) {
+    throw bad(`${path}: ${(e as Error).message}`);
+  }
+  try {
+    return parseLogWitnesses(doc);
+  } catch (e) {
+    if (e instanceof LogWitnessConfigError) throw bad(`${path}: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Anchor witnesses that cosign each other's own logs (SPEC §4.1), in process on loopback: each runs
+ * the anchor and cosign roles, lists the others' log origins and log vkeys in --logs and the
+ * others' URLs and cosigner vkeys in --log-witnesses. Ports are chosen before start so each file
+ * can name the others; a peer restarts on its port and data dir.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { pino } from 'pino';
+import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
+import { encodeHex } from '../../src/encoding/hex.ts';
+import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { formatVkey } from '../../src/note/vkey.ts';
+import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
+import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
+import { edParty, fill, signAnchor } from './anchors.ts';
+import { post } from './witness.ts';
+
+export const alice = edParty(0x09);
+export const REGISTRY = { parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] };
+
+export interface Peer {
+  name: string;
+  origin: string;
+  dir: string;
+  port: number;
+  url: string;
+  witnessKey: KeyObject;
+  cosignKey: KeyObject;
+  /** The own log's vkey (type 0x01, name = origin). */
+  logVkey: string;
+  /** The cosigner vkey (type 0x04, name = the witness name). */
+  cosignVkey: string;
+  node: RunningWitness | undefined;
+}
+
+/** A free loopback port (listen on 0, close). */
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export async function makePeer(i: number, dir: string): Promise<Peer> {
+  const name = `w${i}.test`;
+  const origin = `${name}/anchors`;
+  const witnessKey = ed25519KeyFromSeed(fill(0x10 + i));
+  const cosignKey = ed25519KeyFromSeed(fill(0x20 + i));
+  const port = await freePort();
+  return {
+    name,
+    origin,
+    dir: join(dir, name),
+    port,
+    url: `http://127.0.0.1:${port}`,
+    witnessKey,
+    cosignKey,
+    logVkey: formatVkey(origin, SIG_TYPE_ED25519, ed25519PublicKeyBytes(witnessKey)),
+    cosignVkey: formatVkey(name, SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(cosignKey)),
+    node: undefined,
+  };
+}
+
+function writeKey(path: string, key: KeyObject): void {
+  try {
+    writeNewKeyFile(path, ed25519PrivateKeyToPem(key));
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'key_exists') throw e;
+  }
+}
+
+/** Start `p` with the others as its logs and its log witnesses (quorum = all of them unless given; none: no --log-witnesses). */
+export async function startPeer(
+  p: Peer,
+  others: readonly Peer[],
+  over: Partial<WitnessConfig> = {},
+  quorum = others.length,
+): Promise<Peer> {
+  mkdirSync(p.dir, { recursive: true });
+  const keyFile = join(p.dir, 'witness.pem');
+  const cosignFile = join(p.dir, 'cosign.pem');
+  writeKey(keyFile, p.witnessKey);
+  writeKey(cosignFile, p.cosignKey);
+  const f = (n: string) => join(p.dir, n);
+  writeFileSync(f('registry.json'), JSON.stringify(REGISTRY));
+  writeFileSync(f('logs.json'), JSON.stringify({ logs: others.map((o) => ({ origin: o.origin, keys: [o.logVkey] })) }));
+  writeFileSync(
+    f('log-witnesses.json'),
+    JSON.stringify({ quorum, witnesses: others.map((o) => ({ url: `${o.url}/`, vkeys: [o.cosignVkey] })) }),
+  );
+  p.node = await startWitness(
+    {
+      host: '127.0.0.1',
+      port: p.port,
+      dataDir: f('data'),
+      keyFile,
+      cosignKeyFiles: [cosignFile],
+      name: p.name,
+      roles: ['anchor', 'cosign'],
+      registryFile: f('registry.json'),
+      logsFile: f('logs.json'),
+      ...(others.length > 0 ? { logWitnessesFile: f('log-witnesses.json') } : {}),
+      logWitnessIntervalMs: 100,
+      allowUnderivedSeeds: true,
+      dev: false,
+      quota: { anchorsPerMinute: 1_000_000, newSeedsPerDay: 1_000_000 },
+      verifyThreads: 0,
+      ...over,
+    },
+    pino({ level: 'silent' }),
+  );
+  return p;
+}
+
+let anchorsSent = 0;
+
+/** Anchor `n` new seeds at `p` (sequentially); returns the log size after the last. */
+export async function anchorAt(p: Peer, n: number): Promise<number> {
+  let size = 0;
+  for (let k = 0; k < n; k++) {
+    const a = signAnchor(alice, {
+      seedId: deriveSeedId('did:keri:EAlice', 'did:keri:EAlice', `lw${anchorsSent++}`),
+      index: 1,
+      head: fill(1),
+      cumulative: 1n,
+      timestamp: 1700000000,
+    });
+    const r = await post(`${p.url}/v1/anchor`, { anchor: encodeAnchor(a), party: { agent: 'EAlice' } });
+    if (r.status !== 200) throw new Error(`anchor at ${p.name}: ${r.status} ${r.text}`);
+    size = (r.body as { inclusion: { tree_size: number } }).inclusion.tree_size;
+  }
+  return size;
+}
+
+/** Poll `fn` every 50 ms until it returns a value other than undefined (or time out). */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A sample of a metric from /metrics text (0 when absent). */
+export function metricValue(text: string, name: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const inner = line.slice(name.length + 1, line.indexOf('}'));
+    if (want.every((w) => inner.split(',').includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return 0;
+}

@@ -1,0 +1,116 @@
+// SPEC §4.1 pieces without a network: the --log-witnesses file rules, the reading of a peer's 200
+// and 409 answers, and the duration syntax of --log-witness-interval / --log-witness-alert-lag.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
+import { parseDuration } from '../../src/cli/options.ts';
+import { loadLogWitnesses, parseLogWitnesses } from '../../src/log-witness/config.ts';
+import { LogWitnessConfigError, PeerFailure } from '../../src/log-witness/errors.ts';
+import { parseConflictSize, verifiedCosignatures } from '../../src/log-witness/reply.ts';
+import { formatCheckpoint } from '../../src/note/checkpoint.ts';
+import { formatCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
+import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { formatVkey, parseVkey } from '../../src/note/vkey.ts';
+import { fill } from '../helpers/anchors.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const key = (b: number) => ed25519KeyFromSeed(fill(b));
+const vkey = (name: string, b: number, type: 0x01 | 0x04 = SIG_TYPE_COSIGNATURE_V1) =>
+  formatVkey(name, type, ed25519PublicKeyBytes(key(b)));
+const W1 = { url: 'https://w1.example/', vkeys: [vkey('w1.example', 1)] };
+const W2 = { url: 'https://w2.example/sub', vkeys: [vkey('w2.example', 2), vkey('w2.example', 3)] };
+
+function refused(doc: unknown, pattern: RegExp): void {
+  assert.throws(
+    () => parseLogWitnesses(doc),
+    (e: unknown) => e instanceof LogWitnessConfigError && pattern.test(e.message),
+  );
+}
+
+void test('--log-witnesses: 1 ≤ quorum ≤ witnesses, http(s) prefixes (a final / added), 0x04 vkeys, nothing listed twice', () => {
+  const set = parseLogWitnesses({ quorum: 2, witnesses: [W1, W2] });
+  assert.equal(set.quorum, 2);
+  assert.deepEqual(
+    set.witnesses.map((w) => [w.url, w.verifiers.map((v) => v.vkey)]),
+    [
+      ['https://w1.example/', W1.vkeys],
+      ['https://w2.example/sub/', W2.vkeys],
+    ],
+  );
+  refused({ quorum: 0, witnesses: [W1] }, /quorum/);
+  refused({ quorum: 3, witnesses: [W1, W2] }, /quorum/);
+  refused({ quorum: 1.5, witnesses: [W1, W2] }, /quorum/);
+  refused({ quorum: '1', witnesses: [W1] }, /quorum/);
+  refused({ witnesses: [W1] }, /quorum/);
+  refused({ quorum: 1, witnesses: [] }, /non-empty/);
+  refused({ quorum: 1, witnesses: [W1], extra: 1 }, /unknown member/);
+  refused({ quorum: 1, witnesses: [{ ...W1, qpd: 5 }] }, /unknown member/);
+  refused({ quorum: 1, witnesses: [{ ...W1, url: 'ftp://w1.example/' }] }, /http/);
+  refused({ quorum: 1, witnesses: [{ ...W1, url: 'https://u:p@w1.example/' }] }, /credentials/);
+  refused({ quorum: 1, witnesses: [{ ...W1, url: 'https://w1.example/?x=1' }] }, /query/);
+  refused({ quorum: 1, witnesses: [{ ...W1, url: 'not a url' }] }, /not a URL/);
+  refused({ quorum: 1, witnesses: [W1, { ...W2, url: 'https://w1.example' }] }, /twice/);
+  refused({ quorum: 1, witnesses: [W1, { ...W2, vkeys: [W1.vkeys[0]] }] }, /already listed/);
+  refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [vkey('w1.example', 1, SIG_TYPE_ED25519)] }] }, /0x04/);
+  refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [] }] }, /1–4 vkeys/);
+  refused({ quorum: 1, witnesses: [{ ...W1, vkeys: ['w1.example+00000000+BAAA'] }] }, /vkeys\[0\]/);
+  refused(
+    {
+      quorum: 1,
+      witnesses: Array.from({ length: 16 }, (_, i) => ({ url: `https://w${i}.example/`, vkeys: [vkey(`w${i}.example`, 0x40 + i)] })),
+    },
+    /at most 15/,
+  );
+});
+
+void test('--log-witnesses: YAML for .yaml/.yml, JSON otherwise; the file name is in the error', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const y = join(dir, 'w.yaml');
+    writeFileSync(y, `quorum: 1\nwitnesses:\n  - url: https://w1.example/\n    vkeys: ["${W1.vkeys[0]}"]\n`);
+    assert.equal(loadLogWitnesses(y).witnesses[0]!.url, 'https://w1.example/');
+    const j = join(dir, 'w.json');
+    writeFileSync(j, '{"quorum": 1, "quorum": 1, "witnesses": []}');
+    assert.throws(
+      () => loadLogWitnesses(j),
+      (e: unknown) => e instanceof LogWitnessConfigError && e.message.includes(j),
+    );
+  } finally {
+    cleanup();
+  }
+});
+
+const TEXT = formatCheckpoint({ origin: 'own.example/anchors', size: 5, rootHash: fill(7), extensions: [] });
+const line = (name: string, b: number, text = TEXT) => formatCosignatureLine(signCosignature(name, key(b), text, 1700000000));
+
+void test('a 200 reply: only lines of the witness’s vkeys count; a matching line that fails, or none, fails the reply', () => {
+  const verifiers = W2.vkeys.map(parseVkey);
+  const good = line('w2.example', 2);
+  const other = line('other.example', 9);
+  assert.equal(verifiedCosignatures(other + good + good, TEXT, verifiers), good, 'others ignored, one line per key');
+  assert.equal(verifiedCosignatures(good + line('w2.example', 3), TEXT, verifiers), good + line('w2.example', 3));
+  const fails = (body: string, re: RegExp): void => {
+    assert.throws(
+      () => verifiedCosignatures(body, TEXT, verifiers),
+      (e: unknown) => e instanceof PeerFailure && e.code === 'invalid_peer_response' && re.test(e.message),
+    );
+  };
+  fails(other, /no cosignature line/);
+  fails(good + line('w2.example', 3, TEXT.replace('5', '6')), /does not verify/);
+  fails('not a line\n', /unparsable/);
+  fails('', /unparsable/);
+});
+
+void test('a 409 body is a canonical size and a newline', () => {
+  assert.equal(parseConflictSize('0\n'), 0);
+  assert.equal(parseConflictSize('1234\n'), 1234);
+  for (const bad of ['', '\n', '01\n', '-1\n', '1 2\n', 'x\n', '99999999999999999999\n'])
+    assert.throws(() => parseConflictSize(bad), PeerFailure, JSON.stringify(bad));
+});
+
+void test('durations: an integer with s, m, h or d; a bare integer is seconds (SPEC §4.1)', () => {
+  assert.deepEqual(['90s', '5m', '1h', '7d', '10', '0s'].map(parseDuration), [90, 300, 3600, 604800, 10, 0]);
+  for (const bad of ['', '1.5m', '-1s', '1w', '01s', 'm', '1 m', '5M']) assert.throws(() => parseDuration(bad), Error, bad);
+});
