@@ -273,6 +273,12 @@ export function addMonitorCommand(program: Command): void {
         );
       }
       const webhooks = (opts.alertWebhook ?? []).map(parseWebhook);
+      if (webhooks.length === 0 && state.alerts !== undefined) {
+        // Alerting is off: its episodes and queue go (an alert queued for a webhook no longer given is never sent).
+        if (state.alerts.queue.length > 0)
+          process.stderr.write(`alerts: ${state.alerts.queue.length} undelivered alert(s) dropped (no --alert-webhook)\n`);
+        delete state.alerts;
+      }
       if (opts.alertSecretFile !== undefined && webhooks.length === 0)
         throw new ClientError('usage', '--alert-secret-file needs --alert-webhook');
       const secret = opts.alertSecretFile === undefined ? undefined : readAlertSecret(opts.alertSecretFile);
