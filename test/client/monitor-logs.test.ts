@@ -147,6 +147,37 @@ void test('§6.1 seed_dark: a seed whose newest co-signed anchor is older than -
   assert.equal(f.seed, encodeHex(stale));
   assert.equal(f.severity, 'warning');
   assert.deepEqual(f.evidence, { index: 1, timestamp: '2023-11-14T22:13:20Z', witness: w.name, dark_after: 600 });
+  // Through the command line (the clock is the real one): --dark-after takes a SPEC duration.
+  const now = Math.floor(Date.now() / 1000);
+  const [stale2, fresh2] = [fill(0xd3), fill(0xd4)];
+  srv.anchors.set(encodeHex(stale2), anchorResponse(w, mintAnchor(party, { seedId: stale2, index: 1, timestamp: now - 3600 })));
+  srv.anchors.set(encodeHex(fresh2), anchorResponse(w, mintAnchor(party, { seedId: fresh2, index: 1, timestamp: now - 60 })));
+  const reg = join(tmp.dir, 'dark-registry.json');
+  writeFileSync(
+    reg,
+    JSON.stringify({ parties: [{ id: 'did:keri:EDark', keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }] }] }),
+  );
+  const args = [
+    'monitor',
+    '--once',
+    '--json',
+    '--witness',
+    srv.url,
+    '--registry',
+    reg,
+    '--seed',
+    `${encodeHex(stale2)},${encodeHex(fresh2)}`,
+  ];
+  const r = await cli([...args, '--dark-after', '10m']);
+  assert.equal(r.code, 1, r.stderr);
+  const out = parseJsonBody(r.stdout) as { findings: Finding[] };
+  assert.deepEqual(
+    out.findings.map((x) => [x.kind, x.seed]),
+    [['seed_dark', encodeHex(stale2)]],
+  );
+  const bad = await cli([...args, '--dark-after', '1w']);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /not a duration/);
   // The age is measured from the newest co-signed anchor: once the party anchors again, it is not dark.
   srv.anchors.set(encodeHex(stale), anchorResponse(w, mintAnchor(party, { seedId: stale, index: 2, timestamp: T0 + 3590 })));
   assert.deepEqual((await monitorPoll({ ...config, darkAfterSec: 600 }, emptyMonitorState(), T0 + 3600)).findings, []);
