@@ -350,7 +350,8 @@ export function addMonitorCommand(program: Command): void {
               time: formatTimestamp(report.time),
               witnesses: report.witnesses,
               findings: fresh,
-              ...(alerts !== undefined ? { alerts_sent: alerts.sent, alerts_pending: alerts.pending } : {}),
+              alerts_sent: alerts?.sent ?? 0,
+              alerts_pending: alerts?.pending ?? 0,
             }) + '\n',
           );
         else printHuman(report, fresh, files, alerts);
