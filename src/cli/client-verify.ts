@@ -113,10 +113,14 @@ export function addVerifyCommands(program: Command): void {
       verify
         .command('cosignature <file>')
         .description(
-          "an anchor's witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature/v1 lines (text; give --vkey)",
+          "an anchor's witness cosignature (JSON: {anchor, cosignature}, e.g. a POST /v1/anchor body), or a checkpoint note with cosignature lines (text; give --vkey)",
         )
-        .option('--vkey <vkey...>', 'cosigner vkey(s) (type 0x04 cosignature/v1, or 0x06 ML-DSA-44) for a cosigned checkpoint', collectList)
-        .option('--log-vkey <vkey...>', "the log's own vkey(s): its signature must verify too", collectList)
+        .option(
+          '--vkey <vkey...>',
+          'cosigner vkey(s) for a cosigned checkpoint: type 0x04 (Ed25519 cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1)',
+          collectList,
+        )
+        .option('--log-vkey <vkey...>', "the log's own vkey(s) (type 0x01 or 0x06): its signature must verify too", collectList)
         .option('--quorum <n>', 'cosignatures needed (default: every --vkey)', intArg(1)),
     ),
     [
@@ -139,7 +143,7 @@ export function addVerifyCommands(program: Command): void {
         return;
       }
       if (opts.vkey === undefined || opts.vkey.length === 0)
-        throw new ClientError('usage', "a cosigned checkpoint needs --vkey (the cosigners' cosignature/v1 vkeys)");
+        throw new ClientError('usage', "a cosigned checkpoint needs --vkey (the cosigners' type 0x04 or 0x06 vkeys)");
       const r = verifyCosignedCheckpoint(text, {
         cosigners: vkeys(opts.vkey),
         ...(opts.logVkey !== undefined ? { log: vkeys(opts.logVkey) } : {}),

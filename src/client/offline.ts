@@ -1,7 +1,7 @@
 /**
- * Offline verifiers for files a client keeps or is handed: checkpoint notes, cosignature/v1
- * cosigned checkpoints (SPEC §5), tlog-proofs, anchor cosignatures. Pure. Failures throw
- * VerificationError with a stable code.
+ * Offline verifiers for files a client keeps or is handed: checkpoint notes, cosigned checkpoints
+ * (SPEC §5: cosignature/v1 Ed25519 and subtree/v1 ML-DSA-44 lines, checked with node:crypto), tlog-proofs,
+ * anchor cosignatures. Pure. Failures throw VerificationError with a stable code.
  */
 import { cosignMessage } from '../anchor/messages.ts';
 import type { Anchor } from '../anchor/types.ts';
@@ -57,17 +57,19 @@ export interface CosignedCheckpoint {
   checkpoint: Checkpoint;
   /** The log signature verified (when log verifiers were given). */
   logVerified: boolean;
-  /** The cosigners whose cosignature/v1 line verified, with the signed time (POSIX seconds). */
+  /** The cosigners whose cosignature line (0x04 or 0x06) verified, with the signed time (POSIX seconds). */
   cosigners: { name: string; timestamp: bigint }[];
 }
 
 /**
- * A checkpoint note with cosignature/v1 lines (SPEC §5, C2SP tlog-cosignature): every given
- * cosigner (type 0x04 vkeys) must have a valid line unless `quorum` (an integer ≥ 1) says how many
- * suffice; cosigners are counted by distinct KEY (a cosignature/v1 signature does not cover the key
- * name, so one key under two names would otherwise count twice: refused as usage). With `log`
- * verifiers, the log's own signature must verify too, by a log key named after the checkpoint's
- * origin (`checkpoint_wrong_origin` otherwise).
+ * A checkpoint note with cosignature lines (SPEC §5, C2SP tlog-cosignature): every given cosigner
+ * (type 0x04 Ed25519 or 0x06 ML-DSA-44 vkeys) must have a valid line unless `quorum` (an integer
+ * ≥ 1) says how many suffice; cosigners are counted by distinct KEY (a cosignature/v1 signature
+ * does not cover the key name, so one key under two names would otherwise count twice: refused as
+ * usage; a witness's Ed25519 and ML-DSA-44 keys are two keys). With `log` verifiers (0x01 or 0x06),
+ * the log's own signature must verify too, by a log key named after the checkpoint's origin
+ * (`checkpoint_wrong_origin` otherwise). ML-DSA-44 needs Node ≥ 24.6 (KeyError `mldsa_unsupported`
+ * otherwise).
  */
 export function verifyCosignedCheckpoint(
   note: string,

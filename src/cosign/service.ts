@@ -227,6 +227,32 @@ export class CosignService {
     return this.signers.find((s) => s.type === SIG_TYPE_COSIGNATURE_V1)?.vkey;
   }
 
+  /**
+   * The ML-DSA-44 cosign keys, in `--cosign-key` order (for sign-subtree, SPEC §5.4: which of
+   * them signed a checkpoint, by name and key ID, and their public keys to verify it).
+   */
+  get mlDsaCosigners(): readonly { readonly keyId: number; readonly publicKey: Uint8Array; readonly vkey: string }[] {
+    return this.signers.filter((s) => s.type === SIG_TYPE_SUBTREE_V1).map(({ keyId, publicKey, vkey }) => ({ keyId, publicKey, vkey }));
+  }
+
+  /**
+   * A subtree/v1 line by the ML-DSA-44 cosign key with `keyId`, under the witness name, over
+   * `subtree` at `timestamp` (0 for sign-subtree), signed on the worker pool when there is one.
+   * Throws NoteError `invalid_subtree_message` for fields the format refuses.
+   */
+  async subtreeLine(
+    keyId: number,
+    subtree: { origin: string; start: bigint; end: bigint; hash: Uint8Array },
+    timestamp: bigint | number = 0,
+  ): Promise<string> {
+    const signer = this.signers.find((s) => s.type === SIG_TYPE_SUBTREE_V1 && s.keyId === keyId);
+    if (signer === undefined) throw new Error(`no ML-DSA-44 cosign key with key ID ${keyId.toString(16).padStart(8, '0')}`);
+    const message = subtreeMessage({ name: this.name, timestamp, ...subtree });
+    const pool = this.verifyPool;
+    const signature = pool === undefined ? signMlDsa44(signer.key, message) : await pool.signMlDsa44(signer.key, message);
+    return formatSignatureLine({ name: this.name, keyId, signature: encodeSubtreeSignatureBytes(timestamp, signature) });
+  }
+
   /** Whether an ML-DSA-44 cosign key is configured (then extension lines are refused, SPEC §5.3). */
   get hasMlDsaKey(): boolean {
     return this.signers.some((s) => s.type === SIG_TYPE_SUBTREE_V1);
@@ -357,10 +383,8 @@ export class CosignService {
       const signature = signEd25519(signer.key, cosignatureMessage(text, timestamp));
       return formatSignatureLine({ name: this.name, keyId: signer.keyId, signature: encodeCosignatureBytes(timestamp, signature) });
     }
-    const message = subtreeMessage(checkpointStatement(this.name, text, timestamp));
-    const pool = this.verifyPool;
-    const signature = pool === undefined ? signMlDsa44(signer.key, message) : await pool.signMlDsa44(signer.key, message);
-    return formatSignatureLine({ name: this.name, keyId: signer.keyId, signature: encodeSubtreeSignatureBytes(timestamp, signature) });
+    const { origin, start, end, hash } = checkpointStatement(this.name, text, timestamp);
+    return this.subtreeLine(signer.keyId, { origin, start, end, hash }, timestamp);
   }
 
   /**

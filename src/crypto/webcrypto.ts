@@ -155,8 +155,10 @@ export function mlDsa44Available(): Promise<boolean> {
     try {
       await s.importKey('raw-public', new Uint8Array(1312), ML_DSA_44, false, ['verify']);
       return true;
-    } catch {
-      return false;
+    } catch (e) {
+      // A platform that knows ML-DSA-44 may still refuse these key bytes (DataError); one that does
+      // not know the algorithm or the 'raw-public' format throws NotSupportedError or TypeError.
+      return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'DataError';
     }
   })();
   return mlDsaProbe;

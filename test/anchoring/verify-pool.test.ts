@@ -1,6 +1,7 @@
-// The Ed25519 verification pool: same answers as the strict verifier on the calling thread, in
-// batches over worker threads, and — for a pool made with a signing key — the signature of a second
-// message on the same trip, only when the first signature is valid.
+// The signature pool: same answers as the strict verifier on the calling thread, in batches over
+// worker threads, and — for a pool made with a signing key — the signature of a second message on
+// the same trip, only when the first signature is valid; ML-DSA-44 verification and signing with
+// the pool's ML-DSA-44 keys on the workers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import {
   signEd25519,
   verifyEd25519,
 } from '../../src/crypto/ed25519.ts';
+import { generateMlDsa44, verifyMlDsa44 } from '../../src/crypto/ml-dsa.ts';
 
 interface Case {
   publicKey: Uint8Array;
@@ -111,3 +113,49 @@ void test('small-order keys are refused before any worker sees them; a pool with
     await pool.close();
   }
 });
+
+for (const size of [0, 2]) {
+  void test(`pool of ${size} worker(s): ML-DSA-44 signing (pool keys on the workers, others here) and verification, mixed with Ed25519 items`, async () => {
+    const a = generateMlDsa44();
+    const b = generateMlDsa44();
+    const stranger = generateMlDsa44();
+    const ed = generateEd25519();
+    const pool = new SignaturePool(size, ed.privateKey, [a.privateKey, b.privateKey]);
+    try {
+      const messages = Array.from({ length: 12 }, (_, i) => randomBytes(1 + i * 37));
+      const keys = [a, b, stranger];
+      // one event-loop turn: ML-DSA-44 signs and Ed25519 verify-and-sign items travel together
+      const [sigs, eds] = await Promise.all([
+        Promise.all(messages.map((m, i) => pool.signMlDsa44(keys[i % 3]!.privateKey, m))),
+        Promise.all(messages.map((m) => pool.verifyAndSign(ed.publicKey, m, signEd25519(ed.privateKey, m), m))),
+      ]);
+      sigs.forEach((s, i) => {
+        assert.equal(s.length, 2420);
+        assert.equal(verifyMlDsa44(keys[i % 3]!.publicKey, messages[i]!, s), true, `ML-DSA-44 signature ${i}`);
+      });
+      eds.forEach((r, i) => {
+        assert.equal(r.valid, true);
+        assert.deepEqual(Buffer.from(r.signature!), Buffer.from(signEd25519(ed.privateKey, messages[i]!)));
+      });
+      const checks = await Promise.all(
+        sigs.flatMap((s, i) => {
+          const bad = Uint8Array.from(s);
+          bad[i * 100]! ^= 1;
+          const pk = keys[i % 3]!.publicKey;
+          return [
+            pool.verifyMlDsa44(pk, messages[i]!, s),
+            pool.verifyMlDsa44(pk, messages[i]!, bad),
+            pool.verifyMlDsa44(pk, randomBytes(3), s),
+          ];
+        }),
+      );
+      assert.deepEqual(
+        checks,
+        sigs.flatMap(() => [true, false, false]),
+      );
+      assert.equal(await pool.verifyMlDsa44(a.publicKey.subarray(1), messages[0]!, sigs[0]!), false);
+    } finally {
+      await pool.close();
+    }
+  });
+}

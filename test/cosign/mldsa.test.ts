@@ -106,6 +106,19 @@ void test('Appendix C/B witness: Ed25519 then ML-DSA-44 line, one T; the Ed25519
       true,
       'noble verifies the witness line over the Appendix B.2 message',
     );
+    // the service's subtree line (for sign-subtree): the B.4 statement, T = 0, signs the B.4 message
+    const [mlSigner] = h.role.service.mlDsaCosigners;
+    assert.equal(keyIdHex(mlSigner!.keyId), 'dcccf9ec');
+    const sub = parseSubtreeCosignatureLine(
+      await h.role.service.subtreeLine(mlSigner!.keyId, {
+        origin: V.SUBTREE_ORIGIN,
+        start: V.SUBTREE_START,
+        end: V.SUBTREE_END,
+        hash: decodeBase64(V.SUBTREE_HASH_B64, 32),
+      }),
+    );
+    assert.equal(sub.timestamp, 0n);
+    assert.equal(ml_dsa44.verify(sub.signature, decodeHex(V.SUBTREE_MESSAGE_HEX), mlSigner!.publicKey), true);
   } finally {
     await h.close();
     cleanup();
@@ -286,7 +299,47 @@ void test('load-time rules: two keys with one public key, origins over 255 bytes
     );
     const ok = await startCosign({ dir, dbName: 'd4.db', logsDoc: logsDoc({ origin: long, keys: [vkey] }) });
     await ok.close();
+    // ML-DSA-44 keys only: /health's cosign_vkey (the first Ed25519 one) is null
+    const mlOnly = await startCosign({ dir, dbName: 'd5.db', logsDoc: logsDoc(), cosignKeys: [mlDsaWitnessKey] });
+    assert.deepEqual(mlOnly.role.healthInfo(), { cosignVkey: null, cosignVkeys: [V.WITNESS_VKEY], origins: [] });
+    await mlOnly.close();
   } finally {
+    cleanup();
+  }
+});
+
+void test('ML-DSA-44 lines are signed through the worker pool, never on the calling thread, and stored before the 200', async () => {
+  const { dir, cleanup } = tempDir();
+  const log = new SyntheticLog(LOG_NAME, logKeyC);
+  const real = new SignaturePool(1, undefined, [mlDsaWitnessKey]);
+  let pooled = 0;
+  const pool = Object.assign(Object.create(real) as SignaturePool, {
+    signMlDsa44: (key: Parameters<SignaturePool['signMlDsa44']>[0], message: Uint8Array) => {
+      pooled++;
+      return real.signMlDsa44(key, message);
+    },
+  });
+  const h = await startCosign({
+    dir,
+    logsDoc: logsDoc({ origin: LOG_NAME, keys: [log.vkey] }),
+    cosignKeys: [mlDsaWitnessKey, cosignKeyC],
+    verifyPool: pool,
+  });
+  try {
+    for (const [old, size] of [
+      [0, 3],
+      [3, 8],
+    ] as const) {
+      const r = await h.post(log.request(old, size));
+      assert.equal(r.status, 200, r.text);
+      const state = await h.store.cosign.getOrigin(LOG_NAME);
+      assert.equal(state?.size, size);
+      assert.equal(state.cosignatures, r.text, 'the lines of the 200 are the stored ones');
+    }
+    assert.equal(pooled, 2, 'one pool signature per request (one ML-DSA-44 key)');
+  } finally {
+    await h.close();
+    await real.close();
     cleanup();
   }
 });

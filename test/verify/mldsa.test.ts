@@ -1,0 +1,156 @@
+// ML-DSA-44 (type 0x06) lines wherever Ed25519 cosignatures are verified (SPEC §5.7, issue 20
+// item 6): the portable verifier (WebCrypto: Node 24 has ML-DSA-44; a platform without it reports
+// algorithm_unsupported and never counts the line), the client's synchronous verifier and the CLI's
+// `verify cosignature … --vkey`. Vectors: ../shared/research/pq-cosign.md App. A/B.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as verify from '../../src/verify/index.ts';
+import { verifyCosignedCheckpoint as verifySync } from '../../src/client/offline.ts';
+import { parseVkey } from '../../src/note/vkey.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import * as V from '../helpers/mldsa-vectors.ts';
+
+const LOG_ED_VKEY = 'example.com/log+01882cac+ASVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd';
+/** Appendix C's log-signed size-8 checkpoint, with the Ed25519 (C) and ML-DSA-44 (B.3) witness lines. */
+const COSIGNED =
+  `${V.WITNESS_CHECKPOINT_TEXT}\n— example.com/log AYgsrCZHRR9ejRCutsbrb373wd1mjNijdtXMfz6iMkcrOjk8vIHLKqS6eNYD9XEEsICUKK9wcl+C14poiq5oOG8BeQY=\n` +
+  `${V.WITNESS_ED25519_LINE}\n${V.WITNESS_LINE}\n`;
+
+void test('portable verifier: a 0x06 vkey parses (ID checked), the Appendix B line counts, a flipped bit fails the note', async () => {
+  assert.equal(await verify.mlDsa44Available(), true, 'Node 24 WebCrypto has ML-DSA-44');
+  const ml = await verify.noteKeyFromVkey(V.WITNESS_VKEY);
+  assert.equal(ml.type, 0x06);
+  await assert.rejects(verify.noteKeyFromVkey(V.WITNESS_VKEY.replace('+dcccf9ec+', '+dcccf9ed+')), { code: 'key_invalid' });
+  const ed = await verify.noteKeyFromVkey(V.WITNESS_ED25519_VKEY);
+  const log = await verify.noteKeyFromVkey(LOG_ED_VKEY);
+  const r = await verify.verifyCosignedCheckpoint(COSIGNED, { cosigners: [ed, ml], log: [log] });
+  assert.deepEqual(
+    r.cosigners.map((c) => [c.name, c.timestamp]),
+    [
+      [V.WITNESS_NAME, V.WITNESS_T],
+      [V.WITNESS_NAME, V.WITNESS_T],
+    ],
+  );
+  assert.deepEqual(r.unsupported, []);
+  const only = await verify.verifyCosignedCheckpoint(COSIGNED, { cosigners: [ml] });
+  assert.equal(only.cosigners.length, 1);
+  const tampered = COSIGNED.replace(V.WITNESS_LINE, V.WITNESS_LINE.replace('3Mz57AAAAABlU/EADTdJ', '3Mz57AAAAABlU/EADTdK'));
+  await assert.rejects(verify.verifyCosignedCheckpoint(tampered, { cosigners: [ml] }), { code: 'cosignature_invalid' });
+  // torchwood's log signs with ML-DSA-44: a 0x06 log key
+  const twLog = await verify.noteKeyFromVkey(V.TORCHWOOD_LOG_VKEY);
+  const cp = await verify.verifyCheckpoint(V.TORCHWOOD_CHECKPOINT_NOTE, [twLog], 'example.com/mldsa-log');
+  assert.equal(cp.checkpoint.size, 1);
+  assert.equal((await verify.noteKeyFromVkey(V.TESSERA_LOG_VKEY)).vkey, V.TESSERA_LOG_VKEY);
+});
+
+void test('synchronous client verifier agrees (node:crypto)', () => {
+  const r = verifySync(COSIGNED, {
+    cosigners: [parseVkey(V.WITNESS_ED25519_VKEY), parseVkey(V.WITNESS_VKEY)],
+    log: [parseVkey(LOG_ED_VKEY)],
+  });
+  assert.equal(r.cosigners.length, 2);
+  assert.equal(verifySync(COSIGNED, { cosigners: [parseVkey(V.WITNESS_VKEY)] }).cosigners[0]!.timestamp, V.WITNESS_T);
+  const noMl = COSIGNED.replace(`${V.WITNESS_LINE}\n`, '');
+  assert.throws(() => verifySync(noMl, { cosigners: [parseVkey(V.WITNESS_ED25519_VKEY), parseVkey(V.WITNESS_VKEY)] }), {
+    code: 'cosignature_missing',
+  });
+});
+
+void test('a platform whose WebCrypto lacks ML-DSA-44: the line is not counted; algorithm_unsupported when the verdict needs it', async () => {
+  // A child Node whose crypto.subtle refuses ML-DSA-44 as a browser does (NotSupportedError).
+  const script = `
+const subtle = globalThis.crypto.subtle;
+const refuse = (alg) => (typeof alg === 'string' ? alg : alg?.name) === 'ML-DSA-44';
+const notSupported = () => Promise.reject(new DOMException('Unrecognized name', 'NotSupportedError'));
+for (const m of ['importKey', 'verify']) {
+  const orig = subtle[m].bind(subtle);
+  subtle[m] = (...a) => (refuse(m === 'importKey' ? a[2] : a[0]) ? notSupported() : orig(...a));
+}
+const v = await import(${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'verify', 'index.ts'))});
+const [note, edV, mlV, logV] = JSON.parse(process.argv[1]);
+const ed = await v.noteKeyFromVkey(edV), ml = await v.noteKeyFromVkey(mlV), log = await v.noteKeyFromVkey(logV);
+const out = { available: await v.mlDsa44Available() };
+const both = await v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml], quorum: 1 });
+out.quorum1 = { counted: both.cosigners.length, unsupported: both.unsupported };
+for (const [k, f] of Object.entries({
+  all: () => v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml] }),
+  mlOnly: () => v.verifyCosignedCheckpoint(note, { cosigners: [ml], log: [log] }),
+  note: () => v.verifyNote(note, [ml]),
+})) {
+  try { await f(); out[k] = 'verified'; } catch (e) { out[k] = e.code; }
+}
+process.stdout.write(JSON.stringify(out));`;
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [
+        '--input-type=module',
+        '--no-warnings',
+        '-e',
+        script,
+        JSON.stringify([COSIGNED, V.WITNESS_ED25519_VKEY, V.WITNESS_VKEY, LOG_ED_VKEY]),
+      ],
+      { timeout: 30_000 },
+      (err, out, stderr) => {
+        if (err === null) resolve(out);
+        else reject(new Error(`${err.message}\n${stderr}`));
+      },
+    );
+  });
+  assert.deepEqual(JSON.parse(stdout), {
+    available: false,
+    quorum1: { counted: 1, unsupported: [V.WITNESS_VKEY] },
+    all: 'algorithm_unsupported',
+    mlOnly: 'algorithm_unsupported',
+    note: 'algorithm_unsupported',
+  });
+});
+
+void test('CLI: verify cosignature FILE --vkey <0x06 vkey> --log-vkey <0x01>; verify checkpoint with a 0x06 log vkey', async () => {
+  const { dir, cleanup } = tempDir();
+  const cli = join(import.meta.dirname, '..', 'helpers', 'client-cli.ts');
+  const run = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [cli, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
+      });
+    });
+  try {
+    const f = join(dir, 'cosigned.txt');
+    writeFileSync(f, COSIGNED);
+    const good = await run([
+      'verify',
+      'cosignature',
+      f,
+      '--vkey',
+      V.WITNESS_VKEY,
+      '--vkey',
+      V.WITNESS_ED25519_VKEY,
+      '--log-vkey',
+      LOG_ED_VKEY,
+    ]);
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(
+      good.stdout,
+      /^OK .*cosigned by witness\.example\/w1 at 1700000000, witness\.example\/w1 at 1700000000; log signature verified/,
+    );
+    // the offline checkpoint verifier with torchwood's ML-DSA-44 log key
+    const cp = join(dir, 'torchwood.txt');
+    writeFileSync(cp, V.TORCHWOOD_CHECKPOINT_NOTE);
+    const tw = await run(['verify', 'checkpoint', cp, '--vkey', V.TORCHWOOD_LOG_VKEY]);
+    assert.equal(tw.code, 0, tw.stderr);
+    assert.match(tw.stdout, /^OK .*example\.com\/mldsa-log/);
+    writeFileSync(cp, V.TORCHWOOD_CHECKPOINT_NOTE.replace('\n1\n', '\n2\n'));
+    assert.equal((await run(['verify', 'checkpoint', cp, '--vkey', V.TORCHWOOD_LOG_VKEY])).code, 1);
+    const bad = join(dir, 'bad.txt');
+    writeFileSync(bad, COSIGNED.replace(`${V.WITNESS_LINE}\n`, ''));
+    const missing = await run(['verify', 'cosignature', bad, '--vkey', V.WITNESS_VKEY, '--vkey', V.WITNESS_ED25519_VKEY]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout + missing.stderr, /cosignature_missing/);
+  } finally {
+    cleanup();
+  }
+});
