@@ -4,6 +4,7 @@
  * computes from the provider URL are the same bytes). Only `--dev`, and only for a loopback host
  * (localhost, 127.0.0.0/8, ::1), allows `http://` and a port.
  */
+import { isLoopbackHost } from '../encoding/host.ts';
 import { BridgeConfigError } from './errors.ts';
 
 export interface IssuerInfo {
@@ -13,13 +14,10 @@ export interface IssuerInfo {
   readonly loopback: boolean;
 }
 
+export { isLoopbackHost };
+
 function fail(issuer: string, why: string): never {
   throw new BridgeConfigError('invalid_issuer', `--issuer ${JSON.stringify(issuer)}: ${why}`);
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase();
-  return h === 'localhost' || h === '[::1]' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 export function validateIssuer(issuer: string, dev: boolean): IssuerInfo {

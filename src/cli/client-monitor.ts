@@ -9,6 +9,9 @@
 import type { Command } from 'commander';
 import { stringifyJson } from '../encoding/json.ts';
 import { formatTimestamp } from '../encoding/time.ts';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sha256Hex } from '../crypto/sha256.ts';
 import { readJsonFile, writeFileAtomic, writeJsonAtomic } from '../client/files.ts';
 import { renderMonitorReport } from '../client/monitor-report.ts';
 import {
@@ -19,9 +22,18 @@ import {
   type MonitorConfig,
   type MonitorState,
   type PollReport,
+  LOG_EQUIVOCATION_V,
+  deliverDueAlerts,
+  enqueueAlerts,
+  nextAlertDue,
+  parseWebhook,
+  pendingAlerts,
+  recordEpisodes,
+  type AlertDelivery,
 } from '../client/monitor.ts';
+import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
-import { collectList, intArg } from './options.ts';
+import { collectList, durationArg, intArg } from './options.ts';
 import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
@@ -29,6 +41,14 @@ import { parseRegistry, type Registry } from '../anchor/registry.ts';
 import { readDocument } from '../config/config-file.ts';
 
 interface MonitorFlags extends HttpFlags {
+  alertWebhook?: string[];
+  alertSecretFile?: string;
+  darkAfter?: number;
+  peer?: string[];
+  logCosigner?: string[];
+  logQuorum?: number;
+  logVkey?: string[];
+  evidenceDir?: string;
   witness?: string[];
   seed?: string[];
   witnessSet?: string;
@@ -60,12 +80,67 @@ function readRegistry(path: string): Registry {
   }
 }
 
-function printHuman(report: PollReport, findings: Finding[]): void {
+/** The HMAC key of --alert-secret-file: the file's bytes without one final newline (LF or CRLF); never empty. */
+function readAlertSecret(path: string): Uint8Array {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new ClientError('usage', `--alert-secret-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let end = bytes.length;
+  if (end > 0 && bytes[end - 1] === 0x0a) end--;
+  if (end > 0 && bytes[end - 1] === 0x0d) end--;
+  if (end === 0) throw new ClientError('usage', `--alert-secret-file ${path} is empty`);
+  return new Uint8Array(bytes.subarray(0, end));
+}
+
+function vkeyArg(text: string, flag: string): NoteVerifier {
+  try {
+    return parseVkey(text);
+  } catch (e) {
+    throw new ClientError('usage', `${flag} ${text}: ${e instanceof ProtocolError ? e.message : String(e)}`);
+  }
+}
+
+function peerArg(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ClientError('usage', `--peer ${text}: not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ClientError('usage', `--peer ${text}: must be http(s)://`);
+  return text;
+}
+
+/** Each log_equivocation evidence document as a file (by the finding's id); the paths by finding id. */
+function writeEvidence(dir: string, findings: readonly Finding[]): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const f of findings) {
+    if (f.kind !== 'log_equivocation' || f.evidence?.v !== LOG_EQUIVOCATION_V) continue;
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `log-equivocation-${sha256Hex(f.id).slice(0, 16)}.json`);
+    writeJsonAtomic(path, f.evidence, 0o644);
+    files.set(f.id, path);
+  }
+  return files;
+}
+
+function printHuman(
+  report: PollReport,
+  findings: Finding[],
+  files: ReadonlyMap<string, string>,
+  alerts: { sent: number; pending: number } | undefined,
+): void {
   const out: string[] = [];
   const ws = report.witnesses
     .map((w) => (w.reachable ? `${w.name ?? w.url} (log ${w.logSize ?? '?'})` : `${w.url} unreachable`))
     .join(', ');
-  out.push(`${formatTimestamp(report.time)} polled ${ws}: ${findings.length === 0 ? 'no new findings' : `${findings.length} finding(s)`}`);
+  const alerted = alerts === undefined ? '' : `; alerts: ${alerts.sent} sent, ${alerts.pending} pending`;
+  out.push(
+    `${formatTimestamp(report.time)} polled ${ws}: ${findings.length === 0 ? 'no new findings' : `${findings.length} finding(s)`}${alerted}`,
+  );
   for (const f of findings) {
     out.push(`${f.severity === 'alert' ? 'ALERT' : 'WARNING'} ${f.kind}: ${f.message}`);
     const ev = f.evidence;
@@ -82,6 +157,13 @@ function printHuman(report: PollReport, findings: Finding[]): void {
     if (f.kind === 'log_equivocation') {
       out.push(`  checkpoint a:\n${indent(String(ev.a))}`);
       out.push(`  checkpoint b:\n${indent(String(ev.b))}`);
+      if (ev.consistency_proof !== undefined)
+        out.push(
+          `  root of b's first leaves from its tiles ${String(ev.old_root_from_tiles)}; consistency proof: ${stringifyJson(ev.consistency_proof)}`,
+        );
+      const file = files.get(f.id);
+      if (file !== undefined)
+        out.push(`  evidence written to ${file} (check it with: anchor-witness verify log-equivocation FILE --log-vkey VKEY)`);
     }
     if (f.kind === 'log_rollback' || f.kind === 'log_inconsistent') {
       out.push(`  previous checkpoint:\n${indent(String(ev.previous))}`);
@@ -129,18 +211,51 @@ export function addMonitorCommand(program: Command): void {
         .option(
           '--html <file>',
           'after every poll, (re)write a self-contained HTML report: index over time per witness and seed, findings with their evidence',
+        )
+        .option(
+          '--alert-webhook <url...>',
+          'POST every new finding there as anchor-witness/alert/v1 JSON (repeatable; https://, or http:// on loopback; retried for 24 h, queued in --state)',
+          collectList,
+        )
+        .option('--alert-secret-file <file>', 'sign alerts: X-Alert-Signature = sha256=HMAC-SHA256(file content, timestamp "." body)')
+        .option(
+          '--dark-after <duration>',
+          "report seed_dark when a watched seed's newest co-signed anchor is older (90s, 5m, 1h, 7d)",
+          durationArg(1),
+        )
+        .option(
+          '--peer <url...>',
+          "a peer witness whose monitoring endpoint GET /<sha256(origin)>/checkpoint is compared with each pinned log's own checkpoint (repeatable)",
+          collectList,
+        )
+        .option(
+          '--log-vkey <vkey...>',
+          'pin a log key (type 0x01, or 0x06 ML-DSA-44; named after its origin) for checkpoints of that log (repeatable)',
+          collectList,
+        )
+        .option(
+          '--log-cosigner <vkey...>',
+          "every witness's published /log/checkpoint must carry cosignatures of these (type 0x04, or 0x06 ML-DSA-44; repeatable), else log_unwitnessed",
+          collectList,
+        )
+        .option('--log-quorum <k>', 'how many --log-cosigner cosignatures suffice (default: all)', intArg(1))
+        .option(
+          '--evidence-dir <dir>',
+          'write each log_equivocation evidence file here (check it with: anchor-witness verify log-equivocation)',
         ),
       [
         'anchor-witness monitor --witness https://w1.example,https://w2.example,https://w3.example --registry registry.json --seed 34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012 --state monitor.json',
         'anchor-witness monitor --once --json --witness-set set.json --registry registry.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
         'anchor-witness monitor --interval 30 --withholding-grace 120 --witness https://w1.example --witness https://w2.example --state monitor.json',
         'anchor-witness monitor --once --witness https://w1.example,https://w2.example --registry registry.json --seed $SEED --state monitor.json --html report.html',
+        'anchor-witness monitor --witness https://w1.example --peer https://w2.example --log-cosigner "w2.example+1a2b3c4d+BA…" --log-cosigner "w3.example+5e6f7a8b+BA…" --log-quorum 1 --alert-webhook https://hooks.example/T0KEN --alert-secret-file alert.key --registry registry.json --seed $SEED --dark-after 7d --state monitor.json',
       ],
     ),
   ).action(
     action(async (opts: MonitorFlags) => {
       const witnesses = opts.witness ?? [];
-      if (witnesses.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
+      if (witnesses.length === 0 && (opts.peer ?? []).length === 0)
+        throw new ClientError('usage', 'give at least one --witness (or --peer) URL');
       const seeds = (opts.seed ?? []).map((s) => encodeHex(hexArg(32, '--seed')(s)));
       if ((seeds.length > 0 || opts.allDuplicities === true) && opts.registry === undefined) {
         throw new ClientError(
@@ -157,6 +272,20 @@ export function addMonitorCommand(program: Command): void {
           'warning: no --state: what the monitor sees is forgotten when it stops (a rolled-back witness would go unnoticed)\n',
         );
       }
+      const webhooks = (opts.alertWebhook ?? []).map(parseWebhook);
+      if (webhooks.length === 0 && state.alerts !== undefined) {
+        // Alerting is off: its episodes and queue go (an alert queued for a webhook no longer given is never sent).
+        if (state.alerts.queue.length > 0)
+          process.stderr.write(`alerts: ${state.alerts.queue.length} undelivered alert(s) dropped (no --alert-webhook)\n`);
+        delete state.alerts;
+      }
+      if (opts.alertSecretFile !== undefined && webhooks.length === 0)
+        throw new ClientError('usage', '--alert-secret-file needs --alert-webhook');
+      const secret = opts.alertSecretFile === undefined ? undefined : readAlertSecret(opts.alertSecretFile);
+      if (webhooks.length > 0 && opts.state === undefined)
+        process.stderr.write(
+          'warning: no --state: alerts not yet delivered are lost when the monitor stops, and every start alerts again\n',
+        );
       const config: MonitorConfig = {
         witnesses,
         seeds,
@@ -165,6 +294,27 @@ export function addMonitorCommand(program: Command): void {
         http: httpOptions(opts),
         ...(opts.witnessSet !== undefined ? { witnessSet: readWitnessSet(opts.witnessSet) } : {}),
         ...(opts.registry !== undefined ? { registry: readRegistry(opts.registry) } : {}),
+        ...(opts.logCosigner !== undefined ? { logCosigners: opts.logCosigner.map((v) => vkeyArg(v, '--log-cosigner')) } : {}),
+        ...(opts.logQuorum !== undefined ? { logQuorum: opts.logQuorum } : {}),
+        ...(opts.logVkey !== undefined ? { logKeys: opts.logVkey.map((v) => vkeyArg(v, '--log-vkey')) } : {}),
+        ...(opts.peer !== undefined ? { peers: opts.peer.map(peerArg) } : {}),
+        ...(opts.darkAfter !== undefined ? { darkAfterSec: opts.darkAfter } : {}),
+      };
+      const delivery: AlertDelivery = {
+        webhooks,
+        ...(secret !== undefined ? { secret } : {}),
+        http: httpOptions(opts),
+        now: () => Date.now(),
+        log: (line) => process.stderr.write(`${line}\n`),
+      };
+      const save = (): void => {
+        if (opts.state !== undefined) writeJsonAtomic(opts.state, state);
+      };
+      let sent = 0;
+      const deliver = async (): Promise<void> => {
+        if (webhooks.length === 0) return;
+        sent += (await deliverDueAlerts(state, delivery)).sent;
+        save();
       };
       const printed = new Set<string>();
       const polls: PollReport[] = [];
@@ -180,7 +330,9 @@ export function addMonitorCommand(program: Command): void {
       }
       while (!ctl.stop) {
         const report = await monitorPoll(config, state, Math.floor(Date.now() / 1000));
-        if (opts.state !== undefined) writeJsonAtomic(opts.state, state);
+        if (webhooks.length > 0) enqueueAlerts(state, recordEpisodes(state, report.findings, report.time), webhooks, Date.now());
+        save(); // the queue is durable before any attempt
+        await deliver();
         if (opts.html !== undefined) {
           polls.push(report);
           if (polls.length > MAX_REPORT_POLLS) polls.splice(0, polls.length - MAX_REPORT_POLLS);
@@ -189,20 +341,39 @@ export function addMonitorCommand(program: Command): void {
         // In a long run, a standing condition is printed once; --once prints everything that holds.
         const fresh = opts.once === true ? report.findings : report.findings.filter((f) => !printed.has(f.id));
         for (const f of fresh) printed.add(f.id);
+        const files = opts.evidenceDir === undefined ? new Map<string, string>() : writeEvidence(opts.evidenceDir, fresh);
+        const alerts = webhooks.length === 0 ? undefined : { sent, pending: pendingAlerts(state) };
+        sent = 0;
         if (opts.json === true)
-          process.stdout.write(stringifyJson({ time: formatTimestamp(report.time), witnesses: report.witnesses, findings: fresh }) + '\n');
-        else printHuman(report, fresh);
+          process.stdout.write(
+            stringifyJson({
+              time: formatTimestamp(report.time),
+              witnesses: report.witnesses,
+              findings: fresh,
+              alerts_sent: alerts?.sent ?? 0,
+              alerts_pending: alerts?.pending ?? 0,
+            }) + '\n',
+          );
+        else printHuman(report, fresh, files, alerts);
         if (opts.once === true) {
           process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;
           return;
         }
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, opts.interval * 1000);
-          wake = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
+        // Sleep until the next poll, waking for every alert retry that falls due before it.
+        const nextPoll = Date.now() + opts.interval * 1000;
+        const stopped = (): boolean => ctl.stop;
+        while (!stopped() && Date.now() < nextPoll) {
+          const due = nextAlertDue(state);
+          const until = Math.min(nextPoll, due ?? Number.POSITIVE_INFINITY);
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, Math.max(0, until - Date.now()));
+            wake = () => {
+              clearTimeout(t);
+              resolve();
+            };
+          });
+          if (!stopped() && due !== undefined && due <= Date.now()) await deliver();
+        }
       }
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

@@ -8,6 +8,7 @@
  *   verify finalized FILE      a finalized-anchor bundle against a pinned witness set (--witness-set / --said), or
  *                              the bundle's own with --trust-bundle (else UNPINNED, exit 2)
  *   verify checkpoint FILE     a checkpoint signed note
+ *   verify log-equivocation FILE  a monitor's evidence that a log showed two views (portable verifier, async)
  *   verify consistency OLD NEW a newer checkpoint extends an older one, proven from the log's tiles
  */
 import { readFileSync, existsSync, statSync } from 'node:fs';
@@ -24,13 +25,14 @@ import { parseCheckpoint } from '../note/checkpoint.ts';
 import { parseNote } from '../note/signed-note.ts';
 import { ed25519NoteVerifier, parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { tilePath } from '../tlog/tiles.ts';
-import { checkConsistencyFromTiles, type TileFetcher } from '../client/consistency.ts';
+import { checkConsistencyFromTiles, httpTiles, type TileFetcher } from '../client/consistency.ts';
 import { ClientError } from '../client/errors.ts';
 import { parseFinalizedBundle, verifyFinalizedBundle } from '../client/finalize.ts';
-import { httpRequest, joinUrl } from '../client/http.ts';
 import { verifyAnchorCosignature, verifyCheckpointNote, verifyCosignedCheckpoint, verifyTlogProofFile } from '../client/offline.ts';
 import { parseAnchorResponse, parseCosignature, verifyReceipt, VerificationError } from '../client/verify-anchor.ts';
 import { witnessSetSaid } from '../client/witness-set.ts';
+import { verifyLogEquivocation } from '../verify/log-equivocation.ts';
+import { noteKeyFromVkey } from '../verify/note.ts';
 import {
   action,
   addHttpOptions,
@@ -86,13 +88,7 @@ function originOfNote(text: string): string {
 }
 
 function tileSource(source: string, http: HttpFlags): TileFetcher {
-  if (/^https?:\/\//.test(source)) {
-    return async (tile) => {
-      const res = await httpRequest(joinUrl(source, `/log/${tilePath(tile)}`), {}, httpOptions(http));
-      if (res.status !== 200) throw new ClientError('tiles_unavailable', `${tilePath(tile)}: HTTP ${res.status}`);
-      return res.bytes;
-    };
-  }
+  if (/^https?:\/\//.test(source)) return httpTiles(source, httpOptions(http));
   if (!existsSync(source) || !statSync(source).isDirectory())
     throw new ClientError('usage', `--tiles must be a witness URL or a directory holding tile/…`);
   return (tile) => {
@@ -335,6 +331,36 @@ export function addVerifyCommands(program: Command): void {
         }
       },
     ),
+  );
+
+  examples(
+    verify
+      .command('log-equivocation <file>')
+      .description(
+        "a monitor's log-equivocation evidence (SPEC §6.1): two checkpoints of one log, both signed by its key, same size and two roots, or proven inconsistent (proof hashes from its tiles)",
+      )
+      .requiredOption('--log-vkey <vkey...>', "the log's key (type 0x01, or 0x06 ML-DSA-44; named after its origin)", collectList),
+    ['anchor-witness verify log-equivocation evidence/log-equivocation-3f1c2a9e0b7d4c11.json --log-vkey "w1.example/anchors+1a2b3c4d+AQ…"'],
+  ).action(
+    action(async (file: string, opts: { logVkey: string[] }) => {
+      const doc = readJson(file);
+      const keys = await Promise.all(
+        opts.logVkey.map(async (v) => {
+          try {
+            return await noteKeyFromVkey(v);
+          } catch (e) {
+            throw new ClientError('usage', `--log-vkey ${v}: ${(e as Error).message}`);
+          }
+        }),
+      );
+      const r = await verifyLogEquivocation(doc, keys);
+      const roots = `${r.a.size}:${encodeBase64(r.a.rootHash)} and ${r.b.size}:${encodeBase64(r.b.rootHash)}`;
+      ok(
+        r.kind === 'same_size'
+          ? `LOG EQUIVOCATION PROVEN: log ${r.origin} signed two trees of size ${r.a.size} (roots ${roots})`
+          : `LOG EQUIVOCATION PROVEN: log ${r.origin} signed checkpoints ${roots}, and the larger does not extend the smaller (consistency proof)`,
+      );
+    }),
   );
 
   examples(

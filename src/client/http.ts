@@ -64,7 +64,7 @@ export class HttpFailure extends ClientError {
  */
 export async function httpRequest(
   url: string,
-  init: { method?: string; body?: string; contentType?: string; idempotent?: boolean } = {},
+  init: { method?: string; body?: string; contentType?: string; idempotent?: boolean; redirect?: 'follow' | 'manual' } = {},
   opts: HttpOptions = {},
 ): Promise<HttpResponse> {
   const doFetch = opts.fetch ?? fetch;
@@ -85,6 +85,7 @@ export async function httpRequest(
         method: init.method ?? 'GET',
         headers,
         ...(init.body !== undefined ? { body: init.body } : {}),
+        ...(init.redirect !== undefined ? { redirect: init.redirect } : {}),
         signal: AbortSignal.timeout(timeoutMs),
       });
       const bytes = new Uint8Array(await res.arrayBuffer());

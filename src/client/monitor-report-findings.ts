@@ -1,6 +1,10 @@
 // The monitor report's findings: each finding of the run once, with its evidence as downloads and
 // the offline commands that check it.
+import { decodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
+import { SIG_TYPE_ED25519 } from '../note/signed-note.ts';
+import { formatVkey } from '../note/vkey.ts';
+import { LOG_EQUIVOCATION_V } from '../verify/log-equivocation.ts';
 import { formatUtc } from '../pages/format.ts';
 import { dataUrl, html, shellCommand, type SafeHtml } from '../pages/html.ts';
 import type { ReportFinding, ReportPoll, ReportState } from './monitor-report-input.ts';
@@ -61,6 +65,13 @@ function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: strin
       files.push({ name: `${base}-${safeName(key)}.json`, mime: 'application/json', body: stringifyJson(value, 2) + '\n', label });
     }
   }
+  if (f.kind === 'log_equivocation' && ev.v === LOG_EQUIVOCATION_V)
+    files.push({
+      name: `${base}-log-equivocation.json`,
+      mime: 'application/json',
+      body: stringifyJson(ev, 2) + '\n',
+      label: 'log-equivocation evidence',
+    });
   files.push({
     name: `${base}-evidence.json`,
     mime: 'application/json',
@@ -92,6 +103,17 @@ function checks(f: ReportFinding, files: { name: string }[], state: ReportState)
   if (f.kind === 'log_equivocation' && a !== undefined && b !== undefined && pin !== undefined) {
     out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', a, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
     out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', b, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
+  }
+  const evidence = file('-log-equivocation.json');
+  const origin = f.evidence?.origin;
+  const log = Object.values(state.witnesses).find((w) => w.log_origin === origin);
+  if (evidence !== undefined && log !== undefined) {
+    try {
+      const vkey = formatVkey(log.log_origin, SIG_TYPE_ED25519, decodeHex(log.public_key, 32));
+      out.push(shellCommand(['anchor-witness', 'verify', 'log-equivocation', evidence, '--log-vkey', vkey]));
+    } catch {
+      // a recorded key or origin that makes no vkey: no command to offer
+    }
   }
   return out;
 }

@@ -13,17 +13,38 @@ import { ClientError } from './errors.ts';
 import type { HttpOptions } from './http.ts';
 import type { WitnessSet } from './witness-set.ts';
 import { checkSeed, scanDuplicities } from './monitor/anchors.ts';
-import { checkLog, splitViews } from './monitor/checkpoints.ts';
-import { crossCheck, withholding } from './monitor/compare.ts';
+import { checkLog, splitViews, type LogQuorum } from './monitor/checkpoints.ts';
+import { crossConsistency, pinnedLogs, readPeers } from './monitor/log-views.ts';
+import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
+import type { NoteVerifier } from '../note/vkey.ts';
+import { isCosignerType, requiredCosignatures } from '../verify/note.ts';
+import { crossCheck, darkSeed, withholding } from './monitor/compare.ts';
 import type { Finding } from './monitor/findings.ts';
 import { identify, type Identified } from './monitor/identify.ts';
 import { partyKeys, purgeUnsigned } from './monitor/parties.ts';
 import type { MonitorState } from './monitor/state.ts';
 
 export { MONITOR_STATE_V, emptyMonitorState, parseMonitorState } from './monitor/state.ts';
-export type { MonitorState, Observation, ObservedAnchor, WitnessRecord } from './monitor/state.ts';
+export type { MonitorState, Observation, ObservedAnchor, PeerCheckpoint, WitnessRecord } from './monitor/state.ts';
+export type { AlertEpisode, AlertState, QueuedAlert } from './monitor/alert-state.ts';
+export {
+  ALERT_V,
+  GIVE_UP_MS,
+  RETRY_BASE_MS,
+  RETRY_MAX_MS,
+  alertId,
+  deliverDueAlerts,
+  enqueueAlerts,
+  nextAlertDue,
+  pendingAlerts,
+  recordEpisodes,
+  retryDelayMs,
+} from './monitor/alerts.ts';
+export type { AlertDelivery, AlertPayload } from './monitor/alerts.ts';
+export { alertSignature, parseWebhook, postAlert } from './monitor/webhook.ts';
+export type { Webhook } from './monitor/webhook.ts';
 export type { Finding, FindingKind } from './monitor/findings.ts';
-export { LOG_EQUIVOCATION_V } from './monitor/checkpoints.ts';
+export { LOG_EQUIVOCATION_V } from '../verify/log-equivocation.ts';
 
 export interface WitnessStatus {
   url: string;
@@ -57,6 +78,18 @@ export interface MonitorConfig {
   withholdingGraceSec?: number;
   /** Also page through every stored duplicity proof of every witness. */
   allDuplicities?: boolean;
+  /**
+   * SPEC §4.1: cosigner vkeys (type 0x04 cosignature/v1, or 0x06 ML-DSA-44) of which every witness's published
+   * GET /log/checkpoint must carry `logQuorum` valid lines (default: all), else `log_unwitnessed`.
+   */
+  logCosigners?: readonly NoteVerifier[];
+  logQuorum?: number;
+  /** Pinned log keys (type 0x01, or 0x06 ML-DSA-44; named after the log's origin), before the witness set and trust on first use. */
+  logKeys?: readonly NoteVerifier[];
+  /** Peers whose monitoring endpoints (GET /<sha256(origin) hex>/checkpoint) are read for every pinned log. */
+  peers?: readonly string[];
+  /** Report `seed_dark` when a watched seed's newest co-signed anchor is older than this (seconds; default: off). */
+  darkAfterSec?: number;
   http?: HttpOptions;
 }
 
@@ -76,6 +109,8 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
       "watching seeds or duplicities needs the parties' keys: give the registry (SPEC §3.2) the witnesses use",
     );
   }
+  const witnessed = logQuorumOf(config);
+  checkLogKeys(config);
   const parties = partyKeys(config.registry);
   if (config.registry !== undefined) purgeUnsigned(state, parties);
   const current = new Map<string, Map<string, number | null>>(); // witness → seed → index
@@ -83,13 +118,13 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   const statuses = await Promise.all(
     config.witnesses.map(async (url): Promise<WitnessStatus> => {
       const status: WitnessStatus = { url, reachable: false, anchors: {} };
-      const id = await identify(url, config.witnessSet, state, http, add, parties);
+      const id = await identify(url, config.witnessSet, state, http, add, parties, config.logKeys);
       if (id === undefined) return status;
       identified.push(id);
       status.name = id.name;
       status.reachable = true;
       const record = state.witnesses[id.name]!;
-      status.logSize = await checkLog(id, record, http, add);
+      status.logSize = await checkLog(id, record, http, add, witnessed);
       const perSeed = new Map<string, number | null>();
       current.set(id.name, perSeed);
       await Promise.all(
@@ -103,10 +138,45 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
       return status;
     }),
   );
-  splitViews(identified, state, add);
+  const logs = pinnedLogs(config.logKeys ?? [], config.witnessSet, state, identified);
+  const peerViews = await readPeers(config.peers ?? [], logs, http, add);
+  await crossConsistency(peerViews, logs, http, add);
+  splitViews(identified, state, add, peerViews);
   for (const seed of seeds) {
     crossCheck(seed, state, parties, add);
     withholding(seed, state, current, now, config.withholdingGraceSec ?? 0, add);
+    if (config.darkAfterSec !== undefined) darkSeed(seed, state, now, config.darkAfterSec, add);
   }
+  // A finding about one witness names its URL too (alerts carry it).
+  const urls = new Map(identified.map((id) => [id.name, id.url]));
+  for (const f of findings) if (f.url === undefined && f.witness !== undefined && urls.has(f.witness)) f.url = urls.get(f.witness)!;
   return { time: now, findings, witnesses: statuses };
+}
+
+/** The quorum every published checkpoint needs (SPEC §4.1), checked once per poll (`usage` when unusable). */
+function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
+  const cosigners = config.logCosigners ?? [];
+  if (cosigners.length === 0) {
+    if (config.logQuorum !== undefined) throw new ClientError('usage', 'a log quorum needs the cosigners (--log-cosigner VKEY…)');
+    return undefined;
+  }
+  if (cosigners.some((c) => !isCosignerType(c.type)))
+    throw new ClientError('usage', 'log cosigners must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06, ML-DSA-44) vkeys');
+  try {
+    requiredCosignatures(cosigners, config.logQuorum);
+  } catch (e) {
+    throw new ClientError('usage', `--log-quorum: ${(e as Error).message}`);
+  }
+  return { cosigners, ...(config.logQuorum !== undefined ? { quorum: config.logQuorum } : {}) };
+}
+
+/** Pinned log keys are Ed25519 log keys (type 0x01) and agree with the witness set. */
+function checkLogKeys(config: MonitorConfig): void {
+  for (const k of config.logKeys ?? []) {
+    if (k.type !== SIG_TYPE_ED25519 && k.type !== SIG_TYPE_SUBTREE_V1)
+      throw new ClientError('usage', `--log-vkey ${k.vkey}: a log key must be type 0x01 (Ed25519) or 0x06 (ML-DSA-44)`);
+    const member = config.witnessSet?.members.find((m) => m.logOrigin === k.name);
+    if (member !== undefined && encodeHex(member.publicKey) !== encodeHex(k.publicKey))
+      throw new ClientError('usage', `--log-vkey ${k.vkey}: the witness set pins another key for log ${k.name}`);
+  }
 }

@@ -11,7 +11,7 @@ import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
 import { ProofError } from '../tlog/errors.ts';
-import { checkEmptyTree, countedCosigners, isCosignerType, requiredCosignatures } from '../verify/note.ts';
+import { checkEmptyTree, checkLogSignature, countedCosigners, isCosignerType, requiredCosignatures } from '../verify/note.ts';
 import { verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
@@ -93,15 +93,7 @@ export function verifyCosignedCheckpoint(
     }
   })();
   checkEmptyTree(checkpoint);
-  const byLog = verified.verified.filter((v) => log.includes(v.verifier));
-  const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
-  if (log.length > 0 && byLog.length === 0) throw new VerificationError('checkpoint_invalid', 'no signature by the log key');
-  if (log.length > 0 && !logVerified) {
-    throw new VerificationError(
-      'checkpoint_wrong_origin',
-      `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`,
-    );
-  }
+  const logVerified = checkLogSignature(verified, log, checkpoint);
   return { checkpoint, logVerified, cosigners: countedCosigners(verified, opts.cosigners, need) };
 }
 

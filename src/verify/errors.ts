@@ -27,6 +27,7 @@ export type VerificationCode =
   | 'note_invalid'
   | 'note_unverified'
   | 'consistency_invalid'
+  | 'log_equivocation_invalid'
   | 'anchor_mismatch'
   // the party's part
   | 'party_unpinned'

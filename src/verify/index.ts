@@ -39,6 +39,8 @@ export {
   verifyNote,
 } from './note.ts';
 export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from './note.ts';
+export { LOG_EQUIVOCATION_V, parseLogEquivocation, verifyLogEquivocation } from './log-equivocation.ts';
+export type { LogEquivocationEvidence, ProvenLogEquivocation } from './log-equivocation.ts';
 export { verifyTlogProof } from './tlog-proof.ts';
 export type { VerifiedTlogProof } from './tlog-proof.ts';
 export { hashLeaf, verifyInclusion } from './merkle.ts';

@@ -65,3 +65,68 @@ export async function verifyInclusion(
 ): Promise<boolean> {
   return (await inclusionFailure(leafHash, index, size, proof, root)) === null;
 }
+
+const isPowerOfTwo = (n: number): boolean => {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p === n;
+};
+
+/**
+ * Why a consistency proof fails, or null when `proof` shows the tree of `oldSize` with `oldRoot`
+ * is a prefix of the tree of `newSize` with `newRoot` (RFC 9162 §2.1.4.2; the algorithm of
+ * src/tlog/merkle.ts, with WebCrypto SHA-256).
+ */
+export async function consistencyFailure(
+  oldSize: number,
+  newSize: number,
+  oldRoot: Uint8Array,
+  newRoot: Uint8Array,
+  proof: readonly Uint8Array[],
+): Promise<string | null> {
+  if (!isSize(oldSize) || !isSize(newSize)) return 'tree sizes must be non-negative safe integers';
+  if (oldSize > newSize) return `old tree size ${oldSize} is larger than new tree size ${newSize}`;
+  if (!isHash(oldRoot) || !isHash(newRoot)) return 'roots must be 32-byte hashes';
+  if (!proof.every(isHash)) return 'proof elements must be 32-byte hashes';
+  if (oldSize === 0) {
+    if (proof.length !== 0) return 'proof from the empty tree must be empty';
+    if (!equalBytes(oldRoot, EMPTY_ROOT)) return 'old root is not the empty-tree root';
+    if (newSize === 0 && !equalBytes(newRoot, EMPTY_ROOT)) return 'new root is not the empty-tree root';
+    return null;
+  }
+  if (oldSize === newSize) {
+    if (proof.length !== 0) return 'proof between equal sizes must be empty';
+    return equalBytes(oldRoot, newRoot) ? null : 'roots differ for the same tree size';
+  }
+  if (proof.length === 0) return 'proof is empty';
+  let fn = oldSize - 1;
+  let sn = newSize - 1;
+  const path = isPowerOfTwo(oldSize) ? [oldRoot, ...proof] : proof;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  const node = Uint8Array.of(0x01);
+  let fr = path[0]!;
+  let sr = path[0]!;
+  for (let i = 1; i < path.length; i++) {
+    const c = path[i]!;
+    if (sn === 0) return 'proof is too long';
+    if (fn % 2 === 1 || fn === sn) {
+      fr = await sha256(node, c, fr);
+      sr = await sha256(node, c, sr);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      sr = await sha256(node, sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  if (sn !== 0) return 'proof is too short';
+  if (!equalBytes(fr, oldRoot)) return 'computed old root does not match';
+  if (!equalBytes(sr, newRoot)) return 'computed new root does not match';
+  return null;
+}

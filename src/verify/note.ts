@@ -249,17 +249,9 @@ export async function verifyCosignedCheckpoint(
     return rethrow('checkpoint_invalid', 'checkpoint', e);
   }
   checkEmptyTree(checkpoint);
-  const byLog = verified.verified.filter((v) => log.includes(v.verifier));
-  const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
-  if (log.length > 0 && byLog.length === 0) {
+  const logVerified = checkLogSignature(verified, log, checkpoint, () => {
     if (unsupported.some((k) => log.includes(k))) unsupportedFailure(unsupported, 'log signature');
-    fail('checkpoint_invalid', 'no signature by the log key');
-  }
-  if (log.length > 0 && !logVerified)
-    fail(
-      'checkpoint_wrong_origin',
-      `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it`,
-    );
+  });
   let cosigners: { name: string; timestamp: bigint }[];
   try {
     cosigners = countedCosigners(verified, opts.cosigners, need);
@@ -277,7 +269,7 @@ export function isCosignerType(type: NoteKeyType): boolean {
 }
 
 /*
- * Cosigner counting, shared with the client's synchronous verifyCosignedCheckpoint
+ * Cosigner counting and the log-signature rule, shared with the client's synchronous verifyCosignedCheckpoint
  * (src/client/offline.ts): a cosignature/v1 signature does not cover the key name, so cosigners
  * are counted by distinct KEY.
  */
@@ -296,6 +288,32 @@ export function requiredCosignatures(cosigners: readonly NoteKey[], quorum: numb
     fail('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
   }
   return quorum ?? distinct.size;
+}
+
+/**
+ * With log keys given, the log's own signature verified, by a key named after the checkpoint's
+ * origin: `checkpoint_invalid` when no log key signed (`noLogSignature` runs first, to name a more
+ * precise cause), `checkpoint_wrong_origin` when only a key of another name did. Returns whether
+ * the log's signature verified (false when no log keys were given).
+ */
+export function checkLogSignature(
+  verified: VerifiedNote,
+  log: readonly NoteVerifier[],
+  checkpoint: Checkpoint,
+  noLogSignature?: () => void,
+): boolean {
+  const byLog = verified.verified.filter((v) => log.includes(v.verifier));
+  const logVerified = byLog.some((v) => v.verifier.name === checkpoint.origin);
+  if (log.length > 0 && byLog.length === 0) {
+    noLogSignature?.();
+    fail('checkpoint_invalid', 'no signature by the log key');
+  }
+  if (log.length > 0 && !logVerified)
+    fail(
+      'checkpoint_wrong_origin',
+      `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`,
+    );
+  return logVerified;
 }
 
 /** The cosigners whose line verified, one per distinct key (its first verified name, note order); cosignature_missing below `need`. */

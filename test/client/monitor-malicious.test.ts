@@ -309,6 +309,11 @@ void test('8.5: a split view — /log/checkpoint and the anchor responses carry 
   assert.match(page, /data-kind="log_equivocation"/);
   assert.match(page, /download="finding-1-log_equivocation-a\.txt"[^>]*>checkpoint a<\/a>/);
   assert.ok(page.includes(`anchor-witness verify checkpoint finding-1-log_equivocation-b.txt --witness-key ${encodeHex(w1!.publicKey)}`));
+  // … and the evidence document with the command that proves it offline under the log's vkey.
+  assert.match(page, /download="finding-1-log_equivocation-log-equivocation\.json"/);
+  assert.ok(
+    page.includes(`anchor-witness verify log-equivocation finding-1-log_equivocation-log-equivocation.json --log-vkey ${w1!.origin}+`),
+  );
 
   // Across polls too: the state remembers what it saw; the other view a poll later is caught.
   const [w3, w4] = await fakes(2);

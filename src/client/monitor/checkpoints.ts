@@ -7,30 +7,34 @@ import { encodeBase64 } from '../../encoding/base64.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { parseCheckpoint, type Checkpoint } from '../../note/checkpoint.ts';
 import { parseNote } from '../../note/signed-note.ts';
-import { ed25519NoteVerifier } from '../../note/vkey.ts';
-import { tilePath } from '../../tlog/tiles.ts';
-import { checkConsistencyFromTiles, type TileFetcher } from '../consistency.ts';
+import { ed25519NoteVerifier, type NoteVerifier } from '../../note/vkey.ts';
+import { checkConsistencyFromTiles, httpTiles } from '../consistency.ts';
 import { ClientError } from '../errors.ts';
 import { httpRequest, joinUrl, type HttpOptions } from '../http.ts';
-import { verifyCheckpointNote } from '../offline.ts';
+import { verifyCheckpointNote, verifyCosignedCheckpoint } from '../offline.ts';
+import { LOG_EQUIVOCATION_V } from '../../verify/log-equivocation.ts';
 import { errorText, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
+import { keepPeerViews, type LogView } from './log-views.ts';
 import { sameBytes, type MonitorState, type WitnessRecord } from './state.ts';
 
 /** Signed checkpoints kept per witness for split-view detection (smallest sizes dropped first). */
 const MAX_CHECKPOINTS = 128;
-export const LOG_EQUIVOCATION_V = 'anchor-witness/log-equivocation/v1';
 
-function httpTiles(url: string, http: HttpOptions): TileFetcher {
-  return async (tile) => {
-    const res = await httpRequest(joinUrl(url, `/log/${tilePath(tile)}`), {}, http);
-    if (res.status !== 200) throw new ClientError('tiles_unavailable', `${tilePath(tile)}: HTTP ${res.status}`);
-    return res.bytes;
-  };
+/** What a witness's published checkpoint must carry (SPEC §4.1): cosignatures of `quorum` of `cosigners`. */
+export interface LogQuorum {
+  cosigners: readonly NoteVerifier[];
+  quorum?: number;
 }
 
 /** The log: verify the checkpoint and check it against the high-water one. Returns the size. */
-export async function checkLog(id: Identified, record: WitnessRecord, http: HttpOptions, add: AddFinding): Promise<number | undefined> {
+export async function checkLog(
+  id: Identified,
+  record: WitnessRecord,
+  http: HttpOptions,
+  add: AddFinding,
+  witnessed?: LogQuorum,
+): Promise<number | undefined> {
   let text: string;
   try {
     const res = await httpRequest(joinUrl(id.url, '/log/checkpoint'), {}, http);
@@ -61,6 +65,8 @@ export async function checkLog(id: Identified, record: WitnessRecord, http: Http
     return undefined;
   }
   id.seen.push(text);
+  id.published = { note: text, checkpoint: cp };
+  if (witnessed !== undefined) checkWitnessed(id, text, witnessed, add);
   if (record.checkpoint === undefined) {
     record.checkpoint = text;
     return cp.size;
@@ -86,6 +92,7 @@ export async function checkLog(id: Identified, record: WitnessRecord, http: Http
   } catch (e) {
     add({
       id: `tiles ${id.name} ${prev.size} ${cp.size}`,
+      subject: `tiles unreadable ${id.name}`,
       kind: 'tiles_mismatch',
       severity: 'warning',
       witness: id.name,
@@ -122,6 +129,31 @@ export async function checkLog(id: Identified, record: WitnessRecord, http: Http
 }
 
 /**
+ * The published checkpoint carries the quorum (the client's verifyCosignedCheckpoint under the
+ * pinned log key and the given cosigners), else `log_unwitnessed`: a log served without its
+ * witnesses' cosignatures can show different trees to different clients.
+ */
+function checkWitnessed(id: Identified, text: string, witnessed: LogQuorum, add: AddFinding): void {
+  try {
+    verifyCosignedCheckpoint(text, {
+      cosigners: witnessed.cosigners,
+      log: [ed25519NoteVerifier(id.pin.logOrigin, id.pin.publicKey)],
+      ...(witnessed.quorum !== undefined ? { quorum: witnessed.quorum } : {}),
+    });
+  } catch (e) {
+    add({
+      id: `log_unwitnessed ${id.name}`,
+      kind: 'log_unwitnessed',
+      severity: 'alert',
+      witness: id.name,
+      url: id.url,
+      message: `${id.name}: its published checkpoint lacks the cosigner quorum: ${errorText(e)}`,
+      evidence: { checkpoint: text },
+    });
+  }
+}
+
+/**
  * Split views: every signed checkpoint seen in this poll (from /log/checkpoint and from anchor
  * responses, each verified under the pinned log key) is compared with every other one of the same
  * log — same key and origin, at any witness name, this poll or kept from earlier ones — by size:
@@ -129,7 +161,12 @@ export async function checkLog(id: Identified, record: WitnessRecord, http: Http
  * witness then keeps one checkpoint per size, both when two conflict (the MAX_CHECKPOINTS largest
  * sizes).
  */
-export function splitViews(identified: readonly Identified[], state: MonitorState, add: AddFinding): void {
+export function splitViews(
+  identified: readonly Identified[],
+  state: MonitorState,
+  add: AddFinding,
+  peerViews: readonly LogView[] = [],
+): void {
   interface Seen {
     witness: string;
     note: string;
@@ -156,6 +193,11 @@ export function splitViews(identified: readonly Identified[], state: MonitorStat
   }
   for (const id of identified)
     for (const note of id.seen) put(`${encodeHex(id.pin.publicKey)} ${id.pin.logOrigin}`, id.name, note, id.pin.logOrigin);
+  for (const p of state.peer_checkpoints ?? []) {
+    const origin = parse(p.note)?.origin;
+    if (origin !== undefined) put(`${p.public_key} ${origin}`, p.peer, p.note, origin);
+  }
+  for (const v of peerViews) put(`${v.keyHex} ${v.origin}`, v.source, v.note, v.origin);
   for (const seen of groups.values()) {
     const bySize = new Map<number, Seen[]>();
     for (const s of seen) {
@@ -180,6 +222,7 @@ export function splitViews(identified: readonly Identified[], state: MonitorStat
       }
     }
   }
+  keepPeerViews(state, peerViews, parse);
   // Keep one note per size — two when they conflict, so a proven split view is reported at every
   // poll (and after a restart), as a proven fork is.
   for (const id of identified) {

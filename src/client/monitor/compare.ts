@@ -1,11 +1,13 @@
 /**
  * Comparing witnesses on a seed: different heads at one index among the observations
  * (equivocation by one witness, disagreement between two, with the party's duplicity proof when
- * one key signed both), and witnesses behind the highest co-signed index (withholding).
+ * one key signed both), witnesses behind the highest co-signed index (withholding), and a seed
+ * whose newest co-signed anchor is older than the watch gap (dark).
  */
 import { makeDuplicityProof } from '../../anchor/duplicity.ts';
 import { encodeDuplicityProof } from '../../anchor/codec.ts';
 import { encodeHex } from '../../encoding/hex.ts';
+import { parseTimestamp } from '../../encoding/time.ts';
 import { decodeResponseAnchor } from '../verify-anchor.ts';
 import { short, type AddFinding } from './findings.ts';
 import { partyDuplicity, type PartyKeys } from './parties.ts';
@@ -84,6 +86,7 @@ export function withholding(
     if (now - since < grace) continue;
     add({
       id: `withholding ${name} ${seed} ${index ?? 'none'} ${best}`,
+      subject: `${name} ${seed}`,
       kind: 'withholding',
       severity: 'alert',
       witness: name,
@@ -92,4 +95,35 @@ export function withholding(
       evidence: { index, expected: best, by: bestBy, since },
     });
   }
+}
+
+/**
+ * `seed_dark` (upstream's watch gap): the seed's newest co-signed anchor — the highest index any
+ * witness co-signed, as recorded (party-signed anchors only) — carries a timestamp more than
+ * `darkAfter` seconds before `now`. A seed no witness has co-signed is not dark (nothing to date).
+ */
+export function darkSeed(seed: string, state: MonitorState, now: number, darkAfter: number, add: AddFinding): void {
+  let newest: { witness: string; index: number; timestamp: string } | undefined;
+  for (const [name, w] of Object.entries(state.witnesses).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const a = w.anchors[seed]?.anchor;
+    if (a !== undefined && (newest === undefined || a.index > newest.index))
+      newest = { witness: name, index: a.index, timestamp: a.timestamp };
+  }
+  if (newest === undefined) return;
+  let at: number;
+  try {
+    at = parseTimestamp(newest.timestamp);
+  } catch {
+    return;
+  }
+  const age = now - at;
+  if (age <= darkAfter) return;
+  add({
+    id: `seed_dark ${seed}`,
+    kind: 'seed_dark',
+    severity: 'warning',
+    seed,
+    message: `seed ${short(seed)}… is dark: its newest co-signed anchor (index ${newest.index}, at ${newest.witness}) is dated ${newest.timestamp}, ${age} s ago (more than --dark-after ${darkAfter} s)`,
+    evidence: { index: newest.index, timestamp: newest.timestamp, witness: newest.witness, dark_after: darkAfter },
+  });
 }

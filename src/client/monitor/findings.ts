@@ -14,6 +14,8 @@ export type FindingKind =
   | 'log_rollback'
   | 'log_equivocation'
   | 'log_inconsistent'
+  | 'log_unwitnessed'
+  | 'seed_dark'
   | 'anchor_rollback'
   | 'tiles_mismatch'
   | 'invalid_response'
@@ -29,7 +31,14 @@ export interface Finding {
   /** One line for humans. */
   message: string;
   witness?: string;
+  /** The witness's base URL, when the finding is about one witness. */
+  url?: string;
   seed?: string;
+  /**
+   * What the finding is about, for alert episodes (default: `id`): a condition whose details move
+   * while it holds (a withholding witness falling further behind) keeps one subject.
+   */
+  subject?: string;
   /** JSON-able evidence (signed notes, co-signed anchors, proofs). */
   evidence?: Record<string, unknown>;
 }

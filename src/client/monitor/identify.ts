@@ -4,8 +4,10 @@
  * later change of key is reported, never trusted).
  */
 import { encodeHex } from '../../encoding/hex.ts';
+import type { Checkpoint } from '../../note/checkpoint.ts';
 import type { HttpOptions } from '../http.ts';
 import { fetchHealth } from '../submit.ts';
+import type { NoteVerifier } from '../../note/vkey.ts';
 import type { PinnedWitness } from '../verify-anchor.ts';
 import type { WitnessSet } from '../witness-set.ts';
 import { errorText, type AddFinding } from './findings.ts';
@@ -21,6 +23,8 @@ export interface Identified {
   parties: PartyKeys;
   /** Signed checkpoints (verified under the pin) seen in this poll. */
   seen: string[];
+  /** Its GET /log/checkpoint of this poll, verified under the pin. */
+  published?: { note: string; checkpoint: Checkpoint };
 }
 
 export async function identify(
@@ -30,12 +34,13 @@ export async function identify(
   http: HttpOptions,
   add: AddFinding,
   parties: PartyKeys,
+  logKeys: readonly NoteVerifier[] = [],
 ): Promise<Identified | undefined> {
   let health;
   try {
     health = await fetchHealth(url, http);
   } catch (e) {
-    add({ id: `unreachable ${url}`, kind: 'unreachable', severity: 'warning', message: `${url} is unreachable: ${errorText(e)}` });
+    add({ id: `unreachable ${url}`, kind: 'unreachable', severity: 'warning', url, message: `${url} is unreachable: ${errorText(e)}` });
     return undefined;
   }
   const keyHex = encodeHex(health.publicKey);
@@ -47,6 +52,7 @@ export async function identify(
         id: `unknown ${url} ${keyHex}`,
         kind: 'unknown_witness',
         severity: 'alert',
+        url,
         message: `${url} claims to be ${health.name} with key ${keyHex}, which is not in the witness set`,
       });
       return undefined;
@@ -61,6 +67,18 @@ export async function identify(
         severity: 'alert',
         witness: health.name,
         message: `${health.name} at ${url} now claims key ${keyHex} / origin ${health.logOrigin}; first seen with ${known.public_key} / ${known.log_origin} (not trusted)`,
+      });
+      return undefined;
+    }
+    const pinned = logKeys.find((k) => k.name === health.logOrigin);
+    if (pinned !== undefined && encodeHex(pinned.publicKey) !== keyHex) {
+      add({
+        id: `key ${health.name} ${keyHex} log-vkey`,
+        kind: 'key_changed',
+        severity: 'alert',
+        witness: health.name,
+        url,
+        message: `${health.name} at ${url} claims key ${keyHex} for log ${health.logOrigin}, which --log-vkey pins to ${encodeHex(pinned.publicKey)} (not trusted)`,
       });
       return undefined;
     }

@@ -8,6 +8,7 @@ import type { AnchorWire } from '../../anchor/types.ts';
 import { decodeHex } from '../../encoding/hex.ts';
 import { ClientError } from '../errors.ts';
 import type { CosignatureWire } from '../verify-anchor.ts';
+import { checkAlertState, type AlertState } from './alert-state.ts';
 
 export const MONITOR_STATE_V = 'anchor-witness/monitor-state/v1';
 /** Observations kept per seed (oldest dropped first). */
@@ -37,12 +38,25 @@ export interface Observation extends ObservedAnchor {
   witness: string;
 }
 
+/** A checkpoint a `--peer`'s monitoring endpoint served, verified under the pinned log key. */
+export interface PeerCheckpoint {
+  /** `peer <host>`. */
+  peer: string;
+  /** The pinned log key it verified under (hex). */
+  public_key: string;
+  note: string;
+}
+
 export interface MonitorState {
   v: typeof MONITOR_STATE_V;
   /** By witness name. */
   witnesses: Record<string, WitnessRecord>;
   /** By seed (hex): distinct (witness, index, head) observations. */
   seeds: Record<string, { observations: Observation[] }>;
+  /** Checkpoints read from peers' monitoring endpoints (one per peer, origin and size; two when they conflict). */
+  peer_checkpoints?: PeerCheckpoint[];
+  /** Alert episodes and the webhook delivery queue (src/client/monitor/alerts.ts). */
+  alerts?: AlertState;
 }
 
 export function emptyMonitorState(): MonitorState {
@@ -72,6 +86,17 @@ export function parseMonitorState(doc: unknown): MonitorState {
   for (const [seed, s] of Object.entries(d.seeds as Record<string, { observations?: unknown }>)) {
     if (!Array.isArray(s.observations)) bad(`seed ${seed} is malformed`);
   }
+  if (
+    d.peer_checkpoints !== undefined &&
+    !(
+      Array.isArray(d.peer_checkpoints) &&
+      d.peer_checkpoints.every(
+        (p: Partial<PeerCheckpoint>) => typeof p.peer === 'string' && typeof p.public_key === 'string' && typeof p.note === 'string',
+      )
+    )
+  )
+    bad('peer_checkpoints must be an array of {peer, public_key, note}');
+  if (d.alerts !== undefined) checkAlertState(d.alerts, bad);
   return d as MonitorState;
 }
 
