@@ -80,23 +80,5 @@ export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
-const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
-
-/**
- * SPEC §4.1 durations (here and everywhere in §9): an integer with a unit `s`, `m`, `h` or `d`
- * (`90s`, `5m`, `1h`, `7d`); a bare integer means seconds. Returns seconds.
- */
-export function parseDuration(text: string): number {
-  const m = /^(0|[1-9][0-9]{0,9})([smhd]?)$/.exec(text.trim());
-  if (m === null) throw new Error(`not a duration (an integer with s, m, h or d; a bare integer is seconds): ${JSON.stringify(text)}`);
-  return Number(m[1]) * DURATION_UNITS[m[2] === '' ? 's' : m[2]!]!;
-}
-
-/** A commander parser for a duration flag within [min, max] seconds; the value is in seconds. */
-export function durationArg(minSeconds: number, maxSeconds = Number.MAX_SAFE_INTEGER) {
-  return (text: string): number => {
-    const s = parseDuration(text);
-    if (s < minSeconds || s > maxSeconds) throw new Error(`${text} is outside ${minSeconds} s..${maxSeconds} s`);
-    return s;
-  };
-}
+/** Durations (SPEC §4.1, last paragraph) live in src/config/duration.ts; re-exported for the commands. */
+export { durationArg, parseDurationSeconds } from '../config/duration.ts';

@@ -15,7 +15,7 @@ export function parseDurationSeconds(text: string): number {
 }
 
 /** A commander argument parser: a duration within [min, max] seconds. */
-export function durationArg(minSeconds: number, maxSeconds: number) {
+export function durationArg(minSeconds: number, maxSeconds = Number.MAX_SAFE_INTEGER) {
   return (text: string): number => {
     const s = parseDurationSeconds(text);
     if (s < minSeconds || s > maxSeconds) throw new Error(`${text} is outside ${minSeconds}s..${maxSeconds}s`);

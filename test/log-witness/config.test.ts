@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
-import { parseDuration } from '../../src/cli/options.ts';
+import { parseDurationSeconds as parseDuration } from '../../src/config/duration.ts';
 import { loadLogWitnesses, parseLogWitnesses } from '../../src/log-witness/config.ts';
 import { LogWitnessConfigError, PeerFailure } from '../../src/log-witness/errors.ts';
 import { parseConflictSize, verifiedCosignatures } from '../../src/log-witness/reply.ts';
