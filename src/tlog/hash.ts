@@ -15,8 +15,8 @@ function sha256(data: Uint8Array): Uint8Array {
   return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
 }
 
-/** MTH({}) = SHA-256(""): the root of the empty tree (47DEQpj8…hSuFU= in base64). Do not mutate. */
-export const EMPTY_ROOT: Uint8Array = sha256(new Uint8Array(0));
+/** MTH({}) = SHA-256(""), the root of the empty tree; one constant with the proof walks. */
+export { EMPTY_ROOT } from './proof-walk.ts';
 
 /** The leaf hash of one log entry: SHA-256(0x00 ‖ data). */
 export function hashLeaf(data: Uint8Array): Uint8Array {

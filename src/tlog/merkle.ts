@@ -12,7 +12,8 @@
  * ranges of RFC 6962 are decomposed into complete subtrees, leaves are never read in bulk.
  */
 import { ProofError, TreeError } from './errors.ts';
-import { EMPTY_ROOT, HASH_SIZE, hashChildren, hashEqual } from './hash.ts';
+import { EMPTY_ROOT, HASH_SIZE, hashChildren } from './hash.ts';
+import { consistencyWalk, inclusionWalk, type ProofWalk } from './proof-walk.ts';
 
 /** Largest tree size (and one past the largest index) this module accepts: 2^53 − 1. */
 export const MAX_TREE_SIZE = Number.MAX_SAFE_INTEGER;
@@ -173,12 +174,11 @@ export function consistencyProof(oldSize: number, newSize: number, read: HashRea
   return proof.reverse();
 }
 
-function isHash(h: unknown): h is Uint8Array {
-  return h instanceof Uint8Array && h.length === HASH_SIZE;
-}
-
-function isSize(n: unknown): n is number {
-  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+/** Run a proof walk (src/tlog/proof-walk.ts) with node:crypto hashing. */
+function runWalk(walk: ProofWalk): string | null {
+  let step = walk.next();
+  while (step.done !== true) step = walk.next(hashChildren(step.value[0], step.value[1]));
+  return step.value;
 }
 
 /** Why an inclusion proof fails (RFC 9162 §2.1.3.2), or null when it verifies. */
@@ -189,30 +189,7 @@ function inclusionFailure(
   proof: readonly Uint8Array[],
   root: Uint8Array,
 ): string | null {
-  if (!isSize(index) || !isSize(size)) return 'index and size must be non-negative safe integers';
-  if (index >= size) return `leaf index ${index} is not in a tree of size ${size}`;
-  if (!isHash(leafHash) || !isHash(root)) return 'leaf hash and root must be 32-byte hashes';
-  if (!proof.every(isHash)) return 'proof elements must be 32-byte hashes';
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash;
-  for (const p of proof) {
-    if (sn === 0) return 'proof is too long';
-    if (fn % 2 === 1 || fn === sn) {
-      r = hashChildren(p, r);
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      r = hashChildren(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) return 'proof is too short';
-  if (!hashEqual(r, root)) return 'computed root does not match';
-  return null;
+  return runWalk(inclusionWalk(leafHash, index, size, proof, root));
 }
 
 /** Why a consistency proof fails (RFC 9162 §2.1.4.2 plus the size-0 and same-size cases), or null. */
@@ -223,58 +200,7 @@ function consistencyFailure(
   newRoot: Uint8Array,
   proof: readonly Uint8Array[],
 ): string | null {
-  if (!isSize(oldSize) || !isSize(newSize)) return 'tree sizes must be non-negative safe integers';
-  if (oldSize > newSize) return `old tree size ${oldSize} is larger than new tree size ${newSize}`;
-  if (!isHash(oldRoot) || !isHash(newRoot)) return 'roots must be 32-byte hashes';
-  if (!proof.every(isHash)) return 'proof elements must be 32-byte hashes';
-  if (oldSize === 0) {
-    if (proof.length !== 0) return 'proof from the empty tree must be empty';
-    if (!hashEqual(oldRoot, EMPTY_ROOT)) return 'old root is not the empty-tree root';
-    if (newSize === 0 && !hashEqual(newRoot, EMPTY_ROOT)) return 'new root is not the empty-tree root';
-    return null;
-  }
-  if (oldSize === newSize) {
-    if (proof.length !== 0) return 'proof between equal sizes must be empty';
-    if (!hashEqual(oldRoot, newRoot)) return 'roots differ for the same tree size';
-    return null;
-  }
-  if (proof.length === 0) return 'proof is empty';
-  // When the old size is a power of two the old root is the first node of the path.
-  let fn = oldSize - 1;
-  let sn = newSize - 1;
-  const path = isPowerOfTwo(oldSize) ? [oldRoot, ...proof] : proof;
-  while (fn % 2 === 1) {
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  let fr = path[0]!;
-  let sr = path[0]!;
-  for (let i = 1; i < path.length; i++) {
-    const c = path[i]!;
-    if (sn === 0) return 'proof is too long';
-    if (fn % 2 === 1 || fn === sn) {
-      fr = hashChildren(c, fr);
-      sr = hashChildren(c, sr);
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      sr = hashChildren(sr, c);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) return 'proof is too short';
-  if (!hashEqual(fr, oldRoot)) return 'computed old root does not match';
-  if (!hashEqual(sr, newRoot)) return 'computed new root does not match';
-  return null;
-}
-
-function isPowerOfTwo(n: number): boolean {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p === n;
+  return runWalk(consistencyWalk(oldSize, newSize, oldRoot, newRoot, proof));
 }
 
 /** RFC 9162 §2.1.3.2: true when `proof` shows leaf `leafHash` at `index` in the tree (`size`, `root`). */
