@@ -4,10 +4,9 @@
  * so concurrent add-checkpoint requests on different replicas never roll an origin back. Evidence
  * is deduplicated by hash and bounded per origin, replicas taking turns per origin.
  */
-import type { PoolClient } from 'pg';
 import { toBytes } from '../rows.ts';
 import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
-import { mapPgError, query, type PgReader } from './db.ts';
+import { query, type PgReader } from './db.ts';
 import { EVIDENCE_LOCK } from './schema.ts';
 
 const SQL = {
@@ -93,31 +92,13 @@ export class PgCosignState implements CosignStateStorage {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`evidence limit ${limit}: a positive integer is required`);
     const hash = Buffer.from(e.hash);
     if (((await this.db.read('hasEvidence', SQL.hasEvidence, [e.origin, hash])).rowCount ?? 0) > 0) return { added: false, evicted: 0 };
-    let client: PoolClient;
-    try {
-      client = await this.db.pool.connect();
-    } catch (err) {
-      throw mapPgError(err);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    return this.db.transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1::integer, hashtext($2::text))', [EVIDENCE_LOCK, e.origin]);
       const row = (
         await query<{ added: number; evicted: number }>(client, 'evidence', SQL.evidence, [e.origin, hash, e.note, e.reason, e.at, limit])
       ).rows[0];
-      await client.query('COMMIT');
       return { added: row?.added === 1, evicted: row?.evicted ?? 0 };
-    } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true; // the connection is gone: drop it from the pool
-      }
-      throw mapPgError(err);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async listEvidence(origin: string): Promise<EvidenceRecord[]> {
@@ -129,36 +110,10 @@ export class PgCosignState implements CosignStateStorage {
     return res.rows.map((r) => ({ origin, hash: r.hash === null ? undefined : toBytes(r.hash), note: r.note, reason: r.reason, at: r.at }));
   }
 
-  /** Run `fn` in one transaction on a pooled connection (COMMIT, or ROLLBACK and rethrow mapped). */
-  private async inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.db.pool.connect();
-    } catch (err) {
-      throw mapPgError(err);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true; // the connection is gone: drop it from the pool
-      }
-      throw mapPgError(err);
-    } finally {
-      client.release(broken);
-    }
-  }
-
   async importLogs(logs: readonly ImportedLog[], emptyRoot: Uint8Array): Promise<string[]> {
     if (logs.length === 0) return [];
     const root = Buffer.from(emptyRoot);
-    return this.inTransaction(async (client) => {
+    return this.db.transaction(async (client) => {
       const added: string[] = [];
       for (let i = 0; i < logs.length; i += IMPORT_CHUNK) {
         const chunk = logs.slice(i, i + IMPORT_CHUNK);
@@ -179,7 +134,7 @@ export class PgCosignState implements CosignStateStorage {
 
   async setImportedQpd(changes: readonly { origin: string; qpd: number }[]): Promise<void> {
     if (changes.length === 0) return;
-    await this.inTransaction(async (client) => {
+    await this.db.transaction(async (client) => {
       for (let i = 0; i < changes.length; i += IMPORT_CHUNK) {
         const chunk = changes.slice(i, i + IMPORT_CHUNK);
         await query(client, 'setImportedQpd', SQL.setImportedQpd, [chunk.map((c) => c.origin), chunk.map((c) => c.qpd)]);

@@ -93,7 +93,7 @@ export async function query<R extends QueryResultRow>(
   }
 }
 
-/** The read pool plus the closed flag every concern checks. */
+/** The read pool plus the closed flag every concern checks, and short transactions on that pool. */
 export class PgReader {
   readonly pool: pg.Pool;
   closed = false;
@@ -105,6 +105,37 @@ export class PgReader {
   read<R extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<QueryResult<R>> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('store: closed'));
     return query<R>(this.pool, name, text, values);
+  }
+
+  /**
+   * Run `fn` in one transaction on a pooled connection: BEGIN, `fn`, COMMIT. On any failure,
+   * ROLLBACK (a connection that cannot roll back is gone: it is dropped from the pool) and rethrow
+   * mapped. Not the sequencer's write transaction (transaction.ts): no lock is taken here.
+   */
+  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError('store: closed');
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw mapPgError(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw mapPgError(err);
+    } finally {
+      client.release(broken);
+    }
   }
 }
 

@@ -3,8 +3,7 @@
  * there), on the read pool. Recording a cosignature is one transaction; the published size only
  * grows (GREATEST), so replicas publishing concurrently never move it back.
  */
-import type { PoolClient } from 'pg';
-import { StoreInvariantError, StoreUnavailableError } from '../errors.ts';
+import { StoreInvariantError } from '../errors.ts';
 import { toBytes } from '../rows.ts';
 import {
   LOG_COSIGNATURES_PER_WITNESS,
@@ -13,7 +12,7 @@ import {
   type LogWitnessState,
   type LogWitnessStorage,
 } from '../types.ts';
-import { mapPgError, query, type PgReader } from './db.ts';
+import { query, type PgReader } from './db.ts';
 
 const SQL = {
   states: 'SELECT url, size, root, at FROM log_witnesses ORDER BY url',
@@ -53,17 +52,8 @@ export class PgLogWitness implements LogWitnessStorage {
   }
 
   async recordCosignature(rec: LogCosignatureRecord): Promise<void> {
-    if (this.db.closed) throw new StoreUnavailableError('store: closed');
-    let client: PoolClient;
-    try {
-      client = await this.db.pool.connect();
-    } catch (err) {
-      throw mapPgError(err);
-    }
-    let broken = false;
-    try {
-      const root = Buffer.from(rec.root);
-      await client.query('BEGIN');
+    const root = Buffer.from(rec.root);
+    await this.db.transaction(async (client) => {
       await query(client, 'lwPutNote', SQL.putNote, [rec.size, root, rec.note]);
       const stored = (await query<{ root: Uint8Array }>(client, 'lwGetNote', SQL.getNote, [rec.size])).rows[0];
       if (stored === undefined || !root.equals(toBytes(stored.root)))
@@ -72,17 +62,7 @@ export class PgLogWitness implements LogWitnessStorage {
       await query(client, 'lwPutLines', SQL.putLines, [rec.size, rec.url, rec.lines, rec.at]);
       const pruned = await query(client, 'lwPrune', SQL.prune, [rec.url, LOG_COSIGNATURES_PER_WITNESS - 1]);
       if ((pruned.rowCount ?? 0) > 0) await query(client, 'lwPruneNotes', SQL.pruneOrphanNotes, []);
-      await client.query('COMMIT');
-    } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch {
-        broken = true; // the connection is gone: drop it from the pool
-      }
-      throw mapPgError(err);
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async cosigned(size: number): Promise<LogCosignedCheckpoint | undefined> {
