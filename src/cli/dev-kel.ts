@@ -6,7 +6,7 @@
  * new key, has the root anchor it, rewrites both files by rename and writes a demo anchor request
  * signed by the new key. The running witness follows without a registry edit.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { anchorRequest, signAnchor } from '../client/party.ts';
@@ -86,18 +86,33 @@ export function rotateKelDemo(dataDir: string): KelDemo {
 
 export const KEL_DEMO_SCOPE = 'EKelDemoScope';
 
-/** A signed anchor request of the demo agent with its current key: index and cumulative grow with the clock. */
-export function kelDemoRequest(demo: KelDemo, now = Math.floor(Date.now() / 1000)): string {
-  const seedId = deriveSeedId(demo.rootId, demo.agentId, KEL_DEMO_SCOPE);
-  const anchor = signAnchor(ed25519KeyFromSeed(demo.agentKeySeed), 'ed25519', {
-    seedId,
+/** The party of a demo anchor request: the seed is deriveSeedId(root, agent, scope). */
+export interface DemoParty {
+  agent: string;
+  root: string;
+  scope: string;
+}
+
+/**
+ * A signed demo anchor request (JSON text) of `party` with its Ed25519 `key`: index and cumulative
+ * grow with the clock, so a fresh one co-signs on top of earlier runs.
+ */
+export function demoAnchorRequest(key: KeyObject, party: DemoParty, now = Math.floor(Date.now() / 1000)): string {
+  const anchor = signAnchor(key, 'ed25519', {
+    seedId: deriveSeedId(party.root, party.agent, party.scope),
     index: now,
     head: new Uint8Array(32).fill(now % 251),
     cumulative: BigInt(now) * 100n,
     timestamp: now,
     witnessSet: { said: 'EDemoWitnessSet', threshold: 1 },
   });
-  return stringifyJson(anchorRequest(anchor, { agent: demo.agentId, root: demo.rootId, scope: KEL_DEMO_SCOPE }), 2) + '\n';
+  return stringifyJson(anchorRequest(anchor, party), 2) + '\n';
+}
+
+/** A signed anchor request of the demo agent with its current key. */
+export function kelDemoRequest(demo: KelDemo, now = Math.floor(Date.now() / 1000)): string {
+  const party = { agent: demo.agentId, root: demo.rootId, scope: KEL_DEMO_SCOPE };
+  return demoAnchorRequest(ed25519KeyFromSeed(demo.agentKeySeed), party, now);
 }
 
 if (import.meta.main) {

@@ -8,10 +8,8 @@ import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { stringifyJson } from '../encoding/json.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { deriveSeedId } from '../anchor/seed.ts';
-import { anchorRequest, signAnchor } from '../client/party.ts';
 import { startWitness } from '../witness/node.ts';
 import { startBridge } from '../bridge/node.ts';
 import { writeDemo } from '../bridge/demo.ts';
@@ -21,7 +19,7 @@ import { ed25519NoteSigner, formatVkey } from '../note/vkey.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
-import { ensureKelDemo, kelDemoRequest } from './dev-kel.ts';
+import { demoAnchorRequest, ensureKelDemo, kelDemoRequest } from './dev-kel.ts';
 
 const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
 mkdirSync(dataDir, { recursive: true });
@@ -56,19 +54,10 @@ const kelRequestFile = join(dataDir, 'demo-kel-anchor-request.json');
 writeFileSync(kelRequestFile, kelDemoRequest(kelDemo));
 const kel = { source: `dir:${kelDemo.kelDir}`, pollSeconds: 30, limits: DEFAULT_KEL_LIMITS };
 
-// A fresh anchor each start: index and cumulative grow with the clock, so it co-signs on top of earlier runs.
-const now = Math.floor(Date.now() / 1000);
+// A fresh anchor request each start (it co-signs on top of earlier runs).
 const seedId = deriveSeedId(ROOT, AGENT, SCOPE);
-const anchor = signAnchor(partyKey, 'ed25519', {
-  seedId,
-  index: now,
-  head: new Uint8Array(32).fill(now % 251),
-  cumulative: BigInt(now) * 100n,
-  timestamp: now,
-  witnessSet: { said: 'EDemoWitnessSet', threshold: 1 },
-});
 const requestFile = join(dataDir, 'demo-anchor-request.json');
-writeFileSync(requestFile, stringifyJson(anchorRequest(anchor, { agent: AGENT, root: ROOT, scope: SCOPE }), 2) + '\n');
+writeFileSync(requestFile, demoAnchorRequest(partyKey, { agent: AGENT, root: ROOT, scope: SCOPE }));
 
 // A demo transparency log for the cosign role: its key, a logs file naming it, and an
 // add-checkpoint request for its empty tree (cosignable again and again: old 0 → size 0).
