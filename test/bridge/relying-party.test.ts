@@ -6,8 +6,7 @@
 // after a key rotation, and after a restart (tokens issued before both still verify).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -17,6 +16,7 @@ import { KeyDir } from '../../src/bridge/key-dir.ts';
 import { startBridge } from '../../src/bridge/node.ts';
 import type { RunningBridge } from '../../src/bridge/node.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 import { chain, DEV1, DEV2, ROOT } from './_helpers.ts';
 
 const HOST = 'bridge.test';
@@ -46,30 +46,7 @@ function start(): Promise<RunningBridge> {
 
 before(async () => {
   tmp = tempDir('tb-rp-');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      join(tmp.dir, 'key.pem'),
-      '-out',
-      join(tmp.dir, 'cert.pem'),
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${HOST}`,
-      '-addext',
-      `subjectAltName=DNS:${HOST}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  chmodSync(join(tmp.dir, 'key.pem'), 0o600);
+  selfSignedCertificate({ keyFile: join(tmp.dir, 'key.pem'), certFile: join(tmp.dir, 'cert.pem'), host: HOST });
   ca = readFileSync(join(tmp.dir, 'cert.pem'));
   keyDir = join(tmp.dir, 'keys');
   bridge = await start();

@@ -4,7 +4,6 @@
 // previous state and a URL failing at start does not stop start-up.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -22,6 +21,7 @@ import {
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { SyntheticLog, seq, startCosign } from '../helpers/cosign-harness.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const HOST = 'lists.test';
 const tmp = tempDir();
@@ -35,29 +35,12 @@ before(async () => {
   // A self-signed certificate for lists.test and 127.0.0.1 (the openssl CLI: Node cannot make X.509).
   const key = join(tmp.dir, 'key.pem');
   const cert = join(tmp.dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${HOST}`,
-      '-addext',
-      `subjectAltName=DNS:${HOST},DNS:internal.test,IP:127.0.0.1,IP:127.0.0.2`,
-    ],
-    { stdio: 'ignore' },
-  );
+  selfSignedCertificate({
+    keyFile: key,
+    certFile: cert,
+    host: HOST,
+    subjectAltName: `DNS:${HOST},DNS:internal.test,IP:127.0.0.1,IP:127.0.0.2`,
+  });
   ca = readFileSync(cert, 'utf8');
   server = createHttpsServer({ key: readFileSync(key), cert: ca }, (req, res) => {
     const h = handlers.get((req.url ?? '').split('?')[0]!);

@@ -5,6 +5,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envProgram } from '../../src/cli/options.ts';
 import { addFederationCommands } from '../../src/cli/federation-commands.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 export const BIN = join(import.meta.dirname, '../../bin/token-bridge.js');
 
@@ -89,22 +90,8 @@ export function makePki(dir: string, host: string): Pki {
     '-extfile',
     p('leaf.ext'),
   ]);
-  openssl([
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    p('self.key'),
-    '-out',
-    p('self.pem'),
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${host}`,
-    '-addext',
-    `subjectAltName=DNS:${host},IP:127.0.0.1`,
-  ]);
-  for (const k of ['root.key', 'inter.key', 'leaf.key', 'self.key']) chmodSync(p(k), 0o600);
+  selfSignedCertificate({ keyFile: p('self.key'), certFile: p('self.pem'), host, subjectAltName: `DNS:${host},IP:127.0.0.1` });
+  for (const k of ['root.key', 'inter.key', 'leaf.key']) chmodSync(p(k), 0o600);
   return {
     dir,
     rootPem: p('root.pem'),
