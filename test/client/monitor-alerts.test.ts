@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
@@ -33,6 +32,7 @@ import { fill } from '../helpers/anchors.ts';
 import { FakeWitnessServer } from '../helpers/fake-witness-server.ts';
 import { appendLeaf, checkpointNote, fakeWitness } from '../helpers/malicious-witness.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
 const tmp = tempDir('aw-alerts-');
 const closers: (() => Promise<void>)[] = [];
@@ -65,21 +65,14 @@ class Sink {
         res.end();
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = `http://127.0.0.1:${await listenLoopback(this.server)}`;
     closers.push(() => this.stop());
     return this;
   }
   async stop(): Promise<void> {
     const s = this.server;
     this.server = undefined;
-    if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => {
-      s.close(() => {
-        resolve();
-      });
-    });
+    if (s !== undefined) await closeServer(s);
   }
   delivered(): Received[] {
     return this.received.filter((r) => r.status >= 200 && r.status < 300);

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ListFetchError } from '../../src/cosign/errors.ts';
 import {
@@ -22,6 +21,7 @@ import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { SyntheticLog, seq, startCosign } from '../helpers/cosign-harness.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
+import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
 const HOST = 'lists.test';
 const tmp = tempDir();
@@ -54,13 +54,11 @@ before(async () => {
     }
     res.writeHead(404).end('not found\n');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
+  port = await listenLoopback(server);
 });
 
 after(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await closeServer(server);
   tmp.cleanup();
 });
 
@@ -242,9 +240,8 @@ void test('limits: the deadline covers the whole fetch; the body is capped while
 
 void test('http:// only with --dev and only to loopback', async () => {
   const plain = createHttpServer((_q, r) => r.writeHead(200).end('logs/v0\n'));
-  await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+  const p = await listenLoopback(plain);
   try {
-    const p = (plain.address() as AddressInfo).port;
     assert.equal(await fetchList(new URL(`http://127.0.0.1:${p}/l`), { dev: true }), 'logs/v0\n');
     assert.equal(
       await fetchList(new URL(`http://lists.local:${p}/l`), { dev: true, lookup: resolver({ 'lists.local': '127.0.0.1' }) }),

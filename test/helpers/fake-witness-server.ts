@@ -6,13 +6,13 @@
  * records every path asked for.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { memoryHashReader } from '../../src/tlog/merkle.ts';
 import { buildTile, parseTilePath } from '../../src/tlog/tiles.ts';
 import { checkpointNote, type FakeWitness } from './malicious-witness.ts';
+import { closeServer, listenLoopback } from './loopback.ts';
 
 export class FakeWitnessServer {
   readonly w: FakeWitness;
@@ -69,20 +69,13 @@ export class FakeWitnessServer {
         send(404, stringifyJson({ code: 'not_found' }));
       }
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = `http://127.0.0.1:${await listenLoopback(this.server)}`;
     return this;
   }
 
   async stop(): Promise<void> {
     const s = this.server;
     this.server = undefined;
-    if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => {
-      s.close(() => {
-        resolve();
-      });
-    });
+    if (s !== undefined) await closeServer(s);
   }
 }

@@ -6,7 +6,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
@@ -19,6 +18,7 @@ import { fill } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get } from '../helpers/witness.ts';
 import { anchorAt, makePeer, metricValue, startPeer, until, type Peer } from '../helpers/log-witness-peers.ts';
+import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
 const FAKE = 'fake.test';
 const MODES = ['never-had', 'twice', 'adopt', 'slow', 'ratelimit', 'huge', 'redirect', 'badline', 'otherkey'] as const;
@@ -101,8 +101,7 @@ before(async () => {
       void answer(mode, body, res);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  fakeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fakeUrl = `http://127.0.0.1:${await listenLoopback(server)}`;
   tmp = tempDir('aw-logwit-fake-');
   D = await makePeer(4, tmp.dir);
   // First without witnesses: the log grows to 3 (so size 2 is one it had); then with the fakes.
@@ -115,8 +114,7 @@ before(async () => {
 });
 after(async () => {
   await D.node?.close();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await closeServer(server);
   tmp.cleanup();
 });
 

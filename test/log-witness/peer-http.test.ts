@@ -4,9 +4,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PeerFailure } from '../../src/log-witness/errors.ts';
 import { httpPeerPost } from '../../src/log-witness/peer-http.ts';
+import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
 let server: http.Server;
 let base: string;
@@ -48,12 +48,10 @@ before(async () => {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listenLoopback(server)}`;
 });
 after(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await closeServer(server);
 });
 
 const post = httpPeerPost({ timeoutMs: 300, maxBytes: 64 * 1024 });
