@@ -15,6 +15,7 @@ import type { CosignMetrics } from './metrics.ts';
 import { SIGN_SUBTREE_OTHER_ORIGIN, UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
 import type { SignSubtreeOutcome, SignSubtreeService } from './sign-subtree.ts';
 import type { AddCheckpointOutcome, CosignService } from './service.ts';
+import { rejectionHeaders } from './rejection.ts';
 
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
 export const TLOG_SIZE_TYPE = 'text/x.tlog.size';
@@ -90,10 +91,8 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
             return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);
           case 'conflict':
             return reply.code(409).header('content-type', TLOG_SIZE_TYPE).header('cache-control', 'no-store').send(`${outcome.size}\n`);
-          case 'rejected': {
-            const headers: Record<string, string> = outcome.retryAfter === undefined ? {} : { 'retry-after': String(outcome.retryAfter) };
-            return sendLine(reply, outcome.status, outcome.detail, headers);
-          }
+          case 'rejected':
+            return sendLine(reply, outcome.status, outcome.detail, rejectionHeaders(outcome));
         }
       },
     );
@@ -117,8 +116,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
           if (outcome.kind === 'signed') {
             return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);
           }
-          const headers: Record<string, string> = outcome.retryAfter === undefined ? {} : { 'retry-after': String(outcome.retryAfter) };
-          return sendLine(reply, outcome.status, outcome.detail, headers);
+          return sendLine(reply, outcome.status, outcome.detail, rejectionHeaders(outcome));
         },
       );
     }

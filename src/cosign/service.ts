@@ -71,6 +71,7 @@ import type { KnownLogs } from './logs.ts';
 import { OriginQuota } from './quota.ts';
 import type { AddCheckpointRequest } from './request.ts';
 import { parseAddCheckpointRequest } from './request.ts';
+import { reject, type CosignRejection } from './rejection.ts';
 
 export type AddCheckpointOutcome =
   | {
@@ -82,15 +83,7 @@ export type AddCheckpointOutcome =
       readonly body: string;
     }
   | { readonly kind: 'conflict'; readonly status: 409; readonly origin: string; readonly size: number }
-  | {
-      readonly kind: 'rejected';
-      readonly status: 400 | 403 | 404 | 422 | 429;
-      readonly code: CosignRejectionCode;
-      readonly detail: string;
-      /** The origin when it is a known one (never an attacker-chosen string). */
-      readonly origin: string | undefined;
-      readonly retryAfter?: number;
-    };
+  | CosignRejection<CosignRejectionCode>;
 
 export interface CosignServiceOptions {
   store: CosignStateStorage;
@@ -166,10 +159,6 @@ class KeyedLock {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
-}
-
-function oneLine(s: string): string {
-  return s.replace(/[\r\n]+/g, ' ');
 }
 
 /** How many times a request is re-checked after losing a compare-and-swap to another writer. */
@@ -308,14 +297,7 @@ export class CosignService {
     // 4. quota
     const retryAfter = this.quota.take(origin, log.qpd, this.now());
     if (retryAfter !== null) {
-      return {
-        kind: 'rejected',
-        status: 429,
-        code: 'quota_exceeded',
-        detail: `quota of ${log.qpd} requests per day exceeded for this log`,
-        origin,
-        retryAfter,
-      };
+      return reject(429, 'quota_exceeded', `quota of ${log.qpd} requests per day exceeded for this log`, origin, retryAfter);
     }
     // 5. old ≤ new
     if (req.oldSize > checkpoint.size) {
@@ -439,13 +421,4 @@ export function misbehaviour(checkpoint: Checkpoint, state: OriginState | undefi
     return `size ${state.size} was cosigned with root ${encodeBase64(state.root)}; the log signed another root for it`;
   }
   return undefined;
-}
-
-function reject(
-  status: 400 | 403 | 404 | 422,
-  code: CosignRejectionCode,
-  detail: string,
-  origin: string | undefined,
-): AddCheckpointOutcome {
-  return { kind: 'rejected', status, code, detail: oneLine(detail), origin };
 }

@@ -35,6 +35,7 @@ import { TokenBuckets } from '../server/rate-limit.ts';
 import { isValidSubtree, verifySubtreeConsistency } from '../tlog/subtree.ts';
 import { CosignConfigError, type SignSubtreeRejectionCode } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
+import { reject, type CosignRejection } from './rejection.ts';
 import type { SignSubtreeRequest } from './subtree-request.ts';
 import { parseSignSubtreeRequest } from './subtree-request.ts';
 
@@ -64,15 +65,7 @@ export interface SubtreeCosigner {
 
 export type SignSubtreeOutcome =
   | { readonly kind: 'signed'; readonly status: 200; readonly origin: string; readonly body: string }
-  | {
-      readonly kind: 'rejected';
-      readonly status: 400 | 403 | 404 | 422 | 429;
-      readonly code: SignSubtreeRejectionCode;
-      readonly detail: string;
-      /** The origin when it is a known one (never an attacker-chosen string). */
-      readonly origin: string | undefined;
-      readonly retryAfter?: number;
-    };
+  | CosignRejection<SignSubtreeRejectionCode>;
 
 export interface SignSubtreeServiceOptions {
   /** The witness name: the key name of our cosignature lines. */
@@ -83,15 +76,6 @@ export interface SignSubtreeServiceOptions {
   logs: () => KnownLogs;
   /** Per-client token bucket (default DEFAULT_SIGN_SUBTREE_RATE); null = no limit of its own. */
   rate?: RateLimitSpec | null | undefined;
-}
-
-function reject(
-  status: 400 | 403 | 404 | 422,
-  code: SignSubtreeRejectionCode,
-  detail: string,
-  origin: string | undefined,
-): SignSubtreeOutcome {
-  return { kind: 'rejected', status, code, detail: detail.replace(/[\r\n]+/g, ' '), origin };
 }
 
 export class SignSubtreeService {
@@ -114,14 +98,7 @@ export class SignSubtreeService {
     const token = this.buckets?.take(client);
     if (token !== undefined && !token.ok) {
       const retryAfter = token.retryAfterSeconds;
-      return {
-        kind: 'rejected',
-        status: 429,
-        code: 'rate_limited',
-        detail: `too many sign-subtree requests; retry in ${retryAfter} s`,
-        origin: undefined,
-        retryAfter,
-      };
+      return reject(429, 'rate_limited', `too many sign-subtree requests; retry in ${retryAfter} s`, undefined, retryAfter);
     }
     // 1. parse
     let req: SignSubtreeRequest;
