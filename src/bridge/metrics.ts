@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { reuseMetric } from '../server/metrics.ts';
 import type { BridgeDeps } from './deps.ts';
 
 export interface BridgeMetrics {
@@ -13,14 +14,10 @@ export interface BridgeMetrics {
   trustedRootsReloadFailures: Counter;
 }
 
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
-
 /** Bridge metrics on `registry` (reused when already registered). */
 export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetrics {
   const registers = [registry];
-  reuse(
+  reuseMetric(
     registry,
     'bridge_nonce_store_entries',
     () =>
@@ -33,7 +30,7 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
         },
       }),
   );
-  reuse(
+  reuseMetric(
     registry,
     'bridge_signing_keys',
     () =>
@@ -48,18 +45,18 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
       }),
   );
   return {
-    issued: reuse(
+    issued: reuseMetric(
       registry,
       'bridge_tokens_issued_total',
       () =>
         new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers }),
     ),
-    refused: reuse(
+    refused: reuseMetric(
       registry,
       'bridge_token_refusals_total',
       () => new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers }),
     ),
-    keyRefreshFailures: reuse(
+    keyRefreshFailures: reuseMetric(
       registry,
       'bridge_key_refresh_failures_total',
       () =>
@@ -69,7 +66,7 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
           registers,
         }),
     ),
-    trustedRootsReloadFailures: reuse(
+    trustedRootsReloadFailures: reuseMetric(
       registry,
       'bridge_trusted_roots_reload_failures_total',
       () =>

@@ -11,6 +11,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { reuseMetric } from '../server/metrics.ts';
 
 export interface LogListMetrics {
   readonly fetches: Counter<'source' | 'outcome'>;
@@ -21,16 +22,11 @@ export interface LogListMetrics {
   readonly skipped: Gauge<'source'>;
 }
 
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  const existing = registry.getSingleMetric(name);
-  return existing === undefined ? make() : (existing as T);
-}
-
 export function createLogListMetrics(registry: Registry): LogListMetrics {
   const registers = [registry];
   const labelNames = ['source'] as const;
   return {
-    fetches: reuse(
+    fetches: reuseMetric(
       registry,
       'logs_list_fetches_total',
       () =>
@@ -41,7 +37,7 @@ export function createLogListMetrics(registry: Registry): LogListMetrics {
           registers,
         }),
     ),
-    lastSuccess: reuse(
+    lastSuccess: reuseMetric(
       registry,
       'logs_list_last_success_seconds',
       () =>
@@ -52,7 +48,7 @@ export function createLogListMetrics(registry: Registry): LogListMetrics {
           registers,
         }),
     ),
-    origins: reuse(
+    origins: reuseMetric(
       registry,
       'logs_list_origins',
       () =>
@@ -63,7 +59,7 @@ export function createLogListMetrics(registry: Registry): LogListMetrics {
           registers,
         }),
     ),
-    conflicts: reuse(
+    conflicts: reuseMetric(
       registry,
       'logs_list_conflicts_total',
       () =>
@@ -74,7 +70,7 @@ export function createLogListMetrics(registry: Registry): LogListMetrics {
           registers,
         }),
     ),
-    pending: reuse(
+    pending: reuseMetric(
       registry,
       'logs_list_pending_origins',
       () =>
@@ -85,7 +81,7 @@ export function createLogListMetrics(registry: Registry): LogListMetrics {
           registers,
         }),
     ),
-    skipped: reuse(
+    skipped: reuseMetric(
       registry,
       'logs_list_skipped_entries',
       () => new Gauge({ name: 'logs_list_skipped_entries', help: 'Entries skipped in the last good read', labelNames, registers }),

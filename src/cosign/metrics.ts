@@ -12,6 +12,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { reuseMetric } from '../server/metrics.ts';
 
 export const UNKNOWN_ORIGIN_LABEL = '_unknown';
 
@@ -24,15 +25,10 @@ export interface CosignMetrics {
   readonly reloads: Counter<'result'>;
 }
 
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  const existing = registry.getSingleMetric(name);
-  return existing === undefined ? make() : (existing as T);
-}
-
 export function createCosignMetrics(registry: Registry): CosignMetrics {
   const registers = [registry];
   return {
-    requests: reuse(
+    requests: reuseMetric(
       registry,
       'cosign_add_checkpoint_total',
       () =>
@@ -43,12 +39,12 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
           registers,
         }),
     ),
-    size: reuse(
+    size: reuseMetric(
       registry,
       'cosign_origin_size',
       () => new Gauge({ name: 'cosign_origin_size', help: 'Tree size last cosigned, per log origin', labelNames: ['origin'], registers }),
     ),
-    evidence: reuse(
+    evidence: reuseMetric(
       registry,
       'cosign_evidence_total',
       () =>
@@ -59,7 +55,7 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
           registers,
         }),
     ),
-    evidenceEvicted: reuse(
+    evidenceEvicted: reuseMetric(
       registry,
       'cosign_evidence_evicted_total',
       () =>
@@ -70,12 +66,12 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
           registers,
         }),
     ),
-    knownLogs: reuse(
+    knownLogs: reuseMetric(
       registry,
       'cosign_known_logs',
       () => new Gauge({ name: 'cosign_known_logs', help: 'Log origins this witness cosigns for', registers }),
     ),
-    reloads: reuse(
+    reloads: reuseMetric(
       registry,
       'cosign_logs_reloads_total',
       () =>
@@ -97,7 +93,7 @@ export const SIGN_SUBTREE_OTHER_ORIGIN = 'other';
  * origin = the log's origin, or `other` when the request names no known log.
  */
 export function createSignSubtreeCounter(registry: Registry): Counter<'origin' | 'outcome'> {
-  return reuse(
+  return reuseMetric(
     registry,
     'sign_subtree_requests_total',
     () =>
