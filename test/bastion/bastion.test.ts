@@ -24,20 +24,11 @@ import { localhostCertificate, startFakeBastion, type FakeBastion } from '../hel
 import { fill } from '../helpers/anchors.ts';
 import { startTestWitness } from '../helpers/witness.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/poll.ts';
 
 const bastionKey = ed25519KeyFromSeed(fill(0x77));
 const KH = bastionKeyHash(bastionKey);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(probe: () => T | Promise<T>, ms = 10_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
 
 interface Env {
   dir: string;
@@ -228,7 +219,7 @@ async function refusedPeer(fakeOpts: Parameters<typeof startFakeBastion>[0], out
   const backends = startBastionBackends({ key: { key: bastionKey, keyHash: KH }, addresses: [fake.addr], ca: fake.ca, app, registry });
   try {
     const pattern = new RegExp(`bastion_connects_total\\{addr="${fake.addr}",outcome="${outcome}"\\} [1-9]`);
-    await until(async () => pattern.test(await registry.metrics()));
+    await waitFor(`${pattern} in the metrics`, async () => pattern.test(await registry.metrics()), 10_000);
     const m = await registry.metrics();
     assert.doesNotMatch(m, /outcome="ok"/);
     assert.deepEqual(backends.status(), [{ addr: fake.addr, connected: false }]);
@@ -256,7 +247,7 @@ void test('a bastion whose certificate is not trusted (no --bastion-ca) is refus
   await app.ready();
   const backends = startBastionBackends({ key: { key: bastionKey, keyHash: KH }, addresses: [fake.addr], app, registry });
   try {
-    await until(async () => /outcome="tls_error"\} [1-9]/.test(await registry.metrics()));
+    await waitFor('a tls_error connect', async () => /outcome="tls_error"\} [1-9]/.test(await registry.metrics()), 10_000);
     assert.equal(fake.backend(KH), undefined);
   } finally {
     await backends.close();
@@ -273,14 +264,14 @@ void test('the node reconnects after the bastion restarts, with a fresh certific
     assert.equal((await viaBastion(fake, 'POST', '/add-checkpoint', log.request(0, 3))).status, 200);
     const port = fake.port;
     await fake.close();
-    await until(() => node.bastions?.status()[0]?.connected === false);
+    await waitFor('the bastion connection down', () => node.bastions?.status()[0]?.connected === false, 10_000);
     const health = JSON.parse((await direct(node, 'GET', '/health')).body) as { bastions: unknown };
     assert.deepEqual(health.bastions, [{ addr: `localhost:${port}`, connected: false }]);
     const again = await startFakeBastion({ port, cert: fake.cert });
     env.fake = again;
     await again.waitForBackend(KH, 10_000);
     assert.equal((await viaBastion(again, 'POST', '/add-checkpoint', log.request(3, 4))).status, 200);
-    await until(() => node.bastions?.status()[0]?.connected === true);
+    await waitFor('the bastion connection up', () => node.bastions?.status()[0]?.connected === true, 10_000);
     const m = (await direct(node, 'GET', '/metrics')).body;
     assert.match(m, new RegExp(`bastion_connects_total\\{addr="localhost:${port}",outcome="ok"\\} 2`));
     assert.equal(again.clientCerts.length, 1);
@@ -350,7 +341,7 @@ void test('PINGs: answered ones keep the connection; an unanswered one drops it 
     timing,
   });
   try {
-    await until(() => accepted >= 2, 5_000); // dropped after 150 + 200 ms, dialled again after 100 ms
+    await waitFor('a second connection', () => accepted >= 2, 5_000); // dropped after 150 + 200 ms, dialled again after 100 ms
     assert.ok((backends.connections[0]?.connects ?? 0) >= 2);
   } finally {
     await backends.close();

@@ -9,7 +9,8 @@ import { parseCheckpoint } from '../../src/note/checkpoint.ts';
 import { parseNote } from '../../src/note/signed-note.ts';
 import { parseVkey } from '../../src/note/vkey.ts';
 import { emptyMonitorState, monitorPoll, type MonitorConfig } from '../../src/client/monitor.ts';
-import { anchorAt, makePeer, startPeer, until, type Peer } from '../helpers/log-witness-peers.ts';
+import { anchorAt, makePeer, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
+import { until } from '../helpers/poll.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get } from '../helpers/witness.ts';
 

@@ -153,17 +153,6 @@ export async function anchorAt(p: Peer, n: number): Promise<number> {
   return size;
 }
 
-/** Poll `fn` every 50 ms until it returns a value other than undefined (or time out). */
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A sample of a metric from /metrics text (0 when absent). */
 export function metricValue(text: string, name: string, labels: Record<string, string>): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);

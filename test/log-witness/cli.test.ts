@@ -12,7 +12,8 @@ import { SIG_TYPE_COSIGNATURE_V1 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
 import { spawnServe } from '../helpers/spawn-serve.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { freePort, until } from '../helpers/log-witness-peers.ts';
+import { freePort } from '../helpers/log-witness-peers.ts';
+import { until } from '../helpers/poll.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'anchor-witness.js');
 const run = (args: string[], env: Record<string, string> = {}) =>

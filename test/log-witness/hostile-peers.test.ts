@@ -17,7 +17,8 @@ import { formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { fill } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get } from '../helpers/witness.ts';
-import { anchorAt, makePeer, metricValue, startPeer, until, type Peer } from '../helpers/log-witness-peers.ts';
+import { anchorAt, makePeer, metricValue, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
+import { until } from '../helpers/poll.ts';
 import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
 const FAKE = 'fake.test';

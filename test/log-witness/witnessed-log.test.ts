@@ -17,7 +17,8 @@ import { parseVkey } from '../../src/note/vkey.ts';
 import { mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get } from '../helpers/witness.ts';
-import { anchorAt, makePeer, metricValue, startPeer, until, type Peer } from '../helpers/log-witness-peers.ts';
+import { anchorAt, makePeer, metricValue, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
+import { until } from '../helpers/poll.ts';
 
 const run = promisify(execFile);
 const GOPATH = '/usr/share/gocode';

@@ -30,6 +30,7 @@ import {
 } from '../helpers/kel-vectors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get, post, startTestWitness } from '../helpers/witness.ts';
+import { waitFor } from '../helpers/poll.ts';
 
 const party = (seedHex: string): TestParty => {
   const key = ed25519KeyFromSeed(decodeHex(seedHex, 32));
@@ -66,14 +67,6 @@ async function metric(w: RunningWitness, name: string): Promise<number> {
   const text = (await get(`${w.url}/metrics`)).text;
   const line = text.split('\n').find((l) => l.startsWith(name + ' '));
   return line === undefined ? 0 : Number(line.slice(name.length + 1));
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The witness has published a reload: registry_reloads_total went past `after`. */
