@@ -99,11 +99,16 @@ export function parseCheckpointNote(noteText: string, fail: (message: string) =>
 /** Format a request body (the client side; used by tests and benchmarks). */
 export function formatAddCheckpointRequest(oldSize: number, proof: readonly Uint8Array[], signedNote: string): string {
   if (!Number.isSafeInteger(oldSize) || oldSize < 0) throw malformed('old size must be a non-negative safe integer');
-  if (proof.length > MAX_PROOF_LINES) throw malformed(`more than ${MAX_PROOF_LINES} consistency proof lines`);
-  let out = `old ${oldSize}\n`;
+  return `old ${oldSize}\n${formatProofLines(proof, malformed)}\n${signedNote}`;
+}
+
+/** The proof lines of a request body (the client side): at most MAX_PROOF_LINES 32-byte hashes, padded base64, one a line. */
+export function formatProofLines(proof: readonly Uint8Array[], fail: (message: string) => Error): string {
+  if (proof.length > MAX_PROOF_LINES) throw fail(`more than ${MAX_PROOF_LINES} consistency proof lines`);
+  let out = '';
   for (const h of proof) {
-    if (h.length !== 32) throw malformed('proof hashes must be 32 bytes');
+    if (h.length !== 32) throw fail('proof hashes must be 32 bytes');
     out += `${encodeBase64(h)}\n`;
   }
-  return `${out}\n${signedNote}`;
+  return out;
 }

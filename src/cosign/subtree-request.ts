@@ -19,7 +19,7 @@ import { parseDecimal } from '../encoding/decimal.ts';
 import type { Checkpoint } from '../note/checkpoint.ts';
 import type { Note } from '../note/signed-note.ts';
 import { SignSubtreeRequestError } from './errors.ts';
-import { MAX_PROOF_LINES, parseCheckpointNote, parseProofLines, splitRequest } from './request.ts';
+import { formatProofLines, parseCheckpointNote, parseProofLines, splitRequest } from './request.ts';
 
 /** start and end are u64 in the signed subtree/v1 message. */
 const U64_LIMIT = 1n << 64n;
@@ -80,11 +80,5 @@ export function formatSignSubtreeRequest(
 ): string {
   if (start < 0n || end < 0n || start >= U64_LIMIT || end >= U64_LIMIT) throw malformed('start and end must be u64 values');
   if (subtreeHash.length !== 32) throw malformed('the subtree hash must be 32 bytes');
-  if (proof.length > MAX_PROOF_LINES) throw malformed(`more than ${MAX_PROOF_LINES} consistency proof lines`);
-  let out = `subtree ${start} ${end}\n${encodeBase64(subtreeHash)}\n`;
-  for (const h of proof) {
-    if (h.length !== 32) throw malformed('proof hashes must be 32 bytes');
-    out += `${encodeBase64(h)}\n`;
-  }
-  return `${out}\n${signedNote}`;
+  return `subtree ${start} ${end}\n${encodeBase64(subtreeHash)}\n${formatProofLines(proof, malformed)}\n${signedNote}`;
 }
