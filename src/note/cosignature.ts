@@ -8,10 +8,16 @@
 import type { KeyObject } from 'node:crypto';
 import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 import { NoteError } from './errors.ts';
-import { SIG_TYPE_COSIGNATURE_V1, formatSignatureLine, parseSignatureLine } from './signed-note.ts';
+import { SIG_TYPE_COSIGNATURE_V1, formatSignatureLine } from './signed-note.ts';
+import {
+  MAX_COSIGNATURE_TIMESTAMP,
+  decodeTimestampedSignature,
+  encodeTimestampedSignature,
+  parseTimestampedLine,
+} from './timestamped-signature.ts';
 import { computeKeyId } from './key-id.ts';
 
-export const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
+export { MAX_COSIGNATURE_TIMESTAMP };
 /** Length of a cosignature/v1 signature after the key ID: u64 timestamp ‖ 64-byte Ed25519 signature. */
 export const COSIGNATURE_V1_SIGNATURE_LENGTH = 72;
 
@@ -53,20 +59,12 @@ export function cosignatureMessage(checkpointText: string | Uint8Array, timestam
 /** u64be(timestamp) ‖ signature: the note signature bytes after the key ID. */
 export function encodeCosignatureBytes(timestamp: bigint | number, signature: Uint8Array): Uint8Array {
   if (signature.length !== 64) throw new NoteError('malformed_cosignature', 'Ed25519 signature must be 64 bytes');
-  const out = new Uint8Array(COSIGNATURE_V1_SIGNATURE_LENGTH);
-  new DataView(out.buffer).setBigUint64(0, toCosignatureTimestamp(timestamp));
-  out.set(signature, 8);
-  return out;
+  return encodeTimestampedSignature(toCosignatureTimestamp(timestamp), signature);
 }
 
 /** Split the note signature bytes after the key ID into timestamp and Ed25519 signature. */
 export function decodeCosignatureBytes(bytes: Uint8Array): { timestamp: bigint; signature: Uint8Array } {
-  if (bytes.length !== COSIGNATURE_V1_SIGNATURE_LENGTH) {
-    throw new NoteError('malformed_cosignature', `cosignature/v1 must be 4 + 72 bytes, got 4 + ${bytes.length}`);
-  }
-  const timestamp = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0);
-  if (timestamp > MAX_COSIGNATURE_TIMESTAMP) throw new NoteError('malformed_cosignature', 'cosignature timestamp above 2^63 − 1');
-  return { timestamp, signature: bytes.subarray(8) };
+  return decodeTimestampedSignature(bytes, COSIGNATURE_V1_SIGNATURE_LENGTH, 'cosignature/v1');
 }
 
 /** `— <name> <base64(keyId ‖ u64be(timestamp) ‖ signature)>\n` */
@@ -76,14 +74,7 @@ export function formatCosignatureLine(c: Cosignature): string {
 
 /** Parse one cosignature/v1 line (with or without its final newline). */
 export function parseCosignatureLine(line: string): Cosignature {
-  let sig;
-  try {
-    sig = parseSignatureLine(line);
-  } catch (err) {
-    throw new NoteError('malformed_cosignature', `not a note signature line: ${(err as Error).message}`);
-  }
-  const { timestamp, signature } = decodeCosignatureBytes(sig.signature);
-  return { name: sig.name, keyId: sig.keyId, timestamp, signature };
+  return parseTimestampedLine(line, decodeCosignatureBytes);
 }
 
 /**

@@ -16,7 +16,13 @@
 import { decodeBase64 } from '../encoding/base64.ts';
 import { EMPTY_TREE_ROOT_B64, parseCheckpoint } from './checkpoint.ts';
 import { NoteError } from './errors.ts';
-import { formatSignatureLine, parseSignatureLine } from './signed-note.ts';
+import { formatSignatureLine } from './signed-note.ts';
+import {
+  MAX_COSIGNATURE_TIMESTAMP,
+  decodeTimestampedSignature,
+  encodeTimestampedSignature,
+  parseTimestampedLine,
+} from './timestamped-signature.ts';
 
 /** The 12-byte label that starts every subtree/v1 message. */
 export const SUBTREE_V1_LABEL: Uint8Array = new TextEncoder().encode('subtree/v1\n\0');
@@ -30,8 +36,6 @@ export const SUBTREE_V1_BLOB_LENGTH = 4 + SUBTREE_V1_SIGNATURE_LENGTH;
 export const MAX_SUBTREE_NAME_BYTES = 255;
 
 const U64_MAX = (1n << 64n) - 1n;
-/** tlog-cosignature: a timestamp MUST NOT exceed 2^63 − 1 (cosignature.ts's bound; that module needs node:crypto). */
-const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
 const ENCODER = new TextEncoder();
 const EMPTY_HASH = decodeBase64(EMPTY_TREE_ROOT_B64, 32);
 
@@ -145,23 +149,12 @@ export function encodeSubtreeSignatureBytes(timestamp: bigint | number, signatur
   if (t > MAX_COSIGNATURE_TIMESTAMP) throw invalid('timestamp must be at most 2^63 − 1');
   if (signature.length !== SUBTREE_V1_MLDSA_SIGNATURE_LENGTH)
     throw new NoteError('malformed_cosignature', `ML-DSA-44 signature must be ${SUBTREE_V1_MLDSA_SIGNATURE_LENGTH} bytes`);
-  const out = new Uint8Array(SUBTREE_V1_SIGNATURE_LENGTH);
-  new DataView(out.buffer).setBigUint64(0, t);
-  out.set(signature, 8);
-  return out;
+  return encodeTimestampedSignature(t, signature);
 }
 
 /** Split the signature bytes after the key ID: exactly 8 + 2420 bytes, T ≤ 2^63 − 1 (`malformed_cosignature`). */
 export function decodeSubtreeSignatureBytes(bytes: Uint8Array): { timestamp: bigint; signature: Uint8Array } {
-  if (bytes.length !== SUBTREE_V1_SIGNATURE_LENGTH) {
-    throw new NoteError(
-      'malformed_cosignature',
-      `subtree/v1 signature must be 4 + ${SUBTREE_V1_SIGNATURE_LENGTH} bytes, got 4 + ${bytes.length}`,
-    );
-  }
-  const timestamp = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0);
-  if (timestamp > MAX_COSIGNATURE_TIMESTAMP) throw new NoteError('malformed_cosignature', 'cosignature timestamp above 2^63 − 1');
-  return { timestamp, signature: bytes.subarray(8) };
+  return decodeTimestampedSignature(bytes, SUBTREE_V1_SIGNATURE_LENGTH, 'subtree/v1 signature');
 }
 
 /** `— <name> <base64(key ID ‖ u64be T ‖ signature)>\n` */
@@ -171,14 +164,7 @@ export function formatSubtreeCosignatureLine(c: SubtreeCosignature): string {
 
 /** Parse one subtree/v1 line (with or without its final newline): blob exactly 2432 bytes. */
 export function parseSubtreeCosignatureLine(line: string): SubtreeCosignature {
-  let sig;
-  try {
-    sig = parseSignatureLine(line);
-  } catch (err) {
-    throw new NoteError('malformed_cosignature', `not a note signature line: ${(err as Error).message}`);
-  }
-  const { timestamp, signature } = decodeSubtreeSignatureBytes(sig.signature);
-  return { name: sig.name, keyId: sig.keyId, timestamp, signature };
+  return parseTimestampedLine(line, decodeSubtreeSignatureBytes);
 }
 
 const DECODER = new TextDecoder('utf-8', { fatal: true });

@@ -32,6 +32,7 @@ import {
   type VerifiedNote,
 } from '../note/signed-note.ts';
 import { checkpointSubtreeInput } from '../note/subtree-message.ts';
+import { MAX_COSIGNATURE_TIMESTAMP } from '../note/timestamped-signature.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44 } from './crypto.ts';
 import { fail, rethrow, VerificationError } from './errors.ts';
@@ -45,7 +46,6 @@ export type { Checkpoint, VerifiedNote, NoteKeyType };
 export type NoteKey = NoteVerifier;
 
 const ENCODER = new TextEncoder();
-const MAX_COSIGNATURE_TIMESTAMP = (1n << 63n) - 1n;
 
 async function keyIdOf(name: string, type: number, publicKey: Uint8Array): Promise<number> {
   const h = await sha256(ENCODER.encode(`${name}\n`), Uint8Array.of(type), publicKey);
