@@ -23,8 +23,14 @@
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { encodeHex } from '../encoding/hex.ts';
-import { ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
-import { signMlDsa44, verifyMlDsa44 } from '../crypto/ml-dsa.ts';
+import { ED25519_SPKI_PREFIX, ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
+import {
+  ML_DSA_44_PUBLIC_KEY_LENGTH,
+  ML_DSA_44_SIGNATURE_LENGTH,
+  ML_DSA_44_SPKI_PREFIX,
+  signMlDsa44,
+  verifyMlDsa44,
+} from '../crypto/ml-dsa.ts';
 
 // Request layout per item: u8 op, u8 ML-DSA key index, u32 public key length, u32 signature length,
 // u32 message length, u32 to-sign length + 1 (0 = nothing to sign), then public key, signature,
@@ -34,15 +40,14 @@ const OP_ED25519_VERIFY = 0;
 const OP_MLDSA_VERIFY = 1;
 const OP_MLDSA_SIGN = 2;
 const HEADER = 18;
-const MLDSA_SIGNATURE_LENGTH = 2420;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { createPublicKey, verify, sign } = require('node:crypto');
 const signingKey = workerData.signingKey;
 const mlDsaKeys = workerData.mlDsaKeys;
-const ED_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-const MLDSA_PREFIX = Buffer.from('30820532300b06096086480165030403110382052100', 'hex');
+const ED_PREFIX = Buffer.from('${encodeHex(ED25519_SPKI_PREFIX)}', 'hex');
+const MLDSA_PREFIX = Buffer.from('${encodeHex(ML_DSA_44_SPKI_PREFIX)}', 'hex');
 const cache = new Map();
 function key(prefix, pk) {
   const id = pk.toString('latin1');
@@ -55,7 +60,7 @@ function key(prefix, pk) {
   return k;
 }
 function replySize(op, signField) {
-  return 1 + (op === 0 && signField > 0 ? 64 : op === 2 ? ${MLDSA_SIGNATURE_LENGTH} : 0);
+  return 1 + (op === 0 && signField > 0 ? 64 : op === 2 ? ${ML_DSA_44_SIGNATURE_LENGTH} : 0);
 }
 parentPort.on('message', ({ id, buf, count }) => {
   const data = Buffer.from(buf);
@@ -121,7 +126,7 @@ interface Slot {
 }
 
 function replySize(it: Item): number {
-  return 1 + (it.op === OP_ED25519_VERIFY && it.toSign !== undefined ? 64 : it.op === OP_MLDSA_SIGN ? MLDSA_SIGNATURE_LENGTH : 0);
+  return 1 + (it.op === OP_ED25519_VERIFY && it.toSign !== undefined ? 64 : it.op === OP_MLDSA_SIGN ? ML_DSA_44_SIGNATURE_LENGTH : 0);
 }
 
 export class SignaturePool {
@@ -178,7 +183,7 @@ export class SignaturePool {
 
   /** Pure ML-DSA-44 verification (verifyMlDsa44's rules). */
   async verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
-    if (publicKey.length !== 1312 || signature.length !== MLDSA_SIGNATURE_LENGTH) return false;
+    if (publicKey.length !== ML_DSA_44_PUBLIC_KEY_LENGTH || signature.length !== ML_DSA_44_SIGNATURE_LENGTH) return false;
     return (await this.submit({ op: OP_MLDSA_VERIFY, keyIndex: 0, publicKey, message, signature, toSign: undefined })).valid;
   }
 

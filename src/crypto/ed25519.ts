@@ -22,7 +22,8 @@ import { KeyError } from './errors.ts';
 // with the WebCrypto verifier); re-exported for the existing callers.
 export { ED25519_SMALL_ORDER_ENCODINGS, checkEd25519PublicKey, ed25519StrictPrecheck, isValidEd25519PublicKey } from './ed25519-strict.ts';
 
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows. Do not mutate. */
+export const ED25519_SPKI_PREFIX: Buffer = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 // ---- KeyObject cache ------------------------------------------------------------------------
@@ -40,7 +41,7 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
     keyCache.set(id, hit);
     return hit;
   }
-  const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+  const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
   if (keyCache.size >= CACHE_LIMIT) {
     // Evict the least recently used key (the first in iteration order).
     const oldest = keyCache.keys().next();
@@ -89,7 +90,7 @@ export function ed25519PublicKeyBytes(key: KeyObject): Uint8Array {
   const pub = isEd25519(key, 'private') ? createPublicKey(key) : key;
   if (!isEd25519(pub, 'public')) throw new KeyError('invalid_public_key', 'not an Ed25519 key');
   const der = pub.export({ format: 'der', type: 'spki' });
-  if (der.length !== 44 || !der.subarray(0, 12).equals(SPKI_PREFIX)) {
+  if (der.length !== 44 || !der.subarray(0, 12).equals(ED25519_SPKI_PREFIX)) {
     throw new KeyError('invalid_public_key', 'unexpected Ed25519 SPKI encoding');
   }
   return new Uint8Array(der.subarray(12));

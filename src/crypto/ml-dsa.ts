@@ -24,8 +24,8 @@ export const ML_DSA_44_SIGNATURE_LENGTH = 2420;
 /** ML-DSA-44 key generation seed length (ξ). */
 export const ML_DSA_44_SEED_LENGTH = 32;
 
-/** DER prefix of an ML-DSA-44 SubjectPublicKeyInfo; the raw key follows. */
-const SPKI_PREFIX = Buffer.from('30820532300b06096086480165030403110382052100', 'hex');
+/** DER prefix of an ML-DSA-44 SubjectPublicKeyInfo; the raw key follows. Do not mutate. */
+export const ML_DSA_44_SPKI_PREFIX: Buffer = Buffer.from('30820532300b06096086480165030403110382052100', 'hex');
 /** DER prefix of an ML-DSA-44 PKCS#8 key in the RFC 9881 `seed` form; the 32-byte seed follows. */
 const PKCS8_SEED_PREFIX = Buffer.from('3034020100300b060960864801650304031104228020', 'hex');
 
@@ -96,10 +96,13 @@ export function mlDsa44PublicKeyBytes(key: KeyObject): Uint8Array {
   const pub = isMlDsa44(key, 'private') ? createPublicKey(key) : key;
   if (!isMlDsa44(pub, 'public')) throw new KeyError('invalid_public_key', 'not an ML-DSA-44 key');
   const der = pub.export({ format: 'der', type: 'spki' });
-  if (der.length !== SPKI_PREFIX.length + ML_DSA_44_PUBLIC_KEY_LENGTH || !der.subarray(0, SPKI_PREFIX.length).equals(SPKI_PREFIX)) {
+  if (
+    der.length !== ML_DSA_44_SPKI_PREFIX.length + ML_DSA_44_PUBLIC_KEY_LENGTH ||
+    !der.subarray(0, ML_DSA_44_SPKI_PREFIX.length).equals(ML_DSA_44_SPKI_PREFIX)
+  ) {
     throw new KeyError('invalid_public_key', 'unexpected ML-DSA-44 SPKI encoding');
   }
-  return new Uint8Array(der.subarray(SPKI_PREFIX.length));
+  return new Uint8Array(der.subarray(ML_DSA_44_SPKI_PREFIX.length));
 }
 
 const CACHE_LIMIT = 256;
@@ -111,7 +114,7 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject | null {
   if (keyCache.has(id)) return keyCache.get(id)!;
   let key: KeyObject | null;
   try {
-    key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+    key = createPublicKey({ key: Buffer.concat([ML_DSA_44_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
   } catch {
     key = null;
   }
