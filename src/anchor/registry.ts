@@ -10,6 +10,7 @@ import { normalizeKeriId } from './did.ts';
 import { AnchorError } from './errors.ts';
 import { PUBLIC_KEY_LENGTH } from './types.ts';
 import type { Curve } from './types.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export interface PartyLimits {
   anchorsPerMinute?: number;
@@ -48,10 +49,6 @@ function fail(message: string): never {
   throw new AnchorError('invalid_registry', message);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function onlyKeys(o: Record<string, unknown>, allowed: string[], where: string): void {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) fail(`${where}: unknown field ${JSON.stringify(k)}`);
 }
@@ -85,7 +82,7 @@ function parseKeys(list: unknown, where: string, id: string, keyOwner: Map<strin
   if (!Array.isArray(list) || list.length === 0) fail(`${where}.keys: must be a non-empty array`);
   return list.map((k: unknown, j): RegistryKey => {
     const kw = `${where}.keys[${j}]`;
-    if (!isObject(k)) fail(`${kw}: must be an object`);
+    if (!isJsonObject(k)) fail(`${kw}: must be an object`);
     onlyKeys(k, ['curve', 'public_key'], kw);
     const curve = k.curve;
     if (curve !== 'ed25519' && curve !== 'p256') fail(`${kw}.curve: must be "ed25519" or "p256"`);
@@ -118,7 +115,7 @@ function parseId(v: unknown, where: string): string {
 function parseLimits(v: unknown, where: string): PartyLimits {
   const limits: PartyLimits = {};
   if (v === undefined) return limits;
-  if (!isObject(v)) fail(`${where}: must be an object`);
+  if (!isJsonObject(v)) fail(`${where}: must be an object`);
   onlyKeys(v, ['anchors_per_minute', 'new_seeds_per_day'], where);
   const apm = limit(v.anchors_per_minute, `${where}.anchors_per_minute`);
   const nspd = limit(v.new_seeds_per_day, `${where}.new_seeds_per_day`);
@@ -129,7 +126,7 @@ function parseLimits(v: unknown, where: string): PartyLimits {
 
 /** The entries of a registry document, validated; `kel` allows the §3.5 members. */
 function parseEntries(doc: unknown, kel: boolean): RegistryEntry[] {
-  if (!isObject(doc)) fail('registry must be an object with a "parties" array');
+  if (!isJsonObject(doc)) fail('registry must be an object with a "parties" array');
   onlyKeys(doc, ['parties'], 'registry');
   const list = doc.parties;
   if (!Array.isArray(list)) fail('registry.parties must be an array');
@@ -137,7 +134,7 @@ function parseEntries(doc: unknown, kel: boolean): RegistryEntry[] {
   const keyOwner = new Map<string, string>();
   return list.map((p: unknown, i): RegistryEntry => {
     const where = `parties[${i}]`;
-    if (!isObject(p)) fail(`${where}: must be an object`);
+    if (!isJsonObject(p)) fail(`${where}: must be an object`);
     onlyKeys(p, kel ? ['id', 'keys', 'delegator', 'delegates', 'limits'] : ['id', 'keys', 'delegator', 'limits'], where);
     const id = parseId(p.id, `${where}.id`);
     if (ids.has(id)) fail(`${where}.id: duplicate party ${id}`);

@@ -16,6 +16,7 @@ import type { Instant } from '../encoding/time.ts';
 import { signEd25519 } from '../crypto/ed25519.ts';
 import type { KeyObject } from 'node:crypto';
 import { malformed } from './errors.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export const ROLES = ['admin', 'member', 'readonly'] as const;
 export type Role = (typeof ROLES)[number];
@@ -86,10 +87,6 @@ const FIELDS = new Set([
   'signer_type',
 ]);
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 const ptr = (base: string, key: string | number): string => `${base}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
 function str(o: Record<string, unknown>, key: string, at: string): string {
@@ -151,7 +148,7 @@ export function decodeCapabilities(v: unknown, at: string): string[] {
 
 /** Decode one attestation at JSON pointer `at`; throws BridgeError `malformed_body`. */
 export function decodeAttestation(v: unknown, at: string): Attestation {
-  if (!isObject(v)) throw malformed(at, 'attestation must be an object');
+  if (!isJsonObject(v)) throw malformed(at, 'attestation must be an object');
   for (const k of Object.keys(v)) if (!FIELDS.has(k)) throw malformed(ptr(at, k), 'unknown field');
   const version = v.version;
   if (version === undefined) throw malformed(ptr(at, 'version'), 'required');

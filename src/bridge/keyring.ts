@@ -14,8 +14,8 @@
  * one `active` and at most one `next` key, `retire_after` set exactly on retired keys.
  */
 import { formatTimestamp, parseTimestamp } from '../encoding/time.ts';
-import { isObject } from './attestation.ts';
 import { BridgeConfigError } from './errors.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export const KEY_STATES = ['active', 'next', 'retired'] as const;
 export type KeyState = (typeof KEY_STATES)[number];
@@ -71,12 +71,12 @@ function time(v: unknown, where: string): number {
 
 /** Validate a parsed keys.json document. */
 export function parseKeysJson(doc: unknown): readonly KeyEntry[] {
-  if (!isObject(doc) || !Array.isArray(doc.keys)) fail('must be {"keys": [...]}');
+  if (!isJsonObject(doc) || !Array.isArray(doc.keys)) fail('must be {"keys": [...]}');
   const list: unknown[] = doc.keys;
   return check(
     list.map((v: unknown, i): KeyEntry => {
       const where = `keys[${i}]`;
-      if (!isObject(v)) fail(`${where}: must be an object`);
+      if (!isJsonObject(v)) fail(`${where}: must be an object`);
       if (typeof v.kid !== 'string' || !KID_RE.test(v.kid)) fail(`${where}.kid: must be an RFC 7638 thumbprint (43 base64url characters)`);
       if (typeof v.state !== 'string' || !(KEY_STATES as readonly string[]).includes(v.state))
         fail(`${where}.state: must be active, next or retired`);

@@ -5,10 +5,11 @@
  * judged later (`pop_invalid`, in the SPEC's check order); only its shape is checked here.
  */
 import { decodeHex } from '../encoding/hex.ts';
-import { decodeAttestation, decodeCapabilities, isObject } from './attestation.ts';
+import { decodeAttestation, decodeCapabilities } from './attestation.ts';
 import type { Attestation } from './attestation.ts';
 import { MAX_CHAIN_LINKS } from './chain.ts';
 import { malformed } from './errors.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export const MAX_AUDIENCE_LENGTH = 1024;
 
@@ -26,7 +27,7 @@ export interface TokenRequest {
 const FIELDS = new Set(['attestation_chain', 'root_public_key', 'audience', 'ttl_secs', 'requested_capabilities', 'proof']);
 
 function decodeProof(v: unknown): TokenRequest['proof'] {
-  if (!isObject(v)) throw malformed('/proof', 'must be an object {iat, nonce, signature}');
+  if (!isJsonObject(v)) throw malformed('/proof', 'must be an object {iat, nonce, signature}');
   for (const k of Object.keys(v)) if (k !== 'iat' && k !== 'nonce' && k !== 'signature') throw malformed(`/proof/${k}`, 'unknown field');
   if (v.iat === undefined) throw malformed('/proof/iat', 'required');
   if (typeof v.iat !== 'number' || !Number.isSafeInteger(v.iat)) throw malformed('/proof/iat', 'must be an integer (unix seconds)');
@@ -37,7 +38,7 @@ function decodeProof(v: unknown): TokenRequest['proof'] {
 
 /** Decode a parsed `/token` body; throws BridgeError `malformed_body`. */
 export function decodeTokenRequest(doc: unknown): TokenRequest {
-  if (!isObject(doc)) throw malformed('', 'request body must be a JSON object');
+  if (!isJsonObject(doc)) throw malformed('', 'request body must be a JSON object');
   for (const k of Object.keys(doc))
     if (!FIELDS.has(k)) throw malformed(`/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`, 'unknown field');
   const list = doc.attestation_chain;

@@ -9,9 +9,9 @@ import { parseRegistry } from '../anchor/registry.ts';
 import type { Registry } from '../anchor/registry.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
-import { isObject } from './attestation.ts';
 import { BridgeConfigError } from './errors.ts';
 import { stsSubjectProblem } from './sts-subject.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export interface TrustedRoots {
   readonly registry: Registry;
@@ -28,7 +28,7 @@ function fail(message: string): never {
 
 /** Validate a trusted-roots document (already read from JSON or YAML). Throws BridgeConfigError. */
 export function parseTrustedRoots(doc: unknown): TrustedRoots {
-  if (!isObject(doc)) fail('trusted roots must be an object with "parties" (and optionally "revoked")');
+  if (!isJsonObject(doc)) fail('trusted roots must be an object with "parties" (and optionally "revoked")');
   for (const k of Object.keys(doc)) if (k !== 'parties' && k !== 'revoked') fail(`unknown field ${JSON.stringify(k)}`);
   let registry: Registry;
   try {
@@ -48,7 +48,7 @@ export function parseTrustedRoots(doc: unknown): TrustedRoots {
   if (!Array.isArray(list)) fail('revoked must be an array');
   list.forEach((r: unknown, i) => {
     const where = `revoked[${i}]`;
-    if (!isObject(r)) fail(`${where}: must be an object`);
+    if (!isJsonObject(r)) fail(`${where}: must be an object`);
     const keys = Object.keys(r);
     if (keys.length !== 1 || (keys[0] !== 'device_public_key' && keys[0] !== 'rid')) {
       fail(`${where}: must be exactly one of {"device_public_key": hex} or {"rid": string}`);

@@ -26,6 +26,7 @@ import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
 import { MAX_QPD, addVerifier, fitsMlDsaOrigin, isValidOrigin, parseLogVkey } from './log-keys.ts';
 import type { KnownListLog } from './list-merge.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export { MAX_QPD, isValidOrigin } from './log-keys.ts';
 export { parseLogList } from './log-list.ts';
@@ -50,10 +51,6 @@ function configError(message: string): LogsConfigError {
   return new LogsConfigError('invalid_logs_config', message);
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** What the cosign keys require of the logs (SPEC §5.3). */
 export interface LogsPolicy {
   /** An ML-DSA-44 cosign key is configured: origins over 255 bytes cannot be cosigned and are refused. */
@@ -62,14 +59,14 @@ export interface LogsPolicy {
 
 /** Validate a parsed logs document (JSON or YAML). Pure. Throws LogsConfigError `invalid_logs_config`. */
 export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPolicy = {}): KnownLog[] {
-  if (!isRecord(doc)) throw configError('the logs file must be an object {"logs": [...]}');
+  if (!isJsonObject(doc)) throw configError('the logs file must be an object {"logs": [...]}');
   for (const k of Object.keys(doc)) if (k !== 'logs') throw configError(`unknown member ${JSON.stringify(k)} (expected only "logs")`);
   const list = doc.logs;
   if (!Array.isArray(list)) throw configError('"logs" must be an array');
   const seen = new Set<string>();
   return list.map((entry: unknown, i): KnownLog => {
     const at = `/logs/${i}`;
-    if (!isRecord(entry)) throw configError(`${at}: must be an object {"origin", "keys", "qpd"?, "disabled"?}`);
+    if (!isJsonObject(entry)) throw configError(`${at}: must be an object {"origin", "keys", "qpd"?, "disabled"?}`);
     for (const k of Object.keys(entry)) {
       if (k !== 'origin' && k !== 'keys' && k !== 'qpd' && k !== 'disabled')
         throw configError(`${at}: unknown member ${JSON.stringify(k)}`);

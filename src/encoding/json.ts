@@ -247,6 +247,11 @@ class Parser {
   }
 }
 
+/** A JSON object (not null, not an array): the shape every config and wire document is checked for. */
+export function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Parse request JSON under the strict rules above. Throws JsonError (with a JSON pointer). */
 export function parseStrictJson(text: string, opts: StrictJsonOptions = {}): unknown {
   return new Parser(text, opts).parseDocument();

@@ -13,7 +13,7 @@
  * prefix from the file name and passes `defectiveKel(…)` instead.
  */
 import { sha256Hex } from '../crypto/sha256.ts';
-import { parseStrictJson } from '../encoding/json.ts';
+import { isJsonObject, parseStrictJson } from '../encoding/json.ts';
 import { KelError, type KelReason } from './errors.ts';
 import { attachmentText } from './attachments.ts';
 import type { KelLimits, RawKel } from './types.ts';
@@ -31,10 +31,6 @@ export function defectiveKel(prefix: string, source: string, bytes: number, sour
   return { prefix, events: [], attachments: [], bytes, sourceHash, source, defect: { reason, detail } };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * Parse a `dir:` KEL document. `source` labels it in evaluations and logs (e.g. `dir:/path/X.kel.json`).
  * The caller checks that the prefix is the file stem.
@@ -49,7 +45,7 @@ export function parseKelDocument(text: string, source: string, limits: KelLimits
   } catch (err) {
     return { prefix: null, reason: 'malformed', detail: `not strict JSON: ${(err as Error).message}` };
   }
-  if (!isObject(doc) || typeof doc.prefix !== 'string' || !PREFIX_PATTERN.test(doc.prefix)) {
+  if (!isJsonObject(doc) || typeof doc.prefix !== 'string' || !PREFIX_PATTERN.test(doc.prefix)) {
     return { prefix: null, reason: 'malformed', detail: 'not a KEL document: no "prefix" of 44 qb64 characters' };
   }
   const prefix = doc.prefix;

@@ -12,6 +12,7 @@ import { KelError } from './errors.ts';
 import { IDENTIFIER_CODES, KEY_CODES, decodeQb64, requireQb64 } from './qb64.ts';
 import { SAID_PLACEHOLDER, blake3Qb64 } from './said.ts';
 import type { KelKey } from './types.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export type EventType = 'icp' | 'rot' | 'ixn' | 'dip' | 'drt';
 export type EstablishmentType = Exclude<EventType, 'ixn'>;
@@ -79,10 +80,6 @@ function fail(message: string, seq: number | null): never {
   throw new KelError('malformed', message, seq);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function leaf(v: unknown, where: string, seq: number | null): string {
   if (typeof v !== 'string' || !LEAF.test(v)) fail(`${where} must be a string of printable ASCII without '"' or '\\'`, seq);
   return v;
@@ -138,7 +135,7 @@ function identifier(v: string, where: string, seq: number | null): string {
 }
 
 function seal(v: unknown, where: string, seq: number | null): Seal {
-  if (!isObject(v)) fail(`${where} must be a seal object`, seq);
+  if (!isJsonObject(v)) fail(`${where} must be a seal object`, seq);
   const names = Object.keys(v);
   const shape = SEAL_SHAPES.find((s) => s.length === names.length && s.every((m) => Object.hasOwn(v, m)));
   if (shape === undefined) fail(`${where} is not one of the seal shapes {d}, {s,d}, {i,s,d}, {i,s,p,t,d}, {i}`, seq);
@@ -171,7 +168,7 @@ function serialize(members: Record<string, unknown>): Uint8Array {
  * thresholds, signatures, …) are the verifier's.
  */
 export function parseEvent(value: unknown, seq: number | null = null): KelEvent {
-  if (!isObject(value)) fail('an event must be a JSON object', seq);
+  if (!isJsonObject(value)) fail('an event must be a JSON object', seq);
   const t = value.t;
   if (t !== 'icp' && t !== 'rot' && t !== 'ixn' && t !== 'dip' && t !== 'drt') fail(`unknown event type ${JSON.stringify(t)}`, seq);
   const names = [...MEMBERS[t]];

@@ -16,6 +16,7 @@ import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { LogWitnessConfigError } from './errors.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 /** Most witnesses in one file, and vkeys per witness: with the node's own line a served note stays within 64 signatures. */
 export const MAX_LOG_WITNESSES = 15;
@@ -34,10 +35,6 @@ export interface LogWitnessSet {
 
 function bad(message: string): LogWitnessConfigError {
   return new LogWitnessConfigError('invalid_log_witnesses', message);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function onlyKeys(o: Record<string, unknown>, keys: readonly string[], where: string): void {
@@ -63,7 +60,7 @@ export function parseWitnessUrl(text: unknown, where: string): string {
 
 /** Validate a parsed witnesses document. */
 export function parseLogWitnesses(doc: unknown): LogWitnessSet {
-  if (!isObject(doc)) throw bad('the log witnesses file must be an object {"quorum", "witnesses"}');
+  if (!isJsonObject(doc)) throw bad('the log witnesses file must be an object {"quorum", "witnesses"}');
   onlyKeys(doc, ['quorum', 'witnesses'], 'log witnesses');
   const list = doc.witnesses;
   if (!Array.isArray(list) || list.length === 0) throw bad('"witnesses" must be a non-empty array');
@@ -72,7 +69,7 @@ export function parseLogWitnesses(doc: unknown): LogWitnessSet {
   const keys = new Map<string, string>();
   const witnesses = list.map((w: unknown, i): LogWitnessPeer => {
     const where = `witnesses[${i}]`;
-    if (!isObject(w)) throw bad(`${where} must be an object {"url", "vkeys"}`);
+    if (!isJsonObject(w)) throw bad(`${where} must be an object {"url", "vkeys"}`);
     onlyKeys(w, ['url', 'vkeys'], where);
     const url = parseWitnessUrl(w.url, where);
     if (urls.has(url)) throw bad(`${where}: url ${url} is listed twice`);

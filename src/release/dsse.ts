@@ -17,6 +17,7 @@ import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed2
 import { sha256Hex } from '../crypto/sha256.ts';
 import { decodeBase64url, encodeBase64 } from '../encoding/base64.ts';
 import { BuildError } from './errors.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export interface DsseSignature {
   keyid?: string;
@@ -76,10 +77,6 @@ export function decodeDsseBase64(text: string, what: string): Uint8Array {
   }
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function onlyKeys(v: Record<string, unknown>, allowed: readonly string[], at: string): void {
   for (const k of Object.keys(v)) {
     if (!allowed.includes(k)) throw new BuildError('malformed_envelope', `${at}: unknown member ${JSON.stringify(k)}`);
@@ -99,7 +96,7 @@ export interface ParsedEnvelope {
  * list, and signatures that are not 64 bytes (Ed25519). Does not verify signatures.
  */
 export function parseEnvelope(value: unknown): ParsedEnvelope {
-  if (!isRecord(value)) throw new BuildError('malformed_envelope', 'the DSSE envelope must be a JSON object');
+  if (!isJsonObject(value)) throw new BuildError('malformed_envelope', 'the DSSE envelope must be a JSON object');
   onlyKeys(value, ['payloadType', 'payload', 'signatures'], 'envelope');
   const { payloadType, payload, signatures } = value;
   if (typeof payloadType !== 'string' || payloadType === '')
@@ -111,7 +108,7 @@ export function parseEnvelope(value: unknown): ParsedEnvelope {
   const kept: DsseSignature[] = [];
   signatures.forEach((s: unknown, i) => {
     const at = `envelope.signatures[${i}]`;
-    if (!isRecord(s)) throw new BuildError('malformed_envelope', `${at} must be an object`);
+    if (!isJsonObject(s)) throw new BuildError('malformed_envelope', `${at} must be an object`);
     onlyKeys(s, ['keyid', 'sig'], at);
     if (s.keyid !== undefined && typeof s.keyid !== 'string') throw new BuildError('malformed_envelope', `${at}.keyid must be a string`);
     if (typeof s.sig !== 'string') throw new BuildError('malformed_envelope', `${at}.sig must be a base64 string`);

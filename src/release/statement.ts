@@ -13,7 +13,7 @@
  *               "runDetails":{"builder":{"id":BUILDER}}}}
  */
 import { isHex } from '../encoding/hex.ts';
-import { decodeUtf8, parseStrictJson } from '../encoding/json.ts';
+import { decodeUtf8, isJsonObject, parseStrictJson } from '../encoding/json.ts';
 import { BuildError } from './errors.ts';
 
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';
@@ -66,10 +66,6 @@ export function encodeStatement(s: StatementInput): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(statement));
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function bad(message: string): never {
   throw new BuildError('malformed_statement', message);
 }
@@ -87,11 +83,12 @@ export function parseStatement(payload: Uint8Array): BuildStatement {
   } catch (e) {
     bad(`the statement is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (!isRecord(doc)) bad('the statement must be a JSON object');
+  if (!isJsonObject(doc)) bad('the statement must be a JSON object');
   if (doc._type !== STATEMENT_TYPE) bad(`statement _type must be ${STATEMENT_TYPE}`);
   if (!Array.isArray(doc.subject) || doc.subject.length === 0) bad('statement subject must be a non-empty array');
   const subjects = doc.subject.map((s: unknown, i) => {
-    if (!isRecord(s) || typeof s.name !== 'string' || !isRecord(s.digest)) bad(`subject[${i}] must have a name and a digest object`);
+    if (!isJsonObject(s) || typeof s.name !== 'string' || !isJsonObject(s.digest))
+      bad(`subject[${i}] must have a name and a digest object`);
     for (const [alg, value] of Object.entries(s.digest)) {
       if (typeof value !== 'string') bad(`subject[${i}].digest.${alg} must be a string`);
     }
@@ -101,15 +98,15 @@ export function parseStatement(payload: Uint8Array): BuildStatement {
   });
   if (doc.predicateType !== PROVENANCE_TYPE) bad(`statement predicateType must be ${PROVENANCE_TYPE}`);
   const p = doc.predicate;
-  const def = isRecord(p) ? p.buildDefinition : undefined;
-  const ext = isRecord(def) ? def.externalParameters : undefined;
-  const version = isRecord(ext) ? ext.version : undefined;
+  const def = isJsonObject(p) ? p.buildDefinition : undefined;
+  const ext = isJsonObject(def) ? def.externalParameters : undefined;
+  const version = isJsonObject(ext) ? ext.version : undefined;
   if (typeof version !== 'string' || version === '') bad('predicate.buildDefinition.externalParameters.version must be a non-empty string');
-  const source = isRecord(ext) ? ext.source : undefined;
-  const commit = isRecord(source) && typeof source.commit === 'string' ? source.commit : undefined;
-  const run = isRecord(p) ? p.runDetails : undefined;
-  const builder = isRecord(run) ? run.builder : undefined;
-  const builderId = isRecord(builder) && typeof builder.id === 'string' ? builder.id : undefined;
+  const source = isJsonObject(ext) ? ext.source : undefined;
+  const commit = isJsonObject(source) && typeof source.commit === 'string' ? source.commit : undefined;
+  const run = isJsonObject(p) ? p.runDetails : undefined;
+  const builder = isJsonObject(run) ? run.builder : undefined;
+  const builderId = isJsonObject(builder) && typeof builder.id === 'string' ? builder.id : undefined;
   return { subjects, version, sourceCommit: commit, builderId };
 }
 

@@ -13,6 +13,7 @@ import { isHex } from '../encoding/hex.ts';
 import { parseEnvelope, verifyEnvelope } from './dsse.ts';
 import { BuildError } from './errors.ts';
 import { hasSubjectDigest, IN_TOTO_PAYLOAD_TYPE, parseStatement } from './statement.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export interface VerifiedBuild {
   version: string;
@@ -24,13 +25,9 @@ export interface VerifiedBuild {
   builderId: string | undefined;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Verify a GET /build body; throws BuildError with the reason. */
 export function verifyBuildBody(body: unknown, releaseKey: Uint8Array, opts: { expectDigest?: string } = {}): VerifiedBuild {
-  if (!isRecord(body)) throw new BuildError('malformed_response', '/build body is not a JSON object');
+  if (!isJsonObject(body)) throw new BuildError('malformed_response', '/build body is not a JSON object');
   const { version, running_digest: digest, attestation, node_version: nodeVersion } = body;
   if (typeof version !== 'string') throw new BuildError('malformed_response', '/build: version must be a string');
   if (typeof digest !== 'string' || !isHex(digest, 32))

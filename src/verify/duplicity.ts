@@ -10,8 +10,7 @@ import { duplicityPairVerdict } from '../anchor/duplicity-pair.ts';
 import type { DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { fail, wrap } from './errors.ts';
 import { checkPartyKeyPinned, verifyPartySignature, type PinnedParty } from './receipt.ts';
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+import { isJsonObject } from '../encoding/json.ts';
 
 /**
  * Verify a duplicity proof (parsed JSON, as a 409 body carries it) and return it decoded. `party`,
@@ -19,13 +18,13 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
  */
 export async function verifyDuplicityProof(doc: unknown, party?: PinnedParty): Promise<DuplicityProof> {
   if (
-    !isObject(doc) ||
-    !isObject(doc.anchor_a) ||
-    !isObject(doc.anchor_b) ||
-    !isObject(doc.anchor_a.sig_party) ||
-    !isObject(doc.anchor_b.sig_party) ||
-    !isObject(doc.anchor_a.witness_set) ||
-    !isObject(doc.anchor_b.witness_set)
+    !isJsonObject(doc) ||
+    !isJsonObject(doc.anchor_a) ||
+    !isJsonObject(doc.anchor_b) ||
+    !isJsonObject(doc.anchor_a.sig_party) ||
+    !isJsonObject(doc.anchor_b.sig_party) ||
+    !isJsonObject(doc.anchor_a.witness_set) ||
+    !isJsonObject(doc.anchor_b.witness_set)
   ) {
     fail('malformed_response', 'not a duplicity proof (seed_id, index, anchor_a, anchor_b)');
   }

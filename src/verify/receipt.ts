@@ -14,7 +14,7 @@ import type { Anchor, AnchorWire, Curve } from '../anchor/types.ts';
 import { decodeBase64 } from '../encoding/base64.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { equalBytes } from '../encoding/portable.ts';
-import { parseStrictJson } from '../encoding/json.ts';
+import { isJsonObject, parseStrictJson } from '../encoding/json.ts';
 import { parseRfc3339 } from '../encoding/time.ts';
 import { parseCheckpoint } from '../note/checkpoint.ts';
 import { parseNote } from '../note/signed-note.ts';
@@ -80,7 +80,6 @@ export interface VerifiedReceipt {
   checkpoint: Checkpoint;
 }
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isString = (x: unknown): x is string => typeof x === 'string';
 const isIndex = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 
@@ -95,7 +94,13 @@ export function parseJson(text: string): unknown {
 
 /** Check the JSON shape of a cosignature object; throws malformed_response. */
 export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWire {
-  if (!isObject(c) || !isString(c.witness_name) || !isString(c.witness_public_key) || !isString(c.signature) || !isString(c.timestamp)) {
+  if (
+    !isJsonObject(c) ||
+    !isString(c.witness_name) ||
+    !isString(c.witness_public_key) ||
+    !isString(c.signature) ||
+    !isString(c.timestamp)
+  ) {
     fail('malformed_response', `${at} must have string witness_name, witness_public_key, signature and timestamp`);
   }
   return { witness_name: c.witness_name, witness_public_key: c.witness_public_key, signature: c.signature, timestamp: c.timestamp };
@@ -103,11 +108,11 @@ export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWi
 
 /** Check the JSON shape of a receipt (cosignature + inclusion); throws malformed_response. */
 export function parseReceipt(doc: unknown, at = ''): Receipt {
-  if (!isObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
+  if (!isJsonObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
   const cosignature = parseCosignature(doc.cosignature, `${at}/cosignature`);
   const i = doc.inclusion;
   if (
-    !isObject(i) ||
+    !isJsonObject(i) ||
     !isString(i.log_origin) ||
     !isIndex(i.leaf_index) ||
     !isIndex(i.tree_size) ||
@@ -135,7 +140,7 @@ export function parseReceipt(doc: unknown, at = ''): Receipt {
 export function parseAnchorResponse(doc: unknown): AnchorResponseBody {
   const receipt = parseReceipt(doc);
   const d = doc as Record<string, unknown>;
-  if (!isObject(d.anchor) || !isObject(d.anchor.witness_set) || !isObject(d.anchor.sig_party))
+  if (!isJsonObject(d.anchor) || !isJsonObject(d.anchor.witness_set) || !isJsonObject(d.anchor.sig_party))
     fail('malformed_response', '/anchor is not an anchor object');
   const body: AnchorResponseBody = { anchor: d.anchor as unknown as AnchorWire, ...receipt };
   if (typeof d.replay === 'boolean') body.replay = d.replay;

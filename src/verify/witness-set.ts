@@ -13,6 +13,7 @@ import { isValidName } from '../note/checkpoint.ts';
 import { sha256 } from './crypto.ts';
 import { VerificationError } from './errors.ts';
 import type { PinnedWitness } from './receipt.ts';
+import { isJsonObject } from '../encoding/json.ts';
 
 export const WITNESS_SET_V = 'anchor-witness/witness-set/v1';
 /** Most members a set may have. */
@@ -151,22 +152,20 @@ export function encodeWitnessSetWith(set: WitnessSet, said: string): WitnessSetW
   };
 }
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-
 function onlyKeys(o: Record<string, unknown>, allowed: readonly string[], at: string): void {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) bad(`${at}: unknown field ${JSON.stringify(k)}`);
 }
 
 /** Parse a witness set document's shape and members (strict: unknown fields refused); `d` as given, not yet checked. */
 export function parseWitnessSetShape(doc: unknown): { set: WitnessSet; d?: unknown } {
-  if (!isObject(doc)) bad('not a JSON object');
+  if (!isJsonObject(doc)) bad('not a JSON object');
   onlyKeys(doc, ['v', 'd', 'threshold', 'members'], 'set');
   if (doc.v !== undefined && doc.v !== WITNESS_SET_V) bad(`v must be ${WITNESS_SET_V}`);
   if (typeof doc.threshold !== 'number') bad('threshold must be an integer');
   if (!Array.isArray(doc.members)) bad('members must be an array');
   const members = doc.members.map((m: unknown, i) => {
     const at = `members[${i}]`;
-    if (!isObject(m)) bad(`${at} is not an object`);
+    if (!isJsonObject(m)) bad(`${at} is not an object`);
     onlyKeys(m, ['name', 'curve', 'public_key', 'log_origin', 'url'], at);
     if (typeof m.name !== 'string') bad(`${at}.name must be a string`);
     if (m.curve !== undefined && m.curve !== 'ed25519') bad(`${at}.curve: witness keys are ed25519`);
