@@ -28,6 +28,7 @@ import { encodeStatement, IN_TOTO_PAYLOAD_TYPE } from '../release/statement.ts';
 import { verifyBuildBody } from '../release/verify.ts';
 import { CheckFailed } from './errors.ts';
 import { intArg } from './options.ts';
+import { readBodyCapped } from '../client/http.ts';
 
 /** Largest /build response read by `verify build`. */
 const MAX_BUILD_BODY = 1 << 20;
@@ -83,21 +84,9 @@ export function readReleaseKey(text: string): Uint8Array {
 
 /** Read at most `max` bytes of a response body. */
 async function readCapped(res: Response, max: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  if (res.body === null) return new Uint8Array(0);
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > max) {
-      await reader.cancel();
-      throw new Error(`response larger than ${max} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const body = await readBodyCapped(res, max);
+  if (body === undefined) throw new Error(`response larger than ${max} bytes`);
+  return body;
 }
 
 interface AttestFlags {

@@ -122,6 +122,28 @@ function causeOf(err: Error): string {
   return '';
 }
 
+/**
+ * A fetch response body of at most `maxBytes` bytes, or undefined (the rest cancelled) when it is
+ * longer: the caller says why in its own error.
+ */
+export async function readBodyCapped(res: Response, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (res.body === null) return new Uint8Array(0);
+  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
 /** Parse a response body as JSON (strict, lossless for `cumulative`); ClientError malformed_json. */
 export function parseJsonBody(text: string): unknown {
   try {

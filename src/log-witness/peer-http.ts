@@ -3,7 +3,7 @@
  * (connect, headers and body), redirects never followed, a body read up to a cap and abandoned
  * beyond it, no cookies, no credentials.
  */
-import { retryAfterMs } from '../client/http.ts';
+import { readBodyCapped, retryAfterMs } from '../client/http.ts';
 import { PeerFailure } from './errors.ts';
 
 /** Largest reply read (SPEC §4.1: a reply is at most 64 KiB). */
@@ -59,21 +59,9 @@ export function httpPeerPost(opts: { timeoutMs?: number; maxBytes?: number; stop
 }
 
 async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
-  if (res.body === null) return new Uint8Array(0);
-  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new PeerFailure('invalid_peer_response', `reply longer than ${maxBytes} bytes`, res.status);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const body = await readBodyCapped(res, maxBytes);
+  if (body === undefined) throw new PeerFailure('invalid_peer_response', `reply longer than ${maxBytes} bytes`, res.status);
+  return body;
 }
 
 function describe(e: unknown, timeoutMs: number): string {
