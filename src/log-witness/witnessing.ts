@@ -62,6 +62,9 @@ export interface LogWitnessHealth {
   lag_seconds: number;
 }
 
+/** One witness row of the status page: the /health entry and the last failure, if any (`code: message`). */
+export type LogWitnessRow = LogWitnessHealth & { last_failure: string | null };
+
 /** What each peer answered to a forked checkpoint (the test-only fault hook). */
 export interface ForkedCheckpoint {
   note: string;
@@ -202,7 +205,7 @@ export class LogWitnessing {
   }
 
   /** Per configured witness, for the status page: the submitter's view. */
-  witnessRows(): (LogWitnessHealth & { last_failure: string | null })[] {
+  witnessRows(): LogWitnessRow[] {
     const h = this.health().log_witnesses;
     return this.sync().map((s, i) => ({
       ...h[i]!,

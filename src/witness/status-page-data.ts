@@ -1,5 +1,6 @@
 // The status page's data model: what gathering (status-page.ts) produces for one request and
 // rendering (status-page-render.ts) shows, kept apart so neither imports the other.
+import type { LogWitnessRow } from '../log-witness/witnessing.ts';
 import type { KelRegistryStatus } from '../registry/live.ts';
 
 export interface CosignLogRow {
@@ -39,14 +40,7 @@ export interface WitnessPageData {
   /** The peer witnesses of the own log (SPEC §4.1); null without --log-witnesses. */
   logWitnesses?: {
     published: number;
-    witnesses: readonly {
-      url: string;
-      cosigned_size: number;
-      last_success: string | null;
-      lag_entries: number;
-      lag_seconds: number;
-      last_failure: string | null;
-    }[];
+    witnesses: readonly LogWitnessRow[];
   } | null;
   /** null when the cosign role is off. */
   cosign: { logs: readonly CosignLogRow[]; total: number } | null;
