@@ -21,7 +21,10 @@ export type ChildHashes = readonly [left: Uint8Array, right: Uint8Array];
 /** Yields child pairs, is resumed with their node hash, returns the failure reason or null. */
 export type ProofWalk = Generator<ChildHashes, string | null, Uint8Array>;
 
-const isHash = (h: unknown): h is Uint8Array => h instanceof Uint8Array && h.length === 32;
+// Realm-independent (a Uint8Array from an iframe or a vm context is still one): the verifier SDK runs
+// in browsers, where `instanceof` would refuse another realm's bytes.
+const isHash = (h: unknown): h is Uint8Array =>
+  Object.prototype.toString.call(h) === '[object Uint8Array]' && (h as Uint8Array).length === 32;
 const isSize = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
 function isPowerOfTwo(n: number): boolean {
