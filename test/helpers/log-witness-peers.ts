@@ -17,9 +17,12 @@ import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '
 import { formatVkey } from '../../src/note/vkey.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { sha256Hex } from '../../src/crypto/sha256.ts';
+import { parseCheckpoint, type Checkpoint } from '../../src/note/checkpoint.ts';
+import { parseNote } from '../../src/note/signed-note.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { edParty, fill, signAnchor } from './anchors.ts';
-import { post } from './witness.ts';
+import { get, post } from './witness.ts';
 
 export const alice = edParty(0x09);
 export const REGISTRY = { parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] };
@@ -151,6 +154,19 @@ export async function anchorAt(p: Peer, n: number): Promise<number> {
     size = (r.body as { inclusion: { tree_size: number } }).inclusion.tree_size;
   }
   return size;
+}
+
+/** `p`'s published GET /log/checkpoint (`query` e.g. '?unwitnessed=1'): the signed note and its checkpoint. */
+export async function publishedCheckpoint(p: Peer, query = ''): Promise<{ text: string; cp: Checkpoint }> {
+  const r = await get(`${p.url}/log/checkpoint${query}`);
+  if (r.status !== 200) throw new Error(`GET ${p.name}/log/checkpoint: ${r.status} ${r.text}`);
+  return { text: r.text, cp: parseCheckpoint(parseNote(r.text).text) };
+}
+
+/** What `p`'s cosign role serves for the log `origin` at its monitoring endpoint GET /<sha256(origin)>/checkpoint. */
+export async function monitoringCheckpoint(p: Peer, origin: string): Promise<{ status: number; text: string }> {
+  const r = await get(`${p.url}/${sha256Hex(origin)}/checkpoint`);
+  return { status: r.status, text: r.text };
 }
 
 /** Poll `fn` every 50 ms until it returns a value other than undefined (or time out). */
