@@ -70,12 +70,18 @@ async function growAndPublish(n: number): Promise<{ text: string; cp: Checkpoint
   });
 }
 
-/** `anchor-witness monitor --once --json` as an operator watching A with its peers and the shown view. */
+/** `anchor-witness monitor --once --json` (the findings) as an operator watching A with its peers and the shown view. */
 async function monitorOnce(evidenceDir: string): Promise<{ run: CliRun; findings: Finding[] }> {
+  const run = await monitorRun(evidenceDir, ['--json']);
+  return { run, findings: (parseJsonBody(run.stdout) as { findings: Finding[] }).findings };
+}
+
+/** `anchor-witness monitor --once` watching A (quorum 2 of B, C) with --peer B, C and the shown view; it must exit 1. */
+async function monitorRun(evidenceDir: string, extra: string[]): Promise<CliRun> {
   const run = await runClientCli([
     'monitor',
     '--once',
-    '--json',
+    ...extra,
     '--retries',
     '0',
     '--witness',
@@ -94,7 +100,7 @@ async function monitorOnce(evidenceDir: string): Promise<{ run: CliRun; findings
     evidenceDir,
   ]);
   assert.equal(run.code, 1, `monitor exits 1 on a finding: ${run.stderr}`);
-  return { run, findings: (parseJsonBody(run.stdout) as { findings: Finding[] }).findings };
+  return run;
 }
 
 /** The one evidence file in `dir`: its path and document. */
@@ -169,6 +175,8 @@ void test('a node made to sign a second checkpoint at its published size: peers 
 
   const { file, ev } = evidenceFile(dir);
   assert.deepEqual(ev, f.evidence, 'the file is the finding’s evidence');
+  assert.equal(ev.v, 'anchor-witness/log-equivocation/v1');
+  assert.equal(ev.origin, A.origin);
   assert.deepEqual([ev.a, ev.b].sort(), [published.text, fork.note].sort(), 'the two signed notes, as served');
   assert.equal(ev.consistency_proof, undefined);
 
@@ -229,6 +237,11 @@ void test('the forked view kept at the old size after the node grew on: monitor 
 
   const { file, ev } = evidenceFile(dir);
   assert.deepEqual(ev, f.evidence);
+  // The human output (no --json) shows both checkpoints and names the same file, rewritten in place.
+  const human = await monitorRun(dir, []);
+  assert.match(human.stdout, /^ALERT log_equivocation: /m);
+  assert.ok(human.stdout.includes(`evidence written to ${file} (check it with: anchor-witness verify log-equivocation`), human.stdout);
+  assert.deepEqual(evidenceFile(dir).ev, ev);
   assert.equal(ev.a, fork.note);
   assert.equal(ev.b, grown.text);
   assert.ok(ev.consistency_proof !== undefined && ev.consistency_proof.length > 0);
