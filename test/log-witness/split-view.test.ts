@@ -36,7 +36,7 @@ import {
 import { fakeWitness } from '../helpers/malicious-witness.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
-let tmp: ReturnType<typeof tempDir>;
+const tmp = tempDir('aw-split-view-');
 let A: Peer, B: Peer, C: Peer;
 /** The view A showed one party: serves A's forked checkpoint at the monitoring endpoint. */
 let shown: FakeWitnessServer;
@@ -45,19 +45,19 @@ let fork: { note: string; cp: Checkpoint } | undefined;
 
 const others = (p: Peer): Peer[] => [A, B, C].filter((q) => q !== p);
 
+/** Every peer made so far, whatever part of before() ran: a node left running would keep this process alive. */
+const made: Peer[] = [];
 before(async () => {
-  tmp = tempDir('aw-split-view-');
-  A = await makePeer(1, tmp.dir);
-  B = await makePeer(2, tmp.dir);
-  C = await makePeer(3, tmp.dir);
+  shown = await new FakeWitnessServer(fakeWitness({ seed: 0x5c, name: 'shown-view.test' })).start();
+  for (const i of [1, 2, 3]) made.push(await makePeer(i, tmp.dir));
+  [A, B, C] = made as [Peer, Peer, Peer];
   await startPeer(A, others(A), { testOnlyFaultHooks: true });
   await startPeer(B, others(B));
   await startPeer(C, others(C));
-  shown = await new FakeWitnessServer(fakeWitness({ seed: 0x5c, name: 'shown-view.test' })).start();
 });
 after(async () => {
   await shown.stop();
-  for (const p of [A, B, C]) await p.node?.close();
+  for (const p of made) await p.node?.close();
   tmp.cleanup();
 });
 
