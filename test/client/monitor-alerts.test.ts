@@ -6,7 +6,7 @@
 // host. A local sink on loopback receives them; findings come from a fake witness on loopback.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -31,6 +31,7 @@ import { cosignatureNoteSigner, ed25519NoteSigner } from '../../src/note/vkey.ts
 import { fill } from '../helpers/anchors.ts';
 import { FakeWitnessServer } from '../helpers/fake-witness-server.ts';
 import { appendLeaf, checkpointNote, fakeWitness } from '../helpers/malicious-witness.ts';
+import { CLIENT_CLI, runClientCli, type CliRun } from '../helpers/client-cli-run.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { closeServer, listenLoopback } from '../helpers/loopback.ts';
 
@@ -109,19 +110,7 @@ async function deadUrl(): Promise<string> {
   return s.url;
 }
 
-const clientCli = join(import.meta.dirname, '..', 'helpers', 'client-cli.ts');
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [clientCli, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
-  });
-}
+const cli = runClientCli;
 const monitorArgs = (witnesses: string[], hook: string, state: string): string[] => [
   'monitor',
   '--json',
@@ -234,7 +223,7 @@ void test('monitor --once: one signed alert per new finding; the next run sends 
   const state = join(tmp.dir, 'once.json');
   const html = join(tmp.dir, 'once.html');
   const args = [...monitorArgs([srv.url, dead], hook, state), '--once', '--html', html];
-  const runs: Run[] = [];
+  const runs: CliRun[] = [];
   const r1 = await cli(args);
   runs.push(r1);
   assert.equal(r1.code, 1, r1.stderr);
@@ -292,9 +281,13 @@ void test('a sink that fails twice then recovers gets each alert exactly once, a
   const { srv } = await witness(0x72);
   const dead = await deadUrl();
   const state = join(tmp.dir, 'retry.json');
-  const child = spawn(process.execPath, [clientCli, ...monitorArgs([srv.url, dead], `${sink.url}/hook/S3CRET`, state), '--interval', '1'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLIENT_CLI, ...monitorArgs([srv.url, dead], `${sink.url}/hook/S3CRET`, state), '--interval', '1'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

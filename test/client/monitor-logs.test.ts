@@ -8,7 +8,6 @@
 // told to.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRegistry } from '../../src/anchor/registry.ts';
@@ -35,6 +34,7 @@ import {
   mintAnchor,
   type FakeWitness,
 } from '../helpers/malicious-witness.ts';
+import { runClientCli } from '../helpers/client-cli-run.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const http = { timeoutMs: 5000, retries: 0 };
@@ -57,14 +57,7 @@ function grow(w: FakeWitness, n: number, salt = 0): void {
   for (let i = 0; i < n; i++) appendLeaf(w, fill((i + salt) & 0xff, 8 + salt));
 }
 
-const clientCli = join(import.meta.dirname, '..', 'helpers', 'client-cli.ts');
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [clientCli, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
-  });
-}
+const cli = runClientCli;
 
 const cosignerKeys = [1, 2, 3].map((i) => ed25519KeyFromSeed(fill(0xc0 + i)));
 const cosigners = cosignerKeys.map((k, i) => cosignatureNoteSigner(`c${i + 1}.test`, k, T0 + 5));

@@ -5,14 +5,11 @@
 // node without --log-witnesses publishes only its own signature: log_unwitnessed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCheckpoint } from '../../src/note/checkpoint.ts';
-import { parseNote } from '../../src/note/signed-note.ts';
 import { parseVkey } from '../../src/note/vkey.ts';
 import { emptyMonitorState, monitorPoll, type MonitorConfig } from '../../src/client/monitor.ts';
-import { anchorAt, makePeer, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
+import { anchorAt, makePeer, publishedCheckpoint, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
 import { until } from '../helpers/poll.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { get } from '../helpers/witness.ts';
 
 let tmp: ReturnType<typeof tempDir>;
 let peers: Peer[];
@@ -35,10 +32,7 @@ after(async () => {
   tmp.cleanup();
 });
 
-const publishedSize = async (p: Peer): Promise<number> => {
-  const r = await get(`${p.url}/log/checkpoint`);
-  return parseCheckpoint(parseNote(r.text).text).size;
-};
+const publishedSize = async (p: Peer): Promise<number> => (await publishedCheckpoint(p)).cp.size;
 
 void test('real nodes: witnessed checkpoints pass the quorum, peers agree; a node without log witnesses is log_unwitnessed', async () => {
   for (const p of peers) {

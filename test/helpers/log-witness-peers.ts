@@ -17,9 +17,12 @@ import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '
 import { formatVkey } from '../../src/note/vkey.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { sha256Hex } from '../../src/crypto/sha256.ts';
+import { parseCheckpoint, type Checkpoint } from '../../src/note/checkpoint.ts';
+import { parseNote } from '../../src/note/signed-note.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { edParty, fill, signAnchor } from './anchors.ts';
-import { post } from './witness.ts';
+import { get, post } from './witness.ts';
 
 export const alice = edParty(0x09);
 export const REGISTRY = { parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] }] };
@@ -43,13 +46,30 @@ export interface Peer {
   node: RunningWitness | undefined;
 }
 
-/** A free loopback port (listen on 0, close). */
+/**
+ * A free loopback port for a node that must be named before it starts (its peers list its URL).
+ * Picked below Linux's ephemeral range (32768–60999 by default): a port the kernel hands out for
+ * `listen(0)` or an outgoing connection elsewhere in a parallel test run cannot take it between this
+ * probe and the node's own listen (a race seen once under load).
+ */
 export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const srv = net.createServer();
+    const ok = await new Promise<boolean>((r) => {
+      srv.once('error', () => {
+        r(false);
+      });
+      srv.listen(port, '127.0.0.1', () => {
+        r(true);
+      });
+    });
+    if (ok) {
+      await new Promise((r) => srv.close(r));
+      return port;
+    }
+    if (attempt > 50) throw new Error('no free loopback port below the ephemeral range');
+  }
 }
 
 export async function makePeer(i: number, dir: string, opts: { mlDsa?: boolean } = {}): Promise<Peer> {
@@ -151,6 +171,19 @@ export async function anchorAt(p: Peer, n: number): Promise<number> {
     size = (r.body as { inclusion: { tree_size: number } }).inclusion.tree_size;
   }
   return size;
+}
+
+/** `p`'s published GET /log/checkpoint (`query` e.g. '?unwitnessed=1'): the signed note and its checkpoint. */
+export async function publishedCheckpoint(p: Peer, query = ''): Promise<{ text: string; cp: Checkpoint }> {
+  const r = await get(`${p.url}/log/checkpoint${query}`);
+  if (r.status !== 200) throw new Error(`GET ${p.name}/log/checkpoint: ${r.status} ${r.text}`);
+  return { text: r.text, cp: parseCheckpoint(parseNote(r.text).text) };
+}
+
+/** What `p`'s cosign role serves for the log `origin` at its monitoring endpoint GET /<sha256(origin)>/checkpoint. */
+export async function monitoringCheckpoint(p: Peer, origin: string): Promise<{ status: number; text: string }> {
+  const r = await get(`${p.url}/${sha256Hex(origin)}/checkpoint`);
+  return { status: r.status, text: r.text };
 }
 
 /** A sample of a metric from /metrics text (0 when absent). */

@@ -65,7 +65,15 @@ export async function get(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: unknown; headers: Headers; bytes: Uint8Array; text: string }> {
-  const res = await fetch(url, { headers });
+  let res: Response;
+  try {
+    res = await fetch(url, { headers });
+  } catch (e) {
+    // A GET is idempotent: sent again once when a pooled keep-alive connection turns out closed by
+    // the server (tests restart nodes on the same port; seen once under load as "other side closed").
+    if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw e;
+    res = await fetch(url, { headers });
+  }
   const bytes = new Uint8Array(await res.arrayBuffer());
   const text = Buffer.from(bytes).toString('utf8');
   const parsed = parseOrUndefined(text);
