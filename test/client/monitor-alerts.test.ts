@@ -169,6 +169,43 @@ void test('episodes: one alert per episode of a finding, whatever its details do
   assert.equal(again[0]!.detected_at, '1970-01-01T00:04:40Z');
 });
 
+void test('episodes: a witness the poll could not reach keeps its open episodes (no re-alert when it is back); a reachable one that clears ends them', () => {
+  const state = emptyMonitorState();
+  const behind: Finding = {
+    id: 'withholding w1 ab 3 9',
+    subject: 'w1 ab',
+    kind: 'withholding',
+    severity: 'alert',
+    url: 'https://w1.example',
+    seed: 'ab',
+    message: 'behind',
+  };
+  const down = (url: string): Finding => ({
+    id: `unreachable ${url} checkpoint`,
+    kind: 'unreachable',
+    severity: 'warning',
+    url,
+    message: 'down',
+  });
+  const first = recordEpisodes(state, [behind], 100);
+  assert.equal(first.length, 1);
+  // w1 unreachable for a poll: its withholding was not looked at, so the episode stays open …
+  assert.deepEqual(
+    recordEpisodes(state, [down('https://w1.example')], 160).map((p) => p.kind),
+    ['unreachable'],
+  );
+  // … and when w1 answers again, still behind, nothing is re-alerted.
+  assert.deepEqual(recordEpisodes(state, [behind], 220), []);
+  // Another witness being down does not hold w1's episodes open: w1 answered and the finding cleared.
+  assert.deepEqual(
+    recordEpisodes(state, [down('https://w2.example')], 280).map((p) => p.kind),
+    ['unreachable'],
+  );
+  const again = recordEpisodes(state, [behind], 340);
+  assert.equal(again.length, 1);
+  assert.notEqual(again[0]!.id, first[0]!.id);
+});
+
 void test('webhook URLs: https://, or http:// on loopback only; shown as scheme and host', () => {
   assert.equal(parseWebhook('https://hooks.example/services/T0KEN?x=1').shown, 'https://hooks.example');
   assert.equal(parseWebhook('http://127.0.0.1:8080/T0KEN').shown, 'http://127.0.0.1:8080');

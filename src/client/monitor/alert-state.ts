@@ -9,6 +9,8 @@ export interface AlertEpisode {
   id: string;
   first_seen: number;
   last_seen: number;
+  /** The witness the finding is about (its base URL), when it is about one. */
+  url?: string;
 }
 
 /** One alert for one webhook, until a 2xx (or 24 h of failures). */
@@ -43,7 +45,12 @@ export function checkAlertState(doc: unknown, bad: (m: string) => never): void {
   if (typeof a !== 'object' || a === null || typeof a.episodes !== 'object' || a.episodes === null || !Array.isArray(a.queue))
     bad('alerts must be {episodes, queue}');
   for (const [key, e] of Object.entries(a.episodes as Record<string, Partial<AlertEpisode>>)) {
-    if (typeof e.id !== 'string' || !Number.isSafeInteger(e.first_seen) || !Number.isSafeInteger(e.last_seen))
+    if (
+      typeof e.id !== 'string' ||
+      !Number.isSafeInteger(e.first_seen) ||
+      !Number.isSafeInteger(e.last_seen) ||
+      (e.url !== undefined && typeof e.url !== 'string')
+    )
       bad(`alert episode ${key} is malformed`);
   }
   for (const q of a.queue as Partial<QueuedAlert>[]) {

@@ -4,7 +4,9 @@
  * Episodes: a finding that holds at consecutive polls is one episode, named by its kind, its
  * subject (Finding.subject, else its id) and the time it was first seen; the alert id is a hash of
  * the three, so a finding that clears (is absent from a poll) and comes back is a new alert, and
- * however many polls see one episode it is queued once. The queue (in the monitor state, persisted
+ * however many polls see one episode it is queued once. A finding about a witness that the poll
+ * could not reach (an `unreachable` finding for its URL) did not clear: it was not looked at, so its
+ * episode stays open (else a witness's outage would re-alert everything it was already alerted for). The queue (in the monitor state, persisted
  * with it) holds one entry per alert and webhook with the exact body to send; an attempt that does
  * not get a 2xx is retried after 1 s, doubling to 5 min, until 24 h after the alert was queued.
  */
@@ -48,7 +50,7 @@ export function alertId(kind: string, subject: string, firstSeen: number): strin
 /**
  * Move the episodes on with one poll's findings (all that hold now, `now` in unix seconds):
  * returns the alerts of the episodes that start at this poll; episodes of findings absent from it
- * end.
+ * end, except those about a witness this poll could not reach (still open, not seen).
  */
 export function recordEpisodes(state: MonitorState, findings: readonly Finding[], now: number): AlertPayload[] {
   const alerts = (state.alerts ??= emptyAlertState());
@@ -63,7 +65,7 @@ export function recordEpisodes(state: MonitorState, findings: readonly Finding[]
       continue;
     }
     const id = alertId(f.kind, subjectOf(f), now);
-    open[key] = { id, first_seen: now, last_seen: now };
+    open[key] = { id, first_seen: now, last_seen: now, ...(f.url === undefined ? {} : { url: f.url }) };
     fresh.push({
       v: ALERT_V,
       id,
@@ -74,6 +76,10 @@ export function recordEpisodes(state: MonitorState, findings: readonly Finding[]
       summary: f.message,
       evidence: f.evidence ?? {},
     });
+  }
+  const unreachable = new Set(findings.flatMap((f) => (f.kind === 'unreachable' && f.url !== undefined ? [f.url] : [])));
+  for (const [key, e] of Object.entries(alerts.episodes)) {
+    if (open[key] === undefined && e.url !== undefined && unreachable.has(e.url) && !key.startsWith('unreachable ')) open[key] = e;
   }
   alerts.episodes = open;
   return fresh;
