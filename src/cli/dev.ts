@@ -10,7 +10,7 @@ import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes
 import { encodeHex } from '../encoding/hex.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { deriveSeedId } from '../anchor/seed.ts';
-import { startWitness } from '../witness/node.ts';
+import { startWitness, type WitnessConfig } from '../witness/node.ts';
 import { startBridge } from '../bridge/node.ts';
 import { writeDemo } from '../bridge/demo.ts';
 import { formatCheckpoint } from '../note/checkpoint.ts';
@@ -77,42 +77,25 @@ writeFileSync(addCheckpointFile, `old 0\n\n${checkpointNote}`);
 
 const log = pino({ base: { svc: 'anchor-witness' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
 const port = Number(process.env.AW_DEV_PORT ?? 8420);
+const witnessConfig: WitnessConfig = {
+  host: '127.0.0.1',
+  port,
+  dataDir,
+  name: 'witness.localhost/dev',
+  roles: ['anchor', 'cosign'],
+  dev: true,
+  allowUnderivedSeeds: false,
+  quota: DEFAULT_QUOTA,
+  registryFile,
+  logsFile,
+  kel,
+};
 let node;
 try {
-  node = await startWitness(
-    {
-      host: '127.0.0.1',
-      port,
-      dataDir,
-      name: 'witness.localhost/dev',
-      roles: ['anchor', 'cosign'],
-      dev: true,
-      allowUnderivedSeeds: false,
-      quota: DEFAULT_QUOTA,
-      registryFile,
-      logsFile,
-      kel,
-    },
-    log,
-  );
+  node = await startWitness(witnessConfig, log);
 } catch (e) {
   if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-  node = await startWitness(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      dataDir,
-      name: 'witness.localhost/dev',
-      roles: ['anchor', 'cosign'],
-      dev: true,
-      allowUnderivedSeeds: false,
-      quota: DEFAULT_QUOTA,
-      registryFile,
-      logsFile,
-      kel,
-    },
-    log,
-  );
+  node = await startWitness({ ...witnessConfig, port: 0 }, log);
 }
 const url = node.url;
 const seed = encodeHex(seedId);
