@@ -6,7 +6,7 @@ import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof 
 import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { StoreUnavailableError } from './errors.ts';
-import type { SeedRecord } from './types.ts';
+import type { OriginState, SeedRecord } from './types.ts';
 
 const CUMULATIVE = new Set(['cumulative']);
 
@@ -44,4 +44,26 @@ export function seedFromRow(row: SeedRow): SeedRecord {
   };
   if (row.proof !== null) record.duplicity = decodeStoredProof(row.proof);
   return record;
+}
+
+/** A cosign origin's row, both drivers. */
+export interface OriginRow {
+  size: number;
+  root: Uint8Array;
+  checkpoint: string;
+  cosignatures: string;
+  last_time: number;
+}
+
+/** The stored state of `origin`; undefined for an empty state (an imported log, never cosigned: no checkpoint). */
+export function originFromRow(origin: string, row: OriginRow | undefined): OriginState | undefined {
+  if (row === undefined || row.checkpoint === '') return undefined;
+  return {
+    origin,
+    size: row.size,
+    root: toBytes(row.root),
+    checkpoint: row.checkpoint,
+    cosignatures: row.cosignatures,
+    lastTime: row.last_time,
+  };
 }

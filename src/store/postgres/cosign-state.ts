@@ -4,7 +4,7 @@
  * so concurrent add-checkpoint requests on different replicas never roll an origin back. Evidence
  * is deduplicated by hash and bounded per origin, replicas taking turns per origin.
  */
-import { toBytes } from '../rows.ts';
+import { originFromRow, toBytes, type OriginRow } from '../rows.ts';
 import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
 import { query, type PgReader } from './db.ts';
 import { EVIDENCE_LOCK } from './schema.ts';
@@ -51,18 +51,7 @@ export class PgCosignState implements CosignStateStorage {
   }
 
   async getOrigin(origin: string): Promise<OriginState | undefined> {
-    type Row = { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number };
-    const row = (await this.db.read<Row>('getOrigin', SQL.getOrigin, [origin])).rows[0];
-    // An empty state (an imported log, never cosigned) has no checkpoint.
-    if (row === undefined || row.checkpoint === '') return undefined;
-    return {
-      origin,
-      size: row.size,
-      root: toBytes(row.root),
-      checkpoint: row.checkpoint,
-      cosignatures: row.cosignatures,
-      lastTime: row.last_time,
-    };
+    return originFromRow(origin, (await this.db.read<OriginRow>('getOrigin', SQL.getOrigin, [origin])).rows[0]);
   }
 
   /**

@@ -5,13 +5,13 @@
  */
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.ts';
-import { toBytes } from '../rows.ts';
+import { originFromRow, toBytes, type OriginRow } from '../rows.ts';
 import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
 class CosignQueries {
   readonly getOriginSize: Statement<[string], { size: number }>;
-  readonly getOrigin: Statement<[string], { size: number; root: Uint8Array; checkpoint: string; cosignatures: string; last_time: number }>;
+  readonly getOrigin: Statement<[string], OriginRow>;
   readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number]>;
   readonly hasEvidence: Statement<[string, Uint8Array], { id: number }>;
   readonly putEvidence: Statement<[string, Uint8Array, string, string, number]>;
@@ -68,19 +68,7 @@ export class SqliteCosignState implements CosignStateStorage {
   }
 
   getOrigin(origin: string): Promise<OriginState | undefined> {
-    return this.c.read(() => {
-      const row = this.r.getOrigin.get(origin);
-      // An empty state (an imported log, never cosigned) has no checkpoint.
-      if (row === undefined || row.checkpoint === '') return undefined;
-      return {
-        origin,
-        size: row.size,
-        root: toBytes(row.root),
-        checkpoint: row.checkpoint,
-        cosignatures: row.cosignatures,
-        lastTime: row.last_time,
-      };
-    });
+    return this.c.read(() => originFromRow(origin, this.r.getOrigin.get(origin)));
   }
 
   /**
