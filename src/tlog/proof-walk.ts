@@ -23,7 +23,7 @@ export type ProofWalk = Generator<ChildHashes, string | null, Uint8Array>;
 
 // Realm-independent (a Uint8Array from an iframe or a vm context is still one): the verifier SDK runs
 // in browsers, where `instanceof` would refuse another realm's bytes.
-const isHash = (h: unknown): h is Uint8Array =>
+export const isHash = (h: unknown): h is Uint8Array =>
   Object.prototype.toString.call(h) === '[object Uint8Array]' && (h as Uint8Array).length === 32;
 const isSize = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 

@@ -14,7 +14,8 @@
  *
  * Pure: no I/O.
  */
-import { HASH_SIZE, hashChildren, hashEqual } from './hash.ts';
+import { hashChildren, hashEqual } from './hash.ts';
+import { isHash } from './proof-walk.ts';
 
 /** BIT_CEIL(n): the smallest power of two ≥ n (n ≥ 0; BIT_CEIL(0) = 1). */
 export function bitCeil(n: bigint): bigint {
@@ -28,8 +29,6 @@ export function isValidSubtree(start: bigint, end: bigint): boolean {
   if (start < 0n || end <= start) return false;
   return start % bitCeil(end - start) === 0n;
 }
-
-const isHash = (h: unknown): h is Uint8Array => h instanceof Uint8Array && h.length === HASH_SIZE;
 
 /**
  * Why `proof` is not a subtree consistency proof (-03 §4.4.3) from the subtree `[start, end)` with
