@@ -50,7 +50,9 @@ export async function verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, 
   if (own === undefined) return guarded(() => web.verifyMlDsa44(publicKey, message, signature));
   if (publicKey.length !== 1312 || signature.length !== 2420) return false;
   try {
-    return (await own(Uint8Array.from(publicKey), Uint8Array.from(message), Uint8Array.from(signature))) === true;
+    // A caller's function (plain JS in a browser) may return anything: only `true` is valid.
+    const valid: unknown = await own(Uint8Array.from(publicKey), Uint8Array.from(message), Uint8Array.from(signature));
+    return valid === true;
   } catch {
     return false;
   }

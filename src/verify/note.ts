@@ -118,7 +118,7 @@ async function checkSignature(c: SignatureCheck): Promise<boolean> {
   if (!(await mlDsa44Available()))
     fail(
       'algorithm_unsupported',
-      'the note carries a line of a given ML-DSA-44 (0x06) key, which neither a crypto backend (setCryptoBackend) nor this platform\'s WebCrypto can verify',
+      "the note carries a line of a given ML-DSA-44 (0x06) key, which neither a crypto backend (setCryptoBackend) nor this platform's WebCrypto can verify",
     );
   return verifyMlDsa44(c.publicKey, c.message, c.signature);
 }

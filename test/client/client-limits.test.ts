@@ -23,7 +23,16 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const servers: Server[] = [];
 after(async () => {
-  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  await Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.close(() => {
+            resolve();
+          });
+        }),
+    ),
+  );
 });
 
 /** A loopback HTTP server; `handler` decides every answer. */
@@ -116,10 +125,10 @@ function flood(res: ServerResponse, limit: number, headers: Record<string, strin
 
 /** fetch that counts the body bytes the client pulls (a pull stream: nothing read ahead). */
 function countingFetch(counter: { bytes: number }): typeof fetch {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
+  return async (input: string | URL | Request, init?: RequestInit) => {
     const res = await fetch(input, init);
     if (res.body === null) return res;
-    const reader = res.body.getReader();
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
     const body = new ReadableStream<Uint8Array>(
       {
         async pull(c) {
@@ -135,7 +144,7 @@ function countingFetch(counter: { bytes: number }): typeof fetch {
       { highWaterMark: 0 },
     );
     return new Response(body, { status: res.status, headers: res.headers });
-  }) as typeof fetch;
+  };
 }
 
 const FLOOD = 96 << 20; // what the hostile witness would send: far beyond every cap
@@ -202,17 +211,25 @@ void test('issue 25 item 12: POST /v1/anchor (party submit) and the monitor’s 
   );
   const counter = { bytes: 0 };
   await assert.rejects(
-    httpRequest(`${url}/v1/anchor`, { method: 'POST', body: '{}', contentType: 'application/json', idempotent: true }, {
-      ...http,
-      retries: 2,
-      fetch: countingFetch(counter),
-    }),
+    httpRequest(
+      `${url}/v1/anchor`,
+      { method: 'POST', body: '{}', contentType: 'application/json', idempotent: true },
+      {
+        ...http,
+        retries: 2,
+        fetch: countingFetch(counter),
+      },
+    ),
     { code: 'response_too_large' },
   );
   assert.equal(floods.length, 1, 'response_too_large is not retried');
   assert.ok(counter.bytes <= RESPONSE_CAPS.json + SLACK);
   const counted = { bytes: 0 };
-  const report = await monitorPoll({ witnesses: [url], seeds: [], http: { ...http, fetch: countingFetch(counted) } }, emptyMonitorState(), 1);
+  const report = await monitorPoll(
+    { witnesses: [url], seeds: [], http: { ...http, fetch: countingFetch(counted) } },
+    emptyMonitorState(),
+    1,
+  );
   const f = report.findings.find((x) => x.kind === 'unreachable');
   assert.ok(f !== undefined, stringifyJson(report.findings));
   assert.match(f.message, /GET \/log\/checkpoint failed: response_too_large/);
@@ -295,7 +312,10 @@ void test('issue 25 item 13: trust on first use is bound to the configured URL: 
   const m = await serve(witnessHandler(impostor));
   const slowH = await serve((req, res) => {
     // the honest witness, answering /health after the impostor
-    if (delayHealth && req.url === '/health') setTimeout(() => witnessHandler(honest)(req, res), 300);
+    if (delayHealth && req.url === '/health')
+      setTimeout(() => {
+        witnessHandler(honest)(req, res);
+      }, 300);
     else witnessHandler(honest)(req, res);
   });
   delayHealth = true;
@@ -304,7 +324,10 @@ void test('issue 25 item 13: trust on first use is bound to the configured URL: 
   for (let poll = 1; poll <= 3; poll++) {
     const report = await monitorPoll(cfg, state, poll);
     assert.deepEqual(kinds(report.findings), [], `poll ${poll}: ${stringifyJson(report.findings)}`);
-    assert.deepEqual(report.witnesses.map((w) => w.reachable), [true, true]);
+    assert.deepEqual(
+      report.witnesses.map((w) => w.reachable),
+      [true, true],
+    );
     state = parseMonitorState(JSON.parse(stringifyJson(state)));
   }
   const byUrl = new Map(Object.entries(state.witnesses).map(([name, r]) => [r.url, { name, key: r.public_key }]));
