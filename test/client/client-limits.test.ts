@@ -16,6 +16,7 @@ import { EMPTY_ROOT } from '../../src/tlog/hash.ts';
 import { httpTiles } from '../../src/client/consistency.ts';
 import { httpRequest, RESPONSE_CAPS, type HttpOptions } from '../../src/client/http.ts';
 import { emptyMonitorState, monitorPoll, parseMonitorState, type Finding, type MonitorState } from '../../src/client/monitor.ts';
+import { renderMonitorReport } from '../../src/client/monitor-report.ts';
 import { fetchHealth } from '../../src/client/submit.ts';
 import { fill } from '../helpers/anchors.ts';
 
@@ -288,7 +289,8 @@ void test('issue 25 item 14: a checkpoint that does not verify enters evidence a
       return true;
     }),
   );
-  const report = await monitorPoll({ witnesses: [url], seeds: [], http }, emptyMonitorState(), 1);
+  const state = emptyMonitorState();
+  const report = await monitorPoll({ witnesses: [url], seeds: [], http }, state, 1);
   const f = report.findings.find((x) => x.kind === 'invalid_response');
   assert.ok(f !== undefined, stringifyJson(report.findings));
   const ev = f.evidence!.checkpoint as { unverified: boolean; bytes: number; sha256: string; excerpt: string; truncated: boolean };
@@ -299,6 +301,10 @@ void test('issue 25 item 14: a checkpoint that does not verify enters evidence a
   assert.ok(Buffer.byteLength(ev.excerpt) <= 4096, `${Buffer.byteLength(ev.excerpt)} bytes`);
   assert.ok(junk.startsWith(ev.excerpt), 'whole characters, no replacement character');
   assert.ok(stringifyJson(f.evidence).length < 8192, 'the evidence is bounded');
+  // The --html report labels it as what it is and never carries the body raw.
+  const page = renderMonitorReport({ state, polls: [report], generatedAt: 2 });
+  assert.match(page, /download="finding-1-invalid_response-checkpoint-unverified\.json"[^>]*>checkpoint \(unverified excerpt/);
+  assert.ok(!page.includes('<script>alert(1)'), 'escaped');
 });
 
 const kinds = (fs: Finding[]): string[] => fs.map((f) => `${f.kind} ${f.witness ?? ''}`).sort();
