@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { decodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { ClientError } from '../client/errors.ts';
-import { parseJsonBody, type HttpOptions } from '../client/http.ts';
+import { parseJsonBody, RESPONSE_CAPS, type HttpOptions } from '../client/http.ts';
 import { VerificationError, type PinnedPartyKey, type PinnedWitness } from '../client/verify-anchor.ts';
 import { findMember, parseWitnessSet, type WitnessSet } from '../client/witness-set.ts';
 import { collectList, intArg } from './options.ts';
@@ -119,6 +119,7 @@ export function addPinOptions(cmd: Command): Command {
 export interface HttpFlags {
   timeoutMs?: number;
   retries?: number;
+  maxResponseBytes?: number;
 }
 
 /**
@@ -162,11 +163,22 @@ export function addPartyPinOption(cmd: Command, required: boolean): Command {
 export function addHttpOptions(cmd: Command): Command {
   return cmd
     .option('--timeout-ms <n>', 'per-request timeout', intArg(1, 600_000), 10_000)
-    .option('--retries <n>', 'retries on 503/429 (Retry-After honoured), timeouts and 5xx', intArg(0, 20), 3);
+    .option('--retries <n>', 'retries on 503/429 (Retry-After honoured), timeouts and 5xx', intArg(0, 20), 3)
+    .option(
+      '--max-response-bytes <n>',
+      'refuse JSON response bodies longer than this (response_too_large); checkpoints (64 KiB) and tiles keep their own caps',
+      intArg(1024, 1 << 30),
+      RESPONSE_CAPS.json,
+    );
 }
 
 export function httpOptions(flags: HttpFlags): HttpOptions {
-  return { timeoutMs: flags.timeoutMs ?? 10_000, retries: flags.retries ?? 3, headers: { 'user-agent': 'anchor-witness-client' } };
+  return {
+    timeoutMs: flags.timeoutMs ?? 10_000,
+    retries: flags.retries ?? 3,
+    maxResponseBytes: flags.maxResponseBytes ?? RESPONSE_CAPS.json,
+    headers: { 'user-agent': 'anchor-witness-client' },
+  };
 }
 
 /** Append an "Examples:" block to a command's --help. */

@@ -18,15 +18,18 @@ import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
 import { consistencyProof, treeRoot, verifyConsistency } from '../tlog/merkle.ts';
 import { consistencyProofTiles, tileHashReader, tilePath, type Tile } from '../tlog/tiles.ts';
 import { ClientError } from './errors.ts';
-import { httpRequest, joinUrl, type HttpOptions } from './http.ts';
+import { httpRequest, joinUrl, tileCap, type HttpOptions } from './http.ts';
 import { checkEmptyTree } from '../verify/note.ts';
 
 export type TileFetcher = (tile: Tile) => Promise<Uint8Array>;
 
-/** Tiles from a log served over HTTP at `<url>/log/tile/…` (C2SP tlog-tiles); `tiles_unavailable` on any other answer than 200. */
+/**
+ * Tiles from a log served over HTTP at `<url>/log/tile/…` (C2SP tlog-tiles); `tiles_unavailable` on
+ * any other answer than 200; a body longer than the tile (width × 32 bytes) is `response_too_large`.
+ */
 export function httpTiles(url: string, http: HttpOptions): TileFetcher {
   return async (tile) => {
-    const res = await httpRequest(joinUrl(url, `/log/${tilePath(tile)}`), {}, http);
+    const res = await httpRequest(joinUrl(url, `/log/${tilePath(tile)}`), { maxBytes: tileCap(tile.width) }, http);
     if (res.status !== 200) throw new ClientError('tiles_unavailable', `${tilePath(tile)}: HTTP ${res.status}`);
     return res.bytes;
   };

@@ -21,6 +21,8 @@ export type ClientErrorCode =
   | 'bundle_invalid'
   | 'unknown_witness'
   | 'http_failed'
+  | 'response_too_large'
+  | 'unexpected_redirect'
   | 'malformed_json'
   | 'tiles_unavailable'
   | 'anchor_mismatch'

@@ -3,11 +3,36 @@
  * idempotent requests) on network errors, 408 and other 5xx — SPEC §3.3: a 408 or 5xx on
  * POST /v1/anchor means "outcome unknown" and the identical request may be resent. Response JSON
  * is parsed losslessly (`cumulative` may exceed 2^53).
+ *
+ * Every witness is hostile, transport included (SPEC §6.2 *(rev 4)*): a response body is read up
+ * to a cap and refused beyond it (`response_too_large`, the connection dropped, nothing more
+ * read), and a redirect is followed only within the request's origin (scheme, host, port);
+ * another origin is `unexpected_redirect`.
  */
 import { parseStrictJson } from '../encoding/json.ts';
 import { ClientError } from './errors.ts';
 
+/** SPEC §6.2 default caps on response bodies (bytes). */
+export const RESPONSE_CAPS = {
+  /** JSON bodies (raised by HttpOptions.maxResponseBytes / --max-response-bytes). */
+  json: 1 << 20,
+  /** A checkpoint or a cosignature reply. */
+  checkpoint: 64 << 10,
+  /** GET /v1/kel/duplicity… */
+  kelDuplicity: 2 << 20,
+  /** An entry bundle: 256 entries of u16 length + up to 65 535 bytes. */
+  entryBundle: 256 * (2 + 65_535),
+} as const;
+
+/** A hash tile's size (tlog-tiles): width × 32 bytes. */
+export const tileCap = (width: number): number => width * 32;
+
+/** Redirects followed within one origin before giving up. */
+const MAX_REDIRECTS = 5;
+
 export interface HttpOptions {
+  /** Cap on JSON response bodies (default RESPONSE_CAPS.json, 1 MiB); per-request caps (checkpoints, tiles) are fixed. */
+  maxResponseBytes?: number;
   /** Per-attempt timeout (default 10 000 ms). */
   timeoutMs?: number;
   /** Retries after the first attempt (default 3). */
@@ -49,6 +74,13 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
   return Math.max(0, t - now);
 }
 
+/** A body longer than its cap: refused, the rest not read. */
+export class ResponseTooLarge extends ClientError {
+  constructor(url: string, maxBytes: number) {
+    super('response_too_large', `${url}: the response is longer than ${maxBytes} bytes (not read further)`);
+  }
+}
+
 export class HttpFailure extends ClientError {
   readonly lastStatus: number | undefined;
   constructor(message: string, lastStatus?: number) {
@@ -60,19 +92,30 @@ export class HttpFailure extends ClientError {
 /**
  * One request with retries. `idempotent` allows retrying on network errors, timeouts, 408 and
  * 5xx; 503 and 429 are always retried (the request was not processed). Returns the last response
- * (whatever its status) or throws HttpFailure when no response was obtained.
+ * (whatever its status) or throws HttpFailure when no response was obtained. The body is read up
+ * to `maxBytes` (default: the JSON cap), else ResponseTooLarge (`response_too_large`, not
+ * retried). Redirects within the URL's origin are followed (up to 5); to another origin they are
+ * `unexpected_redirect`; with `redirect: 'manual'` none is followed and the 3xx is returned.
  */
 export async function httpRequest(
   url: string,
-  init: { method?: string; body?: string; contentType?: string; idempotent?: boolean; redirect?: 'follow' | 'manual' } = {},
+  init: {
+    method?: string;
+    body?: string;
+    contentType?: string;
+    idempotent?: boolean;
+    redirect?: 'follow' | 'manual';
+    /** Cap on this response's body (default: opts.maxResponseBytes ?? RESPONSE_CAPS.json). */
+    maxBytes?: number;
+  } = {},
   opts: HttpOptions = {},
 ): Promise<HttpResponse> {
-  const doFetch = opts.fetch ?? fetch;
   const sleep = opts.sleep ?? defaultSleep;
   const retries = opts.retries ?? 3;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxRetryAfter = opts.maxRetryAfterMs ?? 30_000;
   const backoff = opts.backoffMs ?? 250;
+  const maxBytes = init.maxBytes ?? opts.maxResponseBytes ?? RESPONSE_CAPS.json;
   const idempotent = init.idempotent ?? (init.method ?? 'GET') === 'GET';
   const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.1', ...opts.headers };
   if (init.contentType !== undefined) headers['content-type'] = init.contentType;
@@ -81,14 +124,8 @@ export async function httpRequest(
     let delay: number | undefined;
     let reason: string;
     try {
-      const res = await doFetch(url, {
-        method: init.method ?? 'GET',
-        headers,
-        ...(init.body !== undefined ? { body: init.body } : {}),
-        ...(init.redirect !== undefined ? { redirect: init.redirect } : {}),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const bytes = new Uint8Array(await res.arrayBuffer());
+      const res = await fetchSameOrigin(url, init, headers, opts.fetch ?? fetch, AbortSignal.timeout(timeoutMs));
+      const bytes = await readCapped(res, maxBytes, url);
       const response: HttpResponse = {
         status: res.status,
         headers: res.headers,
@@ -105,6 +142,7 @@ export async function httpRequest(
       delay = after;
       reason = `HTTP ${res.status}`;
     } catch (e) {
+      if (e instanceof ClientError) throw e; // response_too_large, unexpected_redirect: the witness's doing, not the network's
       const err = e as Error;
       reason =
         err.name === 'TimeoutError' || err.name === 'AbortError' ? `no response within ${timeoutMs} ms` : `${err.message}${causeOf(err)}`;
@@ -114,6 +152,64 @@ export async function httpRequest(
     opts.onRetry?.({ url, attempt, delayMs: wait, reason });
     await sleep(wait);
   }
+}
+
+const originOf = (u: URL): string => `${u.protocol}//${u.host}`;
+
+/**
+ * fetch with redirects handled here: followed within `url`'s origin (303, and 301/302 after a
+ * POST, become a GET as fetch does), else `unexpected_redirect`; `init.redirect: 'manual'` returns
+ * the 3xx itself.
+ */
+async function fetchSameOrigin(
+  url: string,
+  init: { method?: string; body?: string; redirect?: 'follow' | 'manual' },
+  headers: Record<string, string>,
+  doFetch: typeof fetch,
+  signal: AbortSignal,
+): Promise<Response> {
+  let method = init.method ?? 'GET';
+  let body = init.body;
+  let current = new URL(url);
+  const origin = originOf(current);
+  for (let hop = 0; ; hop++) {
+    const res = await doFetch(hop === 0 ? url : current.href, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      redirect: 'manual',
+      signal,
+    });
+    const location = res.headers.get('location');
+    if (init.redirect === 'manual' || res.status < 300 || res.status > 399 || res.status === 304 || location === null) return res;
+    await res.body?.cancel().catch(() => undefined);
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new ClientError('unexpected_redirect', `${url}: HTTP ${res.status} to an unparsable location`);
+    }
+    if (originOf(next) !== origin)
+      throw new ClientError('unexpected_redirect', `${url}: HTTP ${res.status} to another origin (${originOf(next)}); not followed`);
+    if (hop + 1 >= MAX_REDIRECTS) throw new ClientError('unexpected_redirect', `${url}: more than ${MAX_REDIRECTS} redirects`);
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+      method = 'GET';
+      body = undefined;
+    }
+    current = next;
+  }
+}
+
+/** The body, at most `maxBytes` (a Content-Length above it is refused before reading), else ResponseTooLarge. */
+async function readCapped(res: Response, maxBytes: number, url: string): Promise<Uint8Array> {
+  const declared = Number(res.headers.get('content-length') ?? '');
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new ResponseTooLarge(url, maxBytes);
+  }
+  const bytes = await readBodyCapped(res, maxBytes);
+  if (bytes === undefined) throw new ResponseTooLarge(url, maxBytes);
+  return bytes;
 }
 
 function causeOf(err: Error): string {

@@ -48,7 +48,17 @@ export {
 export type { WitnessSet, WitnessSetMember, WitnessSetWire, WitnessSetMemberWire } from './witness-set.ts';
 export { FINALIZED_V, verifyFinalized, verifyFinalizedBundle, encodeFinalizedBundle, parseFinalizedBundle } from './finalize.ts';
 export type { FinalizedBundle, FinalizedBundleWire, FinalityCode, FinalityOptions, FinalityResult, MemberResult } from './finalize.ts';
-export { httpRequest, parseJsonBody, problemOf, retryAfterMs, joinUrl, HttpFailure } from './http.ts';
+export {
+  httpRequest,
+  parseJsonBody,
+  problemOf,
+  retryAfterMs,
+  joinUrl,
+  HttpFailure,
+  ResponseTooLarge,
+  RESPONSE_CAPS,
+  tileCap,
+} from './http.ts';
 export type { HttpOptions, HttpResponse } from './http.ts';
 export { submitAnchor, interpretAnchorResponse, finalityOf, receiptsOf, mergeReceipts, fetchHealth, resolveTargets } from './submit.ts';
 export type { SubmitEvent, SubmitOptions, SubmitOutcome, SubmitResult, WitnessTarget, HealthInfo } from './submit.ts';

@@ -62,7 +62,14 @@ function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: strin
           : key === 'a' || key === 'b'
             ? `co-signed anchor ${key} (${typeof who === 'string' ? who : '?'})`
             : key;
-      files.push({ name: `${base}-${safeName(key)}.json`, mime: 'application/json', body: stringifyJson(value, 2) + '\n', label });
+      // SPEC §6.2: what did not verify is a bounded excerpt, and says so.
+      const unverified = (value as { unverified?: unknown }).unverified === true;
+      files.push({
+        name: `${base}-${safeName(key)}${unverified ? '-unverified' : ''}.json`,
+        mime: 'application/json',
+        body: stringifyJson(value, 2) + '\n',
+        label: unverified ? `${label} (unverified excerpt, not evidence of anything)` : label,
+      });
     }
   }
   if (f.kind === 'log_equivocation' && ev.v === LOG_EQUIVOCATION_V)

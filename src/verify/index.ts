@@ -50,5 +50,6 @@ export { FINALIZED_V, parseFinalizedBundle, verifyFinalized, verifyFinalizedBund
 export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, FinalizedBundle, MemberResult } from './finalize.ts';
 export { freshness } from './freshness.ts';
 export type { Freshness } from './freshness.ts';
-export { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44, verifyP256 } from './crypto.ts';
+export { mlDsa44Available, setCryptoBackend, sha256, verifyEd25519, verifyMlDsa44, verifyP256 } from './crypto.ts';
+export type { CryptoBackend } from './crypto.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';

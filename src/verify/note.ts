@@ -5,11 +5,13 @@
  * (verifyNoteWith: a known key that fails rejects the note, no known key verified rejects it), the
  * checkpoint parser src/note/checkpoint.ts's, the subtree/v1 message src/note/subtree-message.ts's.
  *
- * ML-DSA-44 is verified where the platform's WebCrypto has it (Node ≥ 24.7; most browsers not
- * yet). Elsewhere a 0x06 key's lines cannot be checked: they are never counted, as if the key
- * were not given, and when the result then falls short (no verified signature, too few
- * cosignatures) the failure is `algorithm_unsupported` instead of `note_unverified` /
- * `cosignature_missing`, so a caller can tell "not verifiable here" from "not signed".
+ * ML-DSA-44 is verified by the crypto backend the caller supplies (setCryptoBackend), else where
+ * the platform's WebCrypto has it (Node ≥ 24.7; most browsers not yet). Elsewhere a line of a given
+ * 0x06 key is never ignored (SPEC §6.2, one verdict on every platform): the verification fails with
+ * `algorithm_unsupported`; and when a result falls short without such a line (no verified
+ * signature, too few cosignatures) the failure is `algorithm_unsupported` too, instead of
+ * `note_unverified` / `cosignature_missing`, so a caller can tell "not verifiable here" from "not
+ * signed".
  *
  * Failures are VerificationError (`key_invalid`, `note_invalid`, `note_unverified`,
  * `checkpoint_invalid`, `checkpoint_wrong_origin`, `cosignature_invalid`, `cosignature_missing`,
@@ -106,23 +108,34 @@ async function makeKey(name: string, type: NoteKeyType, publicKey: Uint8Array): 
   };
 }
 
-/** One signature check by WebCrypto: Ed25519 (strict rules) or ML-DSA-44. */
-function checkSignature(c: SignatureCheck): Promise<boolean> {
-  return c.algorithm === 'ed25519'
-    ? verifyEd25519(c.publicKey, c.message, c.signature)
-    : verifyMlDsa44(c.publicKey, c.message, c.signature);
+/**
+ * One signature check: Ed25519 (strict rules) by WebCrypto, ML-DSA-44 by the crypto backend or
+ * WebCrypto; `algorithm_unsupported` when neither can verify ML-DSA-44 (the line of a given key is
+ * never skipped: a browser must not accept what Node refuses).
+ */
+async function checkSignature(c: SignatureCheck): Promise<boolean> {
+  if (c.algorithm === 'ed25519') return verifyEd25519(c.publicKey, c.message, c.signature);
+  if (!(await mlDsa44Available()))
+    fail(
+      'algorithm_unsupported',
+      "the note carries a line of a given ML-DSA-44 (0x06) key, which neither a crypto backend (setCryptoBackend) nor this platform's WebCrypto can verify",
+    );
+  return verifyMlDsa44(c.publicKey, c.message, c.signature);
 }
 
-/** Split keys into those this platform can check and the ML-DSA-44 ones it cannot (see the module comment). */
+/**
+ * Every key is checked (a line of an ML-DSA-44 key this platform cannot verify fails in
+ * checkSignature); `unsupported` names those keys, for the failure when a result falls short.
+ */
 async function checkableKeys(keys: readonly NoteKey[]): Promise<{ usable: NoteKey[]; unsupported: NoteKey[] }> {
   if (!keys.some((k) => k.type === SIG_TYPE_SUBTREE_V1) || (await mlDsa44Available())) return { usable: [...keys], unsupported: [] };
-  return { usable: keys.filter((k) => k.type !== SIG_TYPE_SUBTREE_V1), unsupported: keys.filter((k) => k.type === SIG_TYPE_SUBTREE_V1) };
+  return { usable: [...keys], unsupported: keys.filter((k) => k.type === SIG_TYPE_SUBTREE_V1) };
 }
 
 function unsupportedFailure(unsupported: readonly NoteKey[], what: string): never {
   return fail(
     'algorithm_unsupported',
-    `${what}: this platform's WebCrypto cannot verify ML-DSA-44, so the lines of ${unsupported.map((k) => `${k.name}+${keyIdHex(k.keyId)}`).join(', ')} were not checked`,
+    `${what}: neither a crypto backend nor this platform's WebCrypto can verify ML-DSA-44, so keys ${unsupported.map((k) => `${k.name}+${keyIdHex(k.keyId)}`).join(', ')} could not count`,
   );
 }
 
@@ -215,7 +228,7 @@ export interface CosignedCheckpoint {
   logVerified: boolean;
   /** The cosigners whose cosignature line (0x04 or 0x06) verified (one per distinct key), with the signed time. */
   cosigners: { name: string; timestamp: bigint }[];
-  /** Vkeys of cosigner keys whose lines this platform cannot check (ML-DSA-44 without WebCrypto support); never counted. */
+  /** Vkeys of given keys this platform cannot check (ML-DSA-44 without a backend or WebCrypto support): the note had no line of theirs. */
   unsupported: string[];
 }
 

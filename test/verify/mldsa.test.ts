@@ -59,8 +59,8 @@ void test('synchronous client verifier agrees (node:crypto)', () => {
   });
 });
 
-void test('a platform whose WebCrypto lacks ML-DSA-44: the line is not counted; algorithm_unsupported when the verdict needs it', async () => {
-  // A child Node whose crypto.subtle refuses ML-DSA-44 as a browser does (NotSupportedError).
+/** A child Node whose crypto.subtle refuses ML-DSA-44 as a browser does (NotSupportedError); runs `body` with `v` (the verifier SDK), `args` and `out`. */
+function withoutWebCryptoMlDsa(body: string, args: unknown): Promise<Record<string, unknown>> {
   const script = `
 const subtle = globalThis.crypto.subtle;
 const refuse = (alg) => (typeof alg === 'string' ? alg : alg?.name) === 'ML-DSA-44';
@@ -70,42 +70,95 @@ for (const m of ['importKey', 'verify']) {
   subtle[m] = (...a) => (refuse(m === 'importKey' ? a[2] : a[0]) ? notSupported() : orig(...a));
 }
 const v = await import(${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'verify', 'index.ts'))});
-const [note, edV, mlV, logV] = JSON.parse(process.argv[1]);
-const ed = await v.noteKeyFromVkey(edV), ml = await v.noteKeyFromVkey(mlV), log = await v.noteKeyFromVkey(logV);
+const args = JSON.parse(process.argv[1]);
 const out = { available: await v.mlDsa44Available() };
-const both = await v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml], quorum: 1 });
-out.quorum1 = { counted: both.cosigners.length, unsupported: both.unsupported };
-for (const [k, f] of Object.entries({
-  all: () => v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml] }),
-  mlOnly: () => v.verifyCosignedCheckpoint(note, { cosigners: [ml], log: [log] }),
-  note: () => v.verifyNote(note, [ml]),
-})) {
-  try { await f(); out[k] = 'verified'; } catch (e) { out[k] = e.code; }
-}
+const verdict = async (f) => { try { await f(); return 'verified'; } catch (e) { return e.code ?? String(e); } };
+${body}
 process.stdout.write(JSON.stringify(out));`;
-  const stdout = await new Promise<string>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [
-        '--input-type=module',
-        '--no-warnings',
-        '-e',
-        script,
-        JSON.stringify([COSIGNED, V.WITNESS_ED25519_VKEY, V.WITNESS_VKEY, LOG_ED_VKEY]),
-      ],
-      { timeout: 30_000 },
+      ['--input-type=module', '--no-warnings', '-e', script, JSON.stringify(args)],
+      { timeout: 30_000, cwd: join(import.meta.dirname, '..', '..') },
       (err, out, stderr) => {
-        if (err === null) resolve(out);
+        if (err === null) resolve(JSON.parse(out) as Record<string, unknown>);
         else reject(new Error(`${err.message}\n${stderr}`));
       },
     );
   });
-  assert.deepEqual(JSON.parse(stdout), {
+}
+
+void test('a platform whose WebCrypto lacks ML-DSA-44: a line of a given 0x06 key is algorithm_unsupported, never skipped', async () => {
+  const out = await withoutWebCryptoMlDsa(
+    `
+const [note, edV, mlV, logV, noMl] = args;
+const ed = await v.noteKeyFromVkey(edV), ml = await v.noteKeyFromVkey(mlV), log = await v.noteKeyFromVkey(logV);
+out.noMlLineQuorum1 = await verdict(() => v.verifyCosignedCheckpoint(noMl, { cosigners: [ed, ml], quorum: 1 }));
+out.quorum1 = await verdict(() => v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml], quorum: 1 }));
+out.all = await verdict(() => v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml] }));
+out.mlOnly = await verdict(() => v.verifyCosignedCheckpoint(note, { cosigners: [ml], log: [log] }));
+out.note = await verdict(() => v.verifyNote(note, [ml]));
+out.edOnly = await verdict(() => v.verifyCosignedCheckpoint(note, { cosigners: [ed], log: [log] }));
+`,
+    [COSIGNED, V.WITNESS_ED25519_VKEY, V.WITNESS_VKEY, LOG_ED_VKEY, COSIGNED.replace(`${V.WITNESS_LINE}\n`, '')],
+  );
+  assert.deepEqual(out, {
     available: false,
-    quorum1: { counted: 1, unsupported: [V.WITNESS_VKEY] },
+    // no line of the ML-DSA-44 key: nothing unverifiable, the Ed25519 line meets quorum 1 (as in Node)
+    noMlLineQuorum1: 'verified',
+    quorum1: 'algorithm_unsupported',
     all: 'algorithm_unsupported',
     mlOnly: 'algorithm_unsupported',
     note: 'algorithm_unsupported',
+    // no ML-DSA key given: nothing to verify with it, the Ed25519 cosigner suffices
+    edOnly: 'verified',
+  });
+});
+
+void test('issue 25 item 15: a corrupted line of a pinned ML-DSA-44 cosigner gets the same verdict without WebCrypto ML-DSA as in Node', async () => {
+  // Reproduction: quorum 1 of {Ed25519, ML-DSA-44} cosigners of one witness, the ML-DSA-44 line
+  // corrupted. Node refuses (a known key's line fails); a browser without ML-DSA-44 used to drop
+  // the key and accept on the Ed25519 line alone.
+  const corrupted = COSIGNED.replace(V.WITNESS_LINE, V.WITNESS_LINE.replace('3Mz57AAAAABlU/EADTdJ', '3Mz57AAAAABlU/EADTdK'));
+  const ed = await verify.noteKeyFromVkey(V.WITNESS_ED25519_VKEY);
+  const ml = await verify.noteKeyFromVkey(V.WITNESS_VKEY);
+  const nodeVerdict = async (note: string): Promise<string> => {
+    try {
+      await verify.verifyCosignedCheckpoint(note, { cosigners: [ed, ml], quorum: 1 });
+      return 'verified';
+    } catch (e) {
+      return (e as { code: string }).code;
+    }
+  };
+  const inNode = { corrupted: await nodeVerdict(corrupted), good: await nodeVerdict(COSIGNED) };
+  assert.deepEqual(inNode, { corrupted: 'cosignature_invalid', good: 'verified' });
+  const out = await withoutWebCryptoMlDsa(
+    `
+const [corrupted, good, edV, mlV] = args;
+const ed = await v.noteKeyFromVkey(edV), ml = await v.noteKeyFromVkey(mlV);
+const run = (note) => verdict(() => v.verifyCosignedCheckpoint(note, { cosigners: [ed, ml], quorum: 1 }));
+out.without = { corrupted: await run(corrupted), good: await run(good) };
+const { ml_dsa44 } = await import('@noble/post-quantum/ml-dsa.js');
+let calls = 0;
+v.setCryptoBackend({ mlDsa44Verify: (pk, msg, sig) => { calls++; return ml_dsa44.verify(sig, msg, pk); } });
+out.availableWithBackend = await v.mlDsa44Available();
+out.withBackend = { corrupted: await run(corrupted), good: await run(good) };
+out.backendCalls = calls;
+const r = await v.verifyCosignedCheckpoint(good, { cosigners: [ed, ml] });
+out.counted = r.cosigners.length;
+v.setCryptoBackend(undefined);
+out.afterRemoval = await run(corrupted);
+`,
+    [corrupted, COSIGNED, V.WITNESS_ED25519_VKEY, V.WITNESS_VKEY],
+  );
+  assert.deepEqual(out, {
+    available: false,
+    without: { corrupted: 'algorithm_unsupported', good: 'algorithm_unsupported' },
+    availableWithBackend: true,
+    withBackend: inNode,
+    backendCalls: 2,
+    counted: 2,
+    afterRemoval: 'algorithm_unsupported',
   });
 });
 

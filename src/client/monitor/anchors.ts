@@ -9,8 +9,9 @@ import type { Anchor, DuplicityProofWire } from '../../anchor/types.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { ClientError } from '../errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, type HttpOptions } from '../http.ts';
+import { stringifyJson } from '../../encoding/json.ts';
 import { decodeResponseAnchor, parseAnchorResponse, verifyWitnessReceipt } from '../verify-anchor.ts';
-import { errorText, short, type AddFinding } from './findings.ts';
+import { errorText, short, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
 import { notThePartys, partyDuplicity } from './parties.ts';
 import { headOf, hex32, MAX_OBSERVATIONS, sameBytes, type MonitorState, type ObservedAnchor, type WitnessRecord } from './state.ts';
@@ -151,7 +152,8 @@ function duplicityFinding(id: Identified, wire: DuplicityProofWire, add: AddFind
       witness: id.name,
       seed,
       message: `${id.name}: serves a duplicity proof for ${short(seed)}… at index ${proof.index} that is not the party's: ${verdict.reason}`,
-      evidence: { duplicity_proof: wire },
+      // The party's key did not sign it: what the witness served, bounded and marked unverified.
+      evidence: { duplicity_proof: unverifiedEvidence(stringifyJson(wire)) },
     });
     return;
   }

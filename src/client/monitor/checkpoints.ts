@@ -10,10 +10,10 @@ import { parseNote } from '../../note/signed-note.ts';
 import { ed25519NoteVerifier, type NoteVerifier } from '../../note/vkey.ts';
 import { checkConsistencyFromTiles, httpTiles } from '../consistency.ts';
 import { ClientError } from '../errors.ts';
-import { httpRequest, joinUrl, type HttpOptions } from '../http.ts';
+import { httpRequest, joinUrl, RESPONSE_CAPS, type HttpOptions } from '../http.ts';
 import { verifyCheckpointNote, verifyCosignedCheckpoint } from '../offline.ts';
 import { LOG_EQUIVOCATION_V } from '../../verify/log-equivocation.ts';
-import { errorText, type AddFinding } from './findings.ts';
+import { errorText, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
 import { keepPeerViews, type LogView } from './log-views.ts';
 import { sameBytes, type MonitorState, type WitnessRecord } from './state.ts';
@@ -37,7 +37,7 @@ export async function checkLog(
 ): Promise<number | undefined> {
   let text: string;
   try {
-    const res = await httpRequest(joinUrl(id.url, '/log/checkpoint'), {}, http);
+    const res = await httpRequest(joinUrl(id.url, '/log/checkpoint'), { maxBytes: RESPONSE_CAPS.checkpoint }, http);
     if (res.status !== 200) throw new ClientError('http_failed', `HTTP ${res.status}`);
     text = res.text;
   } catch (e) {
@@ -60,7 +60,7 @@ export async function checkLog(
       severity: 'alert',
       witness: id.name,
       message: `${id.name}: its checkpoint does not verify under the pinned key: ${errorText(e)}`,
-      evidence: { checkpoint: text },
+      evidence: { checkpoint: unverifiedEvidence(text) },
     });
     return undefined;
   }

@@ -1,7 +1,8 @@
 /**
  * Identifying a witness at the start of a poll: its /health names a key and log origin, pinned
- * by the witness set when there is one, else trusted on first use and recorded in the state (a
- * later change of key is reported, never trusted).
+ * by the witness set when there is one, else trusted on first use — bound to the configured URL,
+ * never to the claimed name — and recorded in the state (a later change of key at that URL is
+ * reported, never trusted).
  */
 import { encodeHex } from '../../encoding/hex.ts';
 import type { Checkpoint } from '../../note/checkpoint.ts';
@@ -59,17 +60,6 @@ export async function identify(
     }
     pin = { name: member.name, publicKey: member.publicKey, logOrigin: member.logOrigin };
   } else {
-    const known = state.witnesses[health.name];
-    if (known !== undefined && (known.public_key !== keyHex || known.log_origin !== health.logOrigin)) {
-      add({
-        id: `key ${health.name} ${keyHex}`,
-        kind: 'key_changed',
-        severity: 'alert',
-        witness: health.name,
-        message: `${health.name} at ${url} now claims key ${keyHex} / origin ${health.logOrigin}; first seen with ${known.public_key} / ${known.log_origin} (not trusted)`,
-      });
-      return undefined;
-    }
     const pinned = logKeys.find((k) => k.name === health.logOrigin);
     if (pinned !== undefined && encodeHex(pinned.publicKey) !== keyHex) {
       add({
@@ -82,7 +72,9 @@ export async function identify(
       });
       return undefined;
     }
-    pin = { name: health.name, publicKey: health.publicKey, logOrigin: health.logOrigin };
+    const name = firstUse(url, health.name, keyHex, health.logOrigin, state, add);
+    if (name === undefined) return undefined;
+    pin = { name, publicKey: health.publicKey, logOrigin: health.logOrigin };
   }
   const pinHex = encodeHex(pin.publicKey);
   const record = state.witnesses[pin.name];
@@ -98,5 +90,48 @@ export async function identify(
     }
     state.witnesses[pin.name] = { public_key: pinHex, log_origin: pin.logOrigin, anchors: {}, behind: {} };
   }
+  if (witnessSet === undefined) state.witnesses[pin.name]!.url = url;
   return { url, name: pin.name, pin, parties, seen: [] };
+}
+
+/**
+ * Trust on first use, keyed by the configured URL (SPEC §6.2 *(rev 4)*), never by the name the
+ * witness claims: the record bound to `url` must hold the claimed key and origin (else
+ * `key_changed`, not trusted); a URL seen for the first time gets a record of its own — under the
+ * claimed name when no other URL holds it, else `<name> <url>` — so a witness claiming another's
+ * name changes nothing about how the other is watched. A record from before this rule (no `url`)
+ * is adopted by the first URL whose claim matches it; a different claim to its name is
+ * `key_changed` (as that record promised) until a URL adopts it. Returns the record's name.
+ */
+function firstUse(url: string, claimed: string, keyHex: string, origin: string, state: MonitorState, add: AddFinding): string | undefined {
+  const bound = Object.entries(state.witnesses).find(([, r]) => r.url === url);
+  if (bound !== undefined) {
+    const [name, rec] = bound;
+    if (rec.public_key === keyHex && rec.log_origin === origin) return name;
+    add({
+      id: `key ${url} ${keyHex}`,
+      kind: 'key_changed',
+      severity: 'alert',
+      witness: name,
+      url,
+      message: `${url} (${name}) now claims key ${keyHex} / origin ${origin}; first seen there with ${rec.public_key} / ${rec.log_origin} (not trusted)`,
+    });
+    return undefined;
+  }
+  const held = state.witnesses[claimed];
+  if (held === undefined) return claimed;
+  if (held.url === undefined) {
+    if (held.public_key === keyHex && held.log_origin === origin) return claimed; // adopted by this URL
+    add({
+      id: `key ${claimed} ${keyHex}`,
+      kind: 'key_changed',
+      severity: 'alert',
+      witness: claimed,
+      url,
+      message: `${claimed} at ${url} now claims key ${keyHex} / origin ${origin}; first seen with ${held.public_key} / ${held.log_origin} (not trusted; recorded before trust was bound to URLs)`,
+    });
+    return undefined;
+  }
+  // Another URL holds the name: this one is watched under a name of its own.
+  return `${claimed} <${url}>`;
 }

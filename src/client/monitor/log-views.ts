@@ -15,10 +15,10 @@ import { ed25519NoteVerifier, type NoteVerifier } from '../../note/vkey.ts';
 import { LOG_EQUIVOCATION_V } from '../../verify/log-equivocation.ts';
 import { checkConsistencyFromTiles, httpTiles } from '../consistency.ts';
 import { ClientError } from '../errors.ts';
-import { httpRequest, joinUrl, type HttpOptions } from '../http.ts';
+import { httpRequest, joinUrl, RESPONSE_CAPS, type HttpOptions } from '../http.ts';
 import { verifyCheckpointNote } from '../offline.ts';
 import type { WitnessSet } from '../witness-set.ts';
-import { errorText, type AddFinding } from './findings.ts';
+import { errorText, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
 import { hex32, type MonitorState, type PeerCheckpoint } from './state.ts';
 
@@ -94,7 +94,7 @@ export async function readPeers(
         const path = `/${sha256Hex(log.origin)}/checkpoint`;
         let text: string;
         try {
-          const res = await httpRequest(joinUrl(peer, path), {}, http);
+          const res = await httpRequest(joinUrl(peer, path), { maxBytes: RESPONSE_CAPS.checkpoint }, http);
           if (res.status === 404) return; // this peer does not cosign that log
           if (res.status !== 200) throw new ClientError('http_failed', `HTTP ${res.status}`);
           text = res.text;
@@ -119,7 +119,7 @@ export async function readPeers(
             witness: source,
             url: peer,
             message: `${source}: its checkpoint of log ${log.origin} does not verify under the pinned log key: ${errorText(e)}`,
-            evidence: { checkpoint: text },
+            evidence: { checkpoint: unverifiedEvidence(text) },
           });
           return;
         }

@@ -24,6 +24,12 @@ export interface ObservedAnchor {
 export interface WitnessRecord {
   public_key: string;
   log_origin: string;
+  /**
+   * Without a witness set: the configured URL whose first answer pinned this record (trust on
+   * first use is bound to it, SPEC §6.2). Absent in witness-set records and in records written
+   * before rev 4 (adopted by the first URL whose claim matches).
+   */
+  url?: string;
   /** The largest checkpoint seen that extends every earlier one (signed note). */
   checkpoint?: string;
   /** Signed checkpoints seen (one per size, two when they conflict; from /log/checkpoint and anchor responses), to catch a split view. */
@@ -49,7 +55,7 @@ export interface PeerCheckpoint {
 
 export interface MonitorState {
   v: typeof MONITOR_STATE_V;
-  /** By witness name. */
+  /** By witness name (the witness set's, else the claimed name — `<name> <url>` when another URL holds it). */
   witnesses: Record<string, WitnessRecord>;
   /** By seed (hex): distinct (witness, index, head) observations. */
   seeds: Record<string, { observations: Observation[] }>;
@@ -80,6 +86,7 @@ export function parseMonitorState(doc: unknown): MonitorState {
       typeof w.behind !== 'object'
     )
       bad(`witness ${name} is malformed`);
+    if (w.url !== undefined && typeof w.url !== 'string') bad(`witness ${name}: url must be a string`);
     if (w.checkpoints !== undefined && !(Array.isArray(w.checkpoints) && w.checkpoints.every((c) => typeof c === 'string')))
       bad(`witness ${name}: checkpoints must be an array of signed notes`);
   }
