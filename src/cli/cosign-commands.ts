@@ -14,7 +14,10 @@ import { ConfigError } from '../witness/errors.ts';
 import { openStore } from '../witness/node.ts';
 
 /** Forget `origin` in `store`; the lines to print. */
-export async function forgetCosignOrigin(store: CosignStateStorage, origin: string): Promise<{ forgotten: ForgottenOrigin; lines: string[] }> {
+export async function forgetCosignOrigin(
+  store: CosignStateStorage,
+  origin: string,
+): Promise<{ forgotten: ForgottenOrigin; lines: string[] }> {
   const forgotten = await store.forgetOrigin(origin);
   const lines: string[] = [];
   if (forgotten.state) {

@@ -455,7 +455,13 @@ export class CosignService {
 /** A cosigned state made under a log key set disjoint from the log's keys now (SPEC §5 rev 4). */
 function keyConflict(state: OriginState | undefined, log: KnownLog): boolean {
   if (state === undefined || state.logKeys === undefined) return false;
-  return compareKeySets(state.logKeys, log.verifiers.map((v) => v.vkey), true) === 'conflict';
+  return (
+    compareKeySets(
+      state.logKeys,
+      log.verifiers.map((v) => v.vkey),
+      true,
+    ) === 'conflict'
+  );
 }
 
 function keyConflictRejection(origin: string): CosignRejection<CosignRejectionCode> {

@@ -67,9 +67,7 @@ void test('--logs: an overlapping key set is an update (counted); a disjoint one
       h = await startCosign({ dir, logsDoc: logsDoc({ origin: ORIGIN, keys }) });
       try {
         assert.deepEqual((await h.store.cosign.getOrigin(ORIGIN))?.logKeys, keys, 'recorded at load');
-        assert.deepEqual(await metric(h, 'cosign_origin_key_updates_total'), [
-          `cosign_origin_key_updates_total{origin="${ORIGIN}"} 1`,
-        ]);
+        assert.deepEqual(await metric(h, 'cosign_origin_key_updates_total'), [`cosign_origin_key_updates_total{origin="${ORIGIN}"} 1`]);
       } finally {
         await h.close();
       }
@@ -91,9 +89,7 @@ void test('--logs: an overlapping key set is an update (counted); a disjoint one
         assert.match(r.text, /cosign forget/);
       }
       assert.deepEqual(await h.store.cosign.listEvidence(ORIGIN), []);
-      assert.deepEqual(await metric(h, 'cosign_origin_key_conflicts_total'), [
-        `cosign_origin_key_conflicts_total{origin="${ORIGIN}"} 1`,
-      ]);
+      assert.deepEqual(await metric(h, 'cosign_origin_key_conflicts_total'), [`cosign_origin_key_conflicts_total{origin="${ORIGIN}"} 1`]);
       assert.deepEqual(await metric(h, 'cosign_add_checkpoint_total{origin="' + ORIGIN + '",outcome="origin_key_conflict"}'), [
         `cosign_add_checkpoint_total{origin="${ORIGIN}",outcome="origin_key_conflict"} 3`,
       ]);

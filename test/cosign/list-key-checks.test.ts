@@ -38,7 +38,13 @@ async function withImporter(
       },
     });
     await importer.start();
-    await fn({ importer, write: (t) => writeFileSync(path, t), checks: () => checks });
+    await fn({
+      importer,
+      write: (t) => {
+        writeFileSync(path, t);
+      },
+      checks: () => checks,
+    });
   } finally {
     await store.close();
     cleanup();

@@ -29,7 +29,7 @@ const SQL = {
   updateOrigin: `UPDATE origins SET size = $2, root = $3, checkpoint = $4, cosignatures = $5, last_time = $6, log_keys = $7,
                    cosigner_set = $8
                  WHERE origin = $1 AND size = $9 AND last_time <= $6`,
-  originKeys: 'SELECT origin, log_keys, checkpoint <> \'\' AS cosigned FROM origins WHERE origin = ANY($1::text[])',
+  originKeys: "SELECT origin, log_keys, checkpoint <> '' AS cosigned FROM origins WHERE origin = ANY($1::text[])",
   setOriginKeys: 'UPDATE origins SET log_keys = $2 WHERE origin = $1',
   forget: `WITH st AS (DELETE FROM origins WHERE origin = $1 RETURNING size, checkpoint),
                 ev AS (DELETE FROM evidence WHERE origin = $1 RETURNING 1),
