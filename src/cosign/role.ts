@@ -18,7 +18,7 @@ import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource, configuredForLists } from './logs.ts';
-import { OriginKeyBinder } from './key-binding.ts';
+import { OriginKeyBinder } from './key-binder.ts';
 import type { ListFetchOptions } from './list-fetch.ts';
 import { LogListImporter, listSource } from './list-import.ts';
 import { MAX_MLDSA_ORIGIN_BYTES } from './log-keys.ts';
