@@ -16,6 +16,7 @@ import { addClientCommands } from './client-commands.ts';
 import { addBuildCommands } from './build-commands.ts';
 import { addHealthcheckCommand } from './healthcheck.ts';
 import { addKelCommands } from './kel-commands.ts';
+import { addCosignCommands } from './cosign-commands.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = envProgram('anchor-witness', 'AW_')
@@ -41,6 +42,7 @@ export function anchorWitnessProgram(): Command {
   addBuildCommands(program);
   addHealthcheckCommand(program);
   addKelCommands(program);
+  addCosignCommands(program);
   return program;
 }
 

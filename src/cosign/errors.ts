@@ -50,6 +50,7 @@ export type CosignConfigErrorCode = 'invalid_cosign_key' | 'invalid_name' | 'inv
 export type CosignRejectionCode =
   | 'malformed_request'
   | 'unknown_origin'
+  | 'origin_key_conflict'
   | 'invalid_signature'
   | 'no_trusted_signature'
   | 'ml_dsa_unsignable'

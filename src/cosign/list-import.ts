@@ -18,16 +18,21 @@ import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { ListFetchError, LogsConfigError } from './errors.ts';
 import { fetchList, listSourceLabel, parseListUrl, type ListFetchOptions } from './list-fetch.ts';
 import {
-  planListImport,
-  vkeysToResolve,
+  candidateVkeys,
+  classifyCandidate,
+  finishListImport,
+  importRoom,
+  scanList,
   type KnownListLog,
   type KnownListLogs,
+  type ListCandidate,
+  type ListConflict,
   type ListImportPlan,
   type ListLimits,
 } from './list-merge.ts';
 import type { LogListMetrics } from './list-metrics.ts';
 import { resolveLogKey, type LogKeyResult } from './log-keys.ts';
-import { parseLogList, type LogListRules, type SkippedListEntry } from './log-list.ts';
+import { parseLogList, type LogListEntry, type LogListRules, type SkippedListEntry } from './log-list.ts';
 import type { KnownLog, KnownLogs } from './logs.ts';
 
 export const DEFAULT_LIST_LIMITS: ListLimits = { maxQpd: 86_400, maxNew: 50_000, maxOrigins: 200_000 };
@@ -100,6 +105,8 @@ export interface LogListImporterOptions {
   now?: (() => number) | undefined;
   metrics?: LogListMetrics | undefined;
   log?: ListLogger | undefined;
+  /** How a vkey is checked (default resolveLogKey; tests count the checks). */
+  resolveKey?: ((vkey: string) => LogKeyResult) | undefined;
 }
 
 /** What one read did (for tests and logs). */
@@ -126,6 +133,9 @@ export class LogListImporter {
   private readonly shared: boolean;
   /** Parsed keys by vkey, shared by every imported log (parsing is the costly part). */
   private readonly keyCache = new Map<string, NoteVerifier | null>();
+  /** Per source, the invalid check results of the vkeys its latest read names (SPEC §5.5 rev 4: cached across reads). */
+  private readonly invalidKeys = new Map<string, Map<string, LogKeyResult>>();
+  private readonly resolveKey: (vkey: string) => LogKeyResult;
   private records = new Map<string, ImportedLog>();
   private view: Map<string, KnownLog> = new Map();
   /** Merges run one at a time (reads may overlap). */
@@ -150,6 +160,7 @@ export class LogListImporter {
     this.metrics = opts.metrics;
     this.log = opts.log;
     this.shared = opts.sharedStore === true;
+    this.resolveKey = opts.resolveKey ?? resolveLogKey;
   }
 
   /** The imported logs (the logs file may hide some of them). */
@@ -235,17 +246,18 @@ export class LogListImporter {
     return { source: s.label, outcome, error };
   }
 
-  private async apply(
-    s: ListSource,
-    entries: Parameters<typeof vkeysToResolve>[0],
-    parseSkips: SkippedListEntry[],
-  ): Promise<ListReadResult> {
+  private async apply(s: ListSource, entries: readonly LogListEntry[], parseSkips: SkippedListEntry[]): Promise<ListReadResult> {
     // A shared store (PostgreSQL replicas): another replica may have imported meanwhile.
     if (this.shared) await this.reloadStored();
     const configured = this.configured();
     const known: KnownListLogs = { get: (origin) => configured.get(origin) ?? this.records.get(origin) };
-    const keys = await this.resolveKeys(vkeysToResolve(entries, known));
-    const plan = planListImport({ source: s.label, entries, known, importedCount: this.records.size, keys, limits: this.limits });
+    const scan = scanList({ source: s.label, entries, known, maxQpd: this.limits.maxQpd, cached: (v) => this.cachedKey(v) });
+    const room = importRoom(this.limits, this.records.size);
+    const { selected, conflicts, examined } = await this.select(scan.candidates, room.now);
+    const vkeys = candidateVkeys(selected);
+    const { keys, checked } = await this.checkKeys(vkeys);
+    this.rememberInvalid(s.label, entries, keys);
+    const plan = finishListImport({ scan, selected, conflicts, examined, keys, room, maxQpd: this.limits.maxQpd, checked });
     const at = Math.floor(this.now() / 1000);
     for (const a of plan.added) for (const v of a.verifiers) this.keyCache.set(v.vkey, v);
     const records = plan.added.map((a) => ({
@@ -269,6 +281,73 @@ export class LogListImporter {
     }
     this.report(s, plan, [...parseSkips, ...plan.skipped], added.length);
     return { source: s.label, outcome: 'ok', plan, added };
+  }
+
+  /**
+   * The first candidates this read imports (at most `room`): each looked up in the store, in chunks,
+   * since an origin removed from the logs file keeps its state, bound to its keys (SPEC §5 rev 4).
+   */
+  private async select(
+    candidates: readonly ListCandidate[],
+    room: number,
+  ): Promise<{ selected: ListCandidate[]; conflicts: ListConflict[]; examined: number }> {
+    const selected: ListCandidate[] = [];
+    const conflicts: ListConflict[] = [];
+    let examined = 0;
+    while (selected.length < room && examined < candidates.length) {
+      const chunk = candidates.slice(examined, examined + Math.min(IMPORT_CHUNK, room - selected.length + 16));
+      const stored = await this.store.originKeys(chunk.map((c) => c.origin));
+      for (const c of chunk) {
+        if (selected.length >= room) break;
+        examined++;
+        const r = classifyCandidate(c, stored.get(c.origin));
+        if (r === 'new') selected.push(c);
+        else conflicts.push(...r);
+      }
+    }
+    return { selected, conflicts, examined };
+  }
+
+  /** A vkey's cached check: a key in use, or one found invalid by the latest read of any source. */
+  private cachedKey(vkey: string): LogKeyResult | undefined {
+    const v = this.keyCache.get(vkey);
+    if (v !== undefined && v !== null) return { ok: true, verifier: v };
+    for (const m of this.invalidKeys.values()) {
+      const r = m.get(vkey);
+      if (r !== undefined) return r;
+    }
+    return undefined;
+  }
+
+  /** Keep, for this source, the invalid results of the vkeys its latest read names (bounded by the list). */
+  private rememberInvalid(source: string, entries: readonly LogListEntry[], checked: ReadonlyMap<string, LogKeyResult>): void {
+    const next = new Map<string, LogKeyResult>();
+    for (const e of entries) {
+      const r = checked.get(e.vkey) ?? this.cachedKey(e.vkey);
+      if (r !== undefined && !r.ok) next.set(e.vkey, r);
+    }
+    this.invalidKeys.set(source, next);
+  }
+
+  /** Check keys (cached by vkey text) in slices of about 10 ms, so that requests keep being served meanwhile. */
+  private async checkKeys(vkeys: readonly string[]): Promise<{ keys: Map<string, LogKeyResult>; checked: number }> {
+    const keys = new Map<string, LogKeyResult>();
+    let checked = 0;
+    let slice = performance.now();
+    for (const vkey of vkeys) {
+      const hit = this.cachedKey(vkey);
+      if (hit !== undefined) {
+        keys.set(vkey, hit);
+        continue;
+      }
+      if (performance.now() - slice > KEY_SLICE_MS) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
+      checked++;
+      keys.set(vkey, this.resolveKey(vkey));
+    }
+    return { keys, checked };
   }
 
   private report(s: ListSource, plan: ListImportPlan, skipped: SkippedListEntry[], added: number): void {
@@ -318,20 +397,6 @@ export class LogListImporter {
     );
   }
 
-  /** Parse the keys of a read in slices of about 10 ms, so that requests keep being served meanwhile. */
-  private async resolveKeys(vkeys: readonly string[]): Promise<Map<string, LogKeyResult>> {
-    const out = new Map<string, LogKeyResult>();
-    let slice = performance.now();
-    for (const vkey of vkeys) {
-      if (performance.now() - slice > KEY_SLICE_MS) {
-        await new Promise((r) => setImmediate(r));
-        slice = performance.now();
-      }
-      out.set(vkey, resolveLogKey(vkey));
-    }
-    return out;
-  }
-
   /** What this process just stored, without reading it back (the store has one writer). */
   private applyLocally(
     records: readonly ImportedLog[],
@@ -376,7 +441,7 @@ export class LogListImporter {
       r.vkeys.flatMap((vkey) => {
         let v = this.keyCache.get(vkey);
         if (v === undefined) {
-          const res = resolveLogKey(vkey);
+          const res = this.resolveKey(vkey);
           v = res.ok ? res.verifier : null;
           this.keyCache.set(vkey, v);
           if (!res.ok) this.log?.warn({ origin: r.origin, code: res.code }, `cosign: imported log key unusable: ${res.message}`);

@@ -9,6 +9,10 @@
  *   cosign_evidence_evicted_total{origin}         counter, evidence rows evicted by the per-origin bound
  *   cosign_known_logs                             gauge, origins in the merged logs view
  *   cosign_logs_reloads_total{result}             counter, result = ok | failed
+ *   cosign_origin_key_updates_total{origin}       counter, the logs file changed an origin's keys to an
+ *                                                 overlapping set (its state continues; SPEC §5 rev 4)
+ *   cosign_origin_key_conflicts_total{origin}     counter, a disjoint key set for a cosigned state: not
+ *                                                 served until `cosign forget` (counted once per key set)
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -23,6 +27,8 @@ export interface CosignMetrics {
   readonly evidenceEvicted: Counter<'origin'>;
   readonly knownLogs: Gauge;
   readonly reloads: Counter<'result'>;
+  readonly keyUpdates: Counter<'origin'>;
+  readonly keyConflicts: Counter<'origin'>;
 }
 
 export function createCosignMetrics(registry: Registry): CosignMetrics {
@@ -79,6 +85,28 @@ export function createCosignMetrics(registry: Registry): CosignMetrics {
           name: 'cosign_logs_reloads_total',
           help: 'Reloads of the logs file and lists, by result',
           labelNames: ['result'],
+          registers,
+        }),
+    ),
+    keyUpdates: reuseMetric(
+      registry,
+      'cosign_origin_key_updates_total',
+      () =>
+        new Counter({
+          name: 'cosign_origin_key_updates_total',
+          help: "Updates of an origin's stored log key set by the logs file (an overlapping set)",
+          labelNames: ['origin'],
+          registers,
+        }),
+    ),
+    keyConflicts: reuseMetric(
+      registry,
+      'cosign_origin_key_conflicts_total',
+      () =>
+        new Counter({
+          name: 'cosign_origin_key_conflicts_total',
+          help: 'Origins configured with a key set disjoint from the one their stored state was cosigned under (not served)',
+          labelNames: ['origin'],
           registers,
         }),
     ),

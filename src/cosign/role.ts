@@ -18,6 +18,7 @@ import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { CosignConfigError } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource, configuredForLists } from './logs.ts';
+import { OriginKeyBinder } from './key-binder.ts';
 import type { ListFetchOptions } from './list-fetch.ts';
 import { LogListImporter, listSource } from './list-import.ts';
 import { MAX_MLDSA_ORIGIN_BYTES } from './log-keys.ts';
@@ -153,6 +154,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       log?.warn({ origin, evicted: count }, 'cosign: evidence bound reached; oldest evidence evicted');
     },
   });
+  // The logs file's origins bound to their stored key sets (SPEC §5 rev 4): at start, after each load.
+  const binder = new OriginKeyBinder({ store: opts.store, log, metrics });
+  const rebind = (): void => {
+    binder.reconcile(logs.configured()).catch((e: unknown) => {
+      log?.warn({ err: e }, "cosign: could not compare the logs file's keys with the stored key sets");
+    });
+  };
   const lists: LogListImporter = new LogListImporter({
     store: opts.store,
     sources: (opts.logsLists ?? []).map((spec) => listSource(spec, opts.dev === true, opts.listFetch)),
@@ -180,6 +188,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         log?.info({ source, logs: current.size }, 'cosign: known logs loaded');
         remember(current);
         service.pruneQuota(current);
+        if (source !== 'start' && source !== 'log lists') rebind();
       },
       failed: (reason) => {
         metrics?.reloads.inc({ result: 'failed' });
@@ -188,6 +197,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     },
   });
   const svc = service;
+  await binder.reconcile(logs.configured());
   await lists.start();
 
   // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.

@@ -5,6 +5,8 @@
  *
  *   1  request parses                                   400 malformed_request
  *   2  origin known                                     404 unknown_origin
+ *      and its stored state not made under a disjoint   404 origin_key_conflict
+ *      log key set (key-binding.ts; SPEC §5 rev 4)
  *   3  signed by a known key of the log, no known key   403 invalid_signature / no_trusted_signature
  *      whose signature fails (0x01 Ed25519 log keys, or 0x06 ML-DSA-44 subtree/v1 ones)
  *      then, whatever `old` says: evidence (below); the request goes on
@@ -19,6 +21,9 @@
  *  10  cosign, store durably, then answer               200 one line per cosign key, in key order, one T:
  *                                                          Ed25519 cosignature/v1, ML-DSA-44 subtree/v1
  *                                                          over [0, size) with hash = root (SPEC §5.3)
+ *      a replay (rev 4): the stored checkpoint text,    200 the stored lines: no signature, no write
+ *      `old` = its size, lines of the current cosign
+ *      key set, state bound to the current log keys
  *
  * Evidence (SPEC §5) is kept only where the log's signature alone proves misbehaviour against the
  * stored state: a checkpoint of size 0 with a root other than the empty-tree root, or of the stored
@@ -65,9 +70,10 @@ import type { Checkpoint } from '../note/checkpoint.ts';
 import { EVIDENCE_LIMIT } from '../store/types.ts';
 import type { CosignStateStorage, OriginState } from '../store/types.ts';
 import { EMPTY_ROOT, hashEqual } from '../tlog/hash.ts';
+import { compareKeySets } from './key-binding.ts';
 import { verifyConsistency } from '../tlog/merkle.ts';
 import { CosignConfigError, type CosignRejectionCode } from './errors.ts';
-import type { KnownLogs } from './logs.ts';
+import type { KnownLog, KnownLogs } from './logs.ts';
 import { OriginQuota } from './quota.ts';
 import type { AddCheckpointRequest } from './request.ts';
 import { parseAddCheckpointRequest } from './request.ts';
@@ -168,6 +174,8 @@ export class CosignService {
   readonly name: string;
   private readonly store: CosignStateStorage;
   private readonly signers: readonly CosignSigner[];
+  /** SHA-256 of the cosign vkeys, one per line: which key set made a state's stored lines. */
+  private readonly cosignerSet: Uint8Array;
   private readonly logs: () => KnownLogs;
   private readonly now: () => number;
   private readonly onEvidence: ((origin: string, reason: string) => void) | undefined;
@@ -193,6 +201,7 @@ export class CosignService {
       seen.add(hex);
       return signer;
     });
+    this.cosignerSet = sha256(new TextEncoder().encode(this.signers.map((s) => s.vkey).join('\n')));
     this.name = opts.name;
     this.store = opts.store;
     this.logs = opts.logs;
@@ -262,6 +271,9 @@ export class CosignService {
     const log = this.logs().get(checkpoint.origin);
     if (log === undefined) return reject(404, 'unknown_origin', 'unknown log: this witness does not cosign for that origin', undefined);
     const origin = log.origin;
+    // ... and not a state made under other log keys (read here: evidence needs it after check 3)
+    const state = await this.store.getOrigin(origin);
+    if (keyConflict(state, log)) return keyConflictRejection(origin);
     // 3. signatures
     let verified: VerifiedNote;
     try {
@@ -283,7 +295,7 @@ export class CosignService {
       throw e;
     }
     // Evidence: the validly signed checkpoint against the stored state, whatever `old` says.
-    const kept = await this.keepEvidence(origin, req, verified, await this.store.getOrigin(origin));
+    const kept = await this.keepEvidence(origin, req, verified, state);
     // 3a. an ML-DSA-44 cosignature cannot cover extension lines (nor an origin over 255 bytes)
     if (this.hasMlDsaKey) {
       try {
@@ -303,17 +315,20 @@ export class CosignService {
     if (req.oldSize > checkpoint.size) {
       return reject(400, 'old_size_too_large', `old size ${req.oldSize} is larger than the checkpoint size ${checkpoint.size}`, origin);
     }
-    return this.lock.run(origin, () => this.commit(origin, req, verified, kept));
+    return this.lock.run(origin, () => this.commit(log, req, verified, kept));
   }
 
   /**
    * Checks 6–10 under the origin's lock. `kept`: the checkpoint is already evidence; if not, it is
    * checked again against each fresh state (the state may have moved to its size meanwhile).
    */
-  private async commit(origin: string, req: AddCheckpointRequest, verified: VerifiedNote, kept: boolean): Promise<AddCheckpointOutcome> {
+  private async commit(log: KnownLog, req: AddCheckpointRequest, verified: VerifiedNote, kept: boolean): Promise<AddCheckpointOutcome> {
     const { checkpoint, oldSize, proof } = req;
+    const origin = log.origin;
+    const logKeys = log.verifiers.map((v) => v.vkey);
     for (let attempt = 1; ; attempt++) {
       const state = await this.store.getOrigin(origin);
+      if (keyConflict(state, log)) return keyConflictRejection(origin);
       if (!kept) kept = await this.keepEvidence(origin, req, verified, state);
       const storedSize = state?.size ?? 0;
       // 6. old size = stored size
@@ -337,6 +352,10 @@ export class CosignService {
             : `bad consistency proof from size ${oldSize} to ${checkpoint.size}`;
         return reject(422, 'inconsistent', detail, origin);
       }
+      // 10. a replay of the stored checkpoint: its stored lines, no signature, no write (SPEC §5 rev 4)
+      if (state !== undefined && this.isReplay(state, req, logKeys)) {
+        return { kind: 'cosigned', status: 200, origin, size: state.size, timestamp: state.lastTime, body: state.cosignatures };
+      }
       // 10. cosign, persist, answer
       const timestamp = Math.max(Math.floor(this.now() / 1000), state?.lastTime ?? 0);
       const text = req.note.text;
@@ -348,6 +367,8 @@ export class CosignService {
         checkpoint: formatNote({ text, signatures: verified.verified.map((v) => v.signature) }),
         cosignatures: lines,
         lastTime: timestamp,
+        logKeys,
+        cosignerSet: this.cosignerSet,
       };
       if (await this.store.updateOrigin(storedSize, next)) {
         return { kind: 'cosigned', status: 200, origin, size: checkpoint.size, timestamp, body: lines };
@@ -357,6 +378,27 @@ export class CosignService {
         return { kind: 'conflict', status: 409, origin, size: now?.size ?? 0 };
       }
     }
+  }
+
+  /**
+   * Whether a request (that passed checks 1–9) is a replay answered from `state`: the stored
+   * checkpoint text (so the same size and root: the stored lines sign exactly this text), `old` =
+   * that size, lines made by the current cosign key set and a state bound to the current log keys
+   * (else it is signed anew, which also records both).
+   */
+  private isReplay(state: OriginState, req: AddCheckpointRequest, logKeys: readonly string[]): boolean {
+    const c = this.cosignerSet;
+    return (
+      req.oldSize === state.size &&
+      req.checkpoint.size === state.size &&
+      hashEqual(req.checkpoint.rootHash, state.root) &&
+      // The stored note is its text, a blank line, signature lines; a text has no blank line.
+      state.checkpoint.startsWith(req.note.text + '\n') &&
+      state.cosignerSet !== undefined &&
+      state.cosignerSet.length === c.length &&
+      hashEqual(state.cosignerSet, c) &&
+      compareKeySets(state.logKeys, logKeys, true) === 'same'
+    );
   }
 
   /** One cosignature line of `signer` over the checkpoint text at `timestamp`. */
@@ -408,6 +450,27 @@ export class CosignService {
   pruneQuota(logs: KnownLogs): void {
     this.quota.retain((o) => logs.has(o));
   }
+}
+
+/** A cosigned state made under a log key set disjoint from the log's keys now (SPEC §5 rev 4). */
+function keyConflict(state: OriginState | undefined, log: KnownLog): boolean {
+  if (state === undefined || state.logKeys === undefined) return false;
+  return (
+    compareKeySets(
+      state.logKeys,
+      log.verifiers.map((v) => v.vkey),
+      true,
+    ) === 'conflict'
+  );
+}
+
+function keyConflictRejection(origin: string): CosignRejection<CosignRejectionCode> {
+  return reject(
+    404,
+    'origin_key_conflict',
+    'unknown log: this witness cosigned that origin under other log keys (operator: anchor-witness cosign forget)',
+    origin,
+  );
 }
 
 /**

@@ -53,7 +53,13 @@ export interface OriginRow {
   checkpoint: string;
   cosignatures: string;
   last_time: number;
+  log_keys: string | null;
+  cosigner_set: Uint8Array | null;
 }
+
+/** A key set as stored: vkeys, one per line (vkeys never contain a newline). */
+export const encodeKeySet = (keys: readonly string[] | undefined): string | null => (keys === undefined ? null : keys.join('\n'));
+export const decodeKeySet = (text: string | null): string[] | undefined => (text === null || text === '' ? undefined : text.split('\n'));
 
 /** The stored state of `origin`; undefined for an empty state (an imported log, never cosigned: no checkpoint). */
 export function originFromRow(origin: string, row: OriginRow | undefined): OriginState | undefined {
@@ -65,5 +71,7 @@ export function originFromRow(origin: string, row: OriginRow | undefined): Origi
     checkpoint: row.checkpoint,
     cosignatures: row.cosignatures,
     lastTime: row.last_time,
+    logKeys: decodeKeySet(row.log_keys),
+    cosignerSet: row.cosigner_set === null ? undefined : toBytes(row.cosigner_set),
   };
 }

@@ -146,6 +146,36 @@ export interface OriginState {
   cosignatures: string;
   /** The latest cosignature time issued for this origin (unix s); times never go backwards. */
   lastTime: number;
+  /**
+   * The log key set (vkeys) the state was cosigned under (SPEC §5 rev 4: the state is bound to it);
+   * undefined for a state stored before key sets were recorded.
+   */
+  logKeys?: readonly string[] | undefined;
+  /**
+   * Identifies the cosign key set that made `cosignatures` (SHA-256 of its vkeys, one per line):
+   * a replayed checkpoint is answered from the stored lines only when it is the current set.
+   * Undefined when unknown (stored before it was recorded): a replay is then signed anew.
+   */
+  cosignerSet?: Uint8Array | undefined;
+}
+
+/** The key binding of an origin's stored state row (empty states of imported logs included). */
+export interface StoredOriginKeys {
+  /** The vkeys the state is bound to; undefined when the row predates key sets. */
+  readonly keys: readonly string[] | undefined;
+  /** A checkpoint was cosigned (the state is not the empty state of an import). */
+  readonly cosigned: boolean;
+}
+
+/** What `forgetOrigin` deleted. */
+export interface ForgottenOrigin {
+  /** The stored state row (cosigned or the empty state of an import); its size when cosigned. */
+  readonly state: boolean;
+  readonly cosignedSize: number | undefined;
+  /** Evidence rows deleted. */
+  readonly evidence: number;
+  /** The import record of a logs/v0 list (a later list read may import the origin again). */
+  readonly imported: boolean;
 }
 
 /** Evidence rows kept per origin by default (SPEC §5); the oldest are evicted first beyond it. */
@@ -210,6 +240,18 @@ export interface CosignStateStorage {
   setImportedQpd(changes: readonly { origin: string; qpd: number }[]): Promise<void>;
   /** Every imported log, in import order. */
   listImportedLogs(): Promise<ImportedLog[]>;
+  /** The key bindings of those of `origins` that have a stored state row (absent ones are left out). */
+  originKeys(origins: readonly string[]): Promise<Map<string, StoredOriginKeys>>;
+  /**
+   * Bind an origin's stored state to `keys` (an update of its key set by the operator, or the first
+   * binding of an older row), durably. False when the origin has no state row.
+   */
+  setOriginKeys(origin: string, keys: readonly string[]): Promise<boolean>;
+  /**
+   * Delete an origin's state, its evidence and its import record in one durable transaction
+   * (`anchor-witness cosign forget`, SPEC §5 rev 4).
+   */
+  forgetOrigin(origin: string): Promise<ForgottenOrigin>;
 }
 
 // ---------------------------------------------------------------- witnessed own log

@@ -161,7 +161,7 @@ function loadCosignKey(file: string | undefined, devFile: string, dev: boolean, 
   }
 }
 
-async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
+export async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
   const s = spec ?? `sqlite:${join(dataDir, 'witness.db')}`;
   if (s.startsWith('sqlite:')) return SqliteStore.open(s.slice('sqlite:'.length));
   // Scale-out (docs/scale-out.md): several replicas may share this database.

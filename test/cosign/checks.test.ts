@@ -274,7 +274,7 @@ void test('cosignature time = max(now, last issued), persisted; several cosign k
       const t2 = await expectStatus(h, a.request(3, 4), 200);
       assert.equal(parseCosignatureLine(t2.split('\n')[0]!).timestamp, BigInt(T0));
       clock.now += 7_200_000;
-      const t3 = await expectStatus(h, a.request(4, 4), 200);
+      const t3 = await expectStatus(h, a.request(4, 5), 200);
       assert.equal(parseCosignatureLine(t3.split('\n')[0]!).timestamp, BigInt(T0 + 3600));
       assert.equal((await h.store.cosign.getOrigin(LOG_NAME))?.lastTime, T0 + 3600);
     },

@@ -10,7 +10,7 @@ import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../../src/note/signed
 import { LogsConfigError } from '../../src/cosign/errors.ts';
 import { parseLogList } from '../../src/cosign/log-list.ts';
 import { resolveLogKey } from '../../src/cosign/log-keys.ts';
-import { planListImport, vkeysToResolve, type KnownListLog, type ListLimits } from '../../src/cosign/list-merge.ts';
+import { planListImport, type KnownListLog, type ListLimits } from '../../src/cosign/list-merge.ts';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { LogListImporter, listSource } from '../../src/cosign/list-import.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
@@ -77,13 +77,12 @@ function plan(
   opts: { source?: string; limits?: Partial<ListLimits>; imported?: number } = {},
 ) {
   const { entries, skipped } = parseLogList(text);
-  const keys = new Map(vkeysToResolve(entries, known).map((v) => [v, resolveLogKey(v)]));
   const p = planListImport({
     source: opts.source ?? 'l',
     entries,
     known,
     importedCount: opts.imported ?? [...known.values()].filter((k) => k.source !== undefined).length,
-    keys,
+    resolve: resolveLogKey,
     limits: { ...LIMITS, ...opts.limits },
   });
   return { ...p, parseSkips: skipped };

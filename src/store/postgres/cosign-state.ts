@@ -4,20 +4,38 @@
  * so concurrent add-checkpoint requests on different replicas never roll an origin back. Evidence
  * is deduplicated by hash and bounded per origin, replicas taking turns per origin.
  */
-import { originFromRow, toBytes, type OriginRow } from '../rows.ts';
-import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
+import { decodeKeySet, encodeKeySet, originFromRow, toBytes, type OriginRow } from '../rows.ts';
+import {
+  EVIDENCE_LIMIT,
+  type CosignStateStorage,
+  type EvidenceRecord,
+  type ForgottenOrigin,
+  type ImportedLog,
+  type OriginState,
+  type StoredOriginKeys,
+} from '../types.ts';
 import { query, type PgReader } from './db.ts';
 import { EVIDENCE_LOCK } from './schema.ts';
 
 const SQL = {
-  getOrigin: 'SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = $1',
+  getOrigin: 'SELECT size, root, checkpoint, cosignatures, last_time, log_keys, cosigner_set FROM origins WHERE origin = $1',
   // CAS from "never cosigned" (no row, or a row of size 0): insert, or update a size-0 row.
-  createOrigin: `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES ($1, $2, $3, $4, $5, $6)
+  createOrigin: `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time, log_keys, cosigner_set)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                  ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
-                   cosignatures = excluded.cosignatures, last_time = excluded.last_time
+                   cosignatures = excluded.cosignatures, last_time = excluded.last_time, log_keys = excluded.log_keys,
+                   cosigner_set = excluded.cosigner_set
                  WHERE origins.size = 0 AND origins.last_time <= excluded.last_time`,
-  updateOrigin: `UPDATE origins SET size = $2, root = $3, checkpoint = $4, cosignatures = $5, last_time = $6
-                 WHERE origin = $1 AND size = $7 AND last_time <= $6`,
+  updateOrigin: `UPDATE origins SET size = $2, root = $3, checkpoint = $4, cosignatures = $5, last_time = $6, log_keys = $7,
+                   cosigner_set = $8
+                 WHERE origin = $1 AND size = $9 AND last_time <= $6`,
+  originKeys: "SELECT origin, log_keys, checkpoint <> '' AS cosigned FROM origins WHERE origin = ANY($1::text[])",
+  setOriginKeys: 'UPDATE origins SET log_keys = $2 WHERE origin = $1',
+  forget: `WITH st AS (DELETE FROM origins WHERE origin = $1 RETURNING size, checkpoint),
+                ev AS (DELETE FROM evidence WHERE origin = $1 RETURNING 1),
+                im AS (DELETE FROM imported_logs WHERE origin = $1 RETURNING 1)
+           SELECT (SELECT count(*) FROM st)::integer AS state, (SELECT size FROM st WHERE checkpoint <> '') AS cosigned_size,
+                  (SELECT count(*) FROM ev)::integer AS evidence, (SELECT count(*) FROM im)::integer AS imported`,
   hasEvidence: 'SELECT 1 FROM evidence WHERE origin = $1 AND hash = $2',
   // Insert unless the hash is known; then delete what is older than the newest limit − 1 rows the
   // statement's snapshot holds (it does not see its own insert), leaving `limit` rows.
@@ -33,8 +51,10 @@ const SQL = {
                             SELECT o, v, q, s, a FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[]) WITH ORDINALITY AS t(o, v, q, s, a, n)
                             ORDER BY n
                             ON CONFLICT (origin) DO NOTHING RETURNING origin),
-                    st AS (INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time)
-                            SELECT origin, 0, $6, '', '', 0 FROM ins ON CONFLICT (origin) DO NOTHING)
+                    st AS (INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time, log_keys)
+                            SELECT ins.origin, 0, $6, '', '', 0, t.v
+                            FROM ins JOIN unnest($1::text[], $2::text[]) AS t(o, v) ON t.o = ins.origin
+                            ON CONFLICT (origin) DO NOTHING)
                SELECT origin FROM ins`,
   setImportedQpd: 'UPDATE imported_logs SET qpd = t.q FROM unnest($1::text[], $2::integer[]) AS t(o, q) WHERE imported_logs.origin = t.o',
   listImports: 'SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id',
@@ -61,7 +81,16 @@ export class PgCosignState implements CosignStateStorage {
    * backwards across replicas with skewed clocks; the cosign service retries with the new state).
    */
   async updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
-    const values = [next.origin, next.size, Buffer.from(next.root), next.checkpoint, next.cosignatures, next.lastTime];
+    const values = [
+      next.origin,
+      next.size,
+      Buffer.from(next.root),
+      next.checkpoint,
+      next.cosignatures,
+      next.lastTime,
+      encodeKeySet(next.logKeys),
+      next.cosignerSet === undefined ? null : Buffer.from(next.cosignerSet),
+    ];
     const res =
       expectedSize === 0
         ? await this.db.read('createOrigin', SQL.createOrigin, values)
@@ -135,5 +164,25 @@ export class PgCosignState implements CosignStateStorage {
     type Row = { origin: string; vkeys: string; qpd: number; source: string; imported_at: number };
     const res = await this.db.read<Row>('listImports', SQL.listImports, []);
     return res.rows.map((r) => ({ origin: r.origin, vkeys: r.vkeys.split('\n'), qpd: r.qpd, source: r.source, importedAt: r.imported_at }));
+  }
+
+  async originKeys(origins: readonly string[]): Promise<Map<string, StoredOriginKeys>> {
+    const out = new Map<string, StoredOriginKeys>();
+    for (let i = 0; i < origins.length; i += IMPORT_CHUNK) {
+      type Row = { origin: string; log_keys: string | null; cosigned: boolean };
+      const res = await this.db.read<Row>('originKeys', SQL.originKeys, [origins.slice(i, i + IMPORT_CHUNK)]);
+      for (const r of res.rows) out.set(r.origin, { keys: decodeKeySet(r.log_keys), cosigned: r.cosigned });
+    }
+    return out;
+  }
+
+  async setOriginKeys(origin: string, keys: readonly string[]): Promise<boolean> {
+    return (await this.db.read('setOriginKeys', SQL.setOriginKeys, [origin, keys.join('\n')])).rowCount === 1;
+  }
+
+  async forgetOrigin(origin: string): Promise<ForgottenOrigin> {
+    type Row = { state: number; cosigned_size: number | null; evidence: number; imported: number };
+    const r = (await this.db.read<Row>('forgetOrigin', SQL.forget, [origin])).rows[0]!;
+    return { state: r.state === 1, cosignedSize: r.cosigned_size ?? undefined, evidence: r.evidence, imported: r.imported === 1 };
   }
 }

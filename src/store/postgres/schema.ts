@@ -46,6 +46,11 @@ export const MIGRATIONS: string[] = [
    CREATE TABLE log_cosignatures (size bigint NOT NULL, url text NOT NULL, lines text NOT NULL, at bigint NOT NULL, PRIMARY KEY (size, url));
    CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
    CREATE TABLE log_published (id boolean PRIMARY KEY DEFAULT true CHECK (id), size bigint NOT NULL);`,
+  // An origin's state bound to the log key set it was cosigned under, and the cosign key set that
+  // made its stored lines (SPEC §5 rev 4). Imported origins are bound to their imported keys; other
+  // older rows stay unbound (NULL) until the logs file names them again.
+  `ALTER TABLE origins ADD COLUMN log_keys text, ADD COLUMN cosigner_set bytea;
+   UPDATE origins SET log_keys = i.vkeys FROM imported_logs i WHERE i.origin = origins.origin;`,
 ];
 
 /** The schema this build writes: one version per migration. */

@@ -5,31 +5,52 @@
  */
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.ts';
-import { originFromRow, toBytes, type OriginRow } from '../rows.ts';
-import { EVIDENCE_LIMIT, type CosignStateStorage, type EvidenceRecord, type ImportedLog, type OriginState } from '../types.ts';
+import { decodeKeySet, encodeKeySet, originFromRow, toBytes, type OriginRow } from '../rows.ts';
+import {
+  EVIDENCE_LIMIT,
+  type CosignStateStorage,
+  type EvidenceRecord,
+  type ForgottenOrigin,
+  type ImportedLog,
+  type OriginState,
+  type StoredOriginKeys,
+} from '../types.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
 class CosignQueries {
   readonly getOriginSize: Statement<[string], { size: number }>;
   readonly getOrigin: Statement<[string], OriginRow>;
-  readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number]>;
+  readonly putOrigin: Statement<[string, number, Uint8Array, string, string, number, string | null, Uint8Array | null]>;
+  readonly originKeys: Statement<[string], { log_keys: string | null; checkpoint: string }>;
+  readonly setOriginKeys: Statement<[string, string]>;
+  readonly deleteOrigin: Statement<[string], { size: number; checkpoint: string }>;
+  readonly deleteEvidence: Statement<[string]>;
+  readonly deleteImport: Statement<[string]>;
   readonly hasEvidence: Statement<[string, Uint8Array], { id: number }>;
   readonly putEvidence: Statement<[string, Uint8Array, string, string, number]>;
   readonly evictEvidence: Statement<[string, string, number]>;
   readonly listEvidence: Statement<[string], { hash: Uint8Array | null; note: string; reason: string; at: number }>;
   readonly putImport: Statement<[string, string, number, string, number]>;
-  readonly putEmptyOrigin: Statement<[string, Uint8Array]>;
+  readonly putEmptyOrigin: Statement<[string, Uint8Array, string]>;
   readonly setImportQpd: Statement<[number, string]>;
   readonly listImports: Statement<[], { origin: string; vkeys: string; qpd: number; source: string; imported_at: number }>;
 
   constructor(db: Db) {
     this.getOriginSize = db.prepare('SELECT size FROM origins WHERE origin = ?');
-    this.getOrigin = db.prepare('SELECT size, root, checkpoint, cosignatures, last_time FROM origins WHERE origin = ?');
-    this.putOrigin = db.prepare(
-      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
-         cosignatures = excluded.cosignatures, last_time = excluded.last_time`,
+    this.getOrigin = db.prepare(
+      'SELECT size, root, checkpoint, cosignatures, last_time, log_keys, cosigner_set FROM origins WHERE origin = ?',
     );
+    this.putOrigin = db.prepare(
+      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time, log_keys, cosigner_set) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (origin) DO UPDATE SET size = excluded.size, root = excluded.root, checkpoint = excluded.checkpoint,
+         cosignatures = excluded.cosignatures, last_time = excluded.last_time, log_keys = excluded.log_keys,
+         cosigner_set = excluded.cosigner_set`,
+    );
+    this.originKeys = db.prepare('SELECT log_keys, checkpoint FROM origins WHERE origin = ?');
+    this.setOriginKeys = db.prepare('UPDATE origins SET log_keys = ? WHERE origin = ?');
+    this.deleteOrigin = db.prepare('DELETE FROM origins WHERE origin = ? RETURNING size, checkpoint');
+    this.deleteEvidence = db.prepare('DELETE FROM evidence WHERE origin = ?');
+    this.deleteImport = db.prepare('DELETE FROM imported_logs WHERE origin = ?');
     this.hasEvidence = db.prepare('SELECT id FROM evidence WHERE origin = ? AND hash = ?');
     this.putEvidence = db.prepare('INSERT INTO evidence (origin, hash, note, reason, at) VALUES (?, ?, ?, ?, ?)');
     // Everything older than the newest `limit` rows of the origin (OFFSET limit: the first row to go).
@@ -41,7 +62,8 @@ class CosignQueries {
       'INSERT INTO imported_logs (origin, vkeys, qpd, source, imported_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (origin) DO NOTHING',
     );
     this.putEmptyOrigin = db.prepare(
-      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time) VALUES (?, 0, ?, '', '', 0) ON CONFLICT (origin) DO NOTHING`,
+      `INSERT INTO origins (origin, size, root, checkpoint, cosignatures, last_time, log_keys) VALUES (?, 0, ?, '', '', 0, ?)
+       ON CONFLICT (origin) DO NOTHING`,
     );
     this.setImportQpd = db.prepare('UPDATE imported_logs SET qpd = ? WHERE origin = ?');
     this.listImports = db.prepare('SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id');
@@ -94,7 +116,16 @@ export class SqliteCosignState implements CosignStateStorage {
             batch.map(({ expectedSize, next }) => {
               const row = this.w.getOriginSize.get(next.origin);
               if ((row?.size ?? 0) !== expectedSize) return false;
-              this.w.putOrigin.run(next.origin, next.size, next.root, next.checkpoint, next.cosignatures, next.lastTime);
+              this.w.putOrigin.run(
+                next.origin,
+                next.size,
+                next.root,
+                next.checkpoint,
+                next.cosignatures,
+                next.lastTime,
+                encodeKeySet(next.logKeys),
+                next.cosignerSet ?? null,
+              );
               return true;
             }),
           )
@@ -147,7 +178,7 @@ export class SqliteCosignState implements CosignStateStorage {
           const added: string[] = [];
           for (const l of logs) {
             if (this.w.putImport.run(l.origin, l.vkeys.join('\n'), l.qpd, l.source, l.importedAt).changes === 0) continue;
-            this.w.putEmptyOrigin.run(l.origin, emptyRoot);
+            this.w.putEmptyOrigin.run(l.origin, emptyRoot, l.vkeys.join('\n'));
             added.push(l.origin);
           }
           return added;
@@ -176,6 +207,37 @@ export class SqliteCosignState implements CosignStateStorage {
         source: r.source,
         importedAt: r.imported_at,
       })),
+    );
+  }
+
+  originKeys(origins: readonly string[]): Promise<Map<string, StoredOriginKeys>> {
+    return this.c.read(() => {
+      const out = new Map<string, StoredOriginKeys>();
+      for (const o of origins) {
+        const row = this.r.originKeys.get(o);
+        if (row !== undefined) out.set(o, { keys: decodeKeySet(row.log_keys), cosigned: row.checkpoint !== '' });
+      }
+      return out;
+    });
+  }
+
+  setOriginKeys(origin: string, keys: readonly string[]): Promise<boolean> {
+    return this.c.write(() => this.w.setOriginKeys.run(keys.join('\n'), origin).changes === 1);
+  }
+
+  forgetOrigin(origin: string): Promise<ForgottenOrigin> {
+    return this.c.write(() =>
+      this.c.writer
+        .transaction((): ForgottenOrigin => {
+          const row = this.w.deleteOrigin.get(origin);
+          return {
+            state: row !== undefined,
+            cosignedSize: row === undefined || row.checkpoint === '' ? undefined : row.size,
+            evidence: this.w.deleteEvidence.run(origin).changes,
+            imported: this.w.deleteImport.run(origin).changes === 1,
+          };
+        })
+        .immediate(),
     );
   }
 }

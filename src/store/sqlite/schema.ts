@@ -39,6 +39,12 @@ export const MIGRATIONS: string[] = [
                                   PRIMARY KEY (size, url)) WITHOUT ROWID;
    CREATE INDEX log_cosignatures_by_url ON log_cosignatures (url, size);
    CREATE TABLE log_published (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL);`,
+  // An origin's state bound to the log key set it was cosigned under, and the cosign key set that
+  // made its stored lines (SPEC §5 rev 4). Imported origins are bound to their imported keys; other
+  // older rows stay unbound (NULL) until the logs file names them again.
+  `ALTER TABLE origins ADD COLUMN log_keys TEXT;
+   ALTER TABLE origins ADD COLUMN cosigner_set BLOB;
+   UPDATE origins SET log_keys = (SELECT vkeys FROM imported_logs WHERE imported_logs.origin = origins.origin);`,
 ];
 
 /** The schema this build writes: one version per migration. */

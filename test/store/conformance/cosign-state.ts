@@ -126,4 +126,44 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
       assert.equal(await c.updateOrigin(0, origin(2, 100, 'a.example/log')), true);
       assert.equal((await c.getOrigin('a.example/log'))?.size, 2);
     }));
+
+  void test('cosign key binding (SPEC §5 rev 4): key sets and the cosigner set stored with the state; imports bound; forget deletes state, evidence, import', () =>
+    withStore(factory, async (s0, f, use) => {
+      const c0 = s0.cosign;
+      const o = 'bound.example/log';
+      assert.deepEqual(await c0.originKeys([o]), new Map());
+      assert.equal(await c0.setOriginKeys(o, ['k1']), false, 'no state row');
+      const cosigners = fill(0x5c);
+      assert.equal(await c0.updateOrigin(0, { ...origin(3, 100, o), logKeys: ['k1', 'k2'], cosignerSet: cosigners }), true);
+      let st = await c0.getOrigin(o);
+      assert.deepEqual(st?.logKeys, ['k1', 'k2']);
+      assert.equal(hex(st.cosignerSet!), hex(cosigners));
+      // A state written without them reads back unbound.
+      assert.equal(await c0.updateOrigin(0, origin(1, 100, 'unbound.example/log')), true);
+      st = await c0.getOrigin('unbound.example/log');
+      assert.deepEqual([st?.logKeys, st?.cosignerSet], [undefined, undefined]);
+      assert.equal(await c0.setOriginKeys(o, ['k2', 'k3']), true);
+      // Imports: the empty state is bound to the imported keys.
+      await c0.importLogs([{ origin: 'imp.example/log', vkeys: ['i1', 'i2'], qpd: 5, source: 's', importedAt: 1 }], fill(0x47));
+      assert.deepEqual(
+        await c0.originKeys([o, 'imp.example/log', 'unbound.example/log', 'none.example/log']),
+        new Map([
+          [o, { keys: ['k2', 'k3'], cosigned: true }],
+          ['imp.example/log', { keys: ['i1', 'i2'], cosigned: false }],
+          ['unbound.example/log', { keys: undefined, cosigned: true }],
+        ]),
+      );
+      await c0.recordEvidence({ origin: o, hash: fill(1), note: 'n\n', reason: 'r', at: 1 });
+      await c0.recordEvidence({ origin: o, hash: fill(2), note: 'n\n', reason: 'r', at: 1 });
+      const c = use(await f.reopen(s0)).cosign;
+      assert.deepEqual((await c.getOrigin(o))?.logKeys, ['k2', 'k3']);
+      assert.deepEqual(await c.forgetOrigin(o), { state: true, cosignedSize: 3, evidence: 2, imported: false });
+      assert.equal(await c.getOrigin(o), undefined);
+      assert.deepEqual(await c.listEvidence(o), []);
+      assert.deepEqual(await c.forgetOrigin('imp.example/log'), { state: true, cosignedSize: undefined, evidence: 0, imported: true });
+      assert.deepEqual(await c.listImportedLogs(), []);
+      assert.deepEqual(await c.forgetOrigin('none.example/log'), { state: false, cosignedSize: undefined, evidence: 0, imported: false });
+      // Forgotten: starts again from size 0.
+      assert.equal(await c.updateOrigin(0, { ...origin(1, 100, o), logKeys: ['k9'] }), true);
+    }));
 }
