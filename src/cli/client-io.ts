@@ -21,7 +21,7 @@ export class CliFailure extends Error {
   }
 }
 
-/** Wrap an action: a CliFailure or a VerificationError exits 1 with its line; other errors exit 2. */
+/** Wrap an action: a CliFailure or a VerificationError exits 1 with its line; a VerificationError `usage` and other errors exit 2. */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
@@ -30,6 +30,10 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       if (e instanceof CliFailure) {
         process.stderr.write(e.message + '\n');
         process.exitCode = e.exitCode;
+      } else if (e instanceof VerificationError && e.code === 'usage') {
+        // The inputs cannot be judged (e.g. one cosigner key under two names): unusable input, not a verdict.
+        process.stderr.write(`anchor-witness: usage: ${oneLine(e.message)}\n`);
+        process.exitCode = EXIT.usage;
       } else if (e instanceof VerificationError) {
         process.stderr.write(`INVALID ${e.code}: ${oneLine(e.message)}\n`);
         process.exitCode = EXIT.finding;

@@ -238,7 +238,7 @@ export function addMonitorCommand(program: Command): void {
           "every witness's published /log/checkpoint must carry cosignatures of these (type 0x04, or 0x06 ML-DSA-44; repeatable), else log_unwitnessed",
           collectList,
         )
-        .option('--log-quorum <k>', 'how many --log-cosigner cosignatures suffice (default: all)', intArg(1))
+        .option('--log-quorum <k>', 'how many --log-cosigner witnesses suffice, counted by name (default: all)', intArg(1))
         .option(
           '--evidence-dir <dir>',
           'write each log_equivocation evidence file here (check it with: anchor-witness verify log-equivocation)',

@@ -121,7 +121,7 @@ export function addVerifyCommands(program: Command): void {
           collectList,
         )
         .option('--log-vkey <vkey...>', "the log's own vkey(s) (type 0x01 or 0x06): its signature must verify too", collectList)
-        .option('--quorum <n>', 'cosignatures needed (default: every --vkey)', intArg(1)),
+        .option('--quorum <n>', "cosigners needed, counted by name: one witness's vkeys count once (default: every cosigner)", intArg(1)),
     ),
     [
       'anchor-witness verify cosignature response.json --witness-key 8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c',

@@ -17,7 +17,8 @@ import { checkLog, splitViews, type LogQuorum } from './monitor/checkpoints.ts';
 import { crossConsistency, pinnedLogs, readPeers } from './monitor/log-views.ts';
 import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
-import { isCosignerType, requiredCosignatures } from '../verify/note.ts';
+import { isCosignerType } from '../verify/note.ts';
+import { cosignerQuorum } from '../verify/quorum.ts';
 import { crossCheck, darkSeed, withholding } from './monitor/compare.ts';
 import type { Finding } from './monitor/findings.ts';
 import { identify, type Identified } from './monitor/identify.ts';
@@ -163,7 +164,7 @@ function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
   if (cosigners.some((c) => !isCosignerType(c.type)))
     throw new ClientError('usage', 'log cosigners must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06, ML-DSA-44) vkeys');
   try {
-    requiredCosignatures(cosigners, config.logQuorum);
+    cosignerQuorum(cosigners, config.logQuorum);
   } catch (e) {
     throw new ClientError('usage', `--log-quorum: ${(e as Error).message}`);
   }

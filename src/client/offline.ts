@@ -11,7 +11,8 @@ import { ProtocolError } from '../errors.ts';
 import { parseCheckpoint, type Checkpoint } from '../note/checkpoint.ts';
 import { NoteError } from '../note/errors.ts';
 import { ProofError } from '../tlog/errors.ts';
-import { checkEmptyTree, checkLogSignature, countedCosigners, isCosignerType, requiredCosignatures } from '../verify/note.ts';
+import { checkEmptyTree, checkLogSignature, isCosignerType } from '../verify/note.ts';
+import { cosignerQuorum, countedCosigners } from '../verify/quorum.ts';
 import { verifyNote, type VerifiedNote } from '../note/signed-note.ts';
 import { verifyTlogProof, type VerifiedTlogProof } from '../note/tlog-proof-verify.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
@@ -57,16 +58,16 @@ export interface CosignedCheckpoint {
   checkpoint: Checkpoint;
   /** The log signature verified (when log verifiers were given). */
   logVerified: boolean;
-  /** The cosigners whose cosignature line (0x04 or 0x06) verified, with the signed time (POSIX seconds). */
+  /** The cosigners (witnesses, by name) with a verified cosignature line (0x04 or 0x06), once each, with the signed time (POSIX seconds) of the first. */
   cosigners: { name: string; timestamp: bigint }[];
 }
 
 /**
  * A checkpoint note with cosignature lines (SPEC §5, C2SP tlog-cosignature): every given cosigner
  * (type 0x04 Ed25519 or 0x06 ML-DSA-44 vkeys) must have a valid line unless `quorum` (an integer
- * ≥ 1) says how many suffice; cosigners are counted by distinct KEY (a cosignature/v1 signature
- * does not cover the key name, so one key under two names would otherwise count twice: refused as
- * usage; a witness's Ed25519 and ML-DSA-44 keys are two keys). With `log` verifiers (0x01 or 0x06),
+ * ≥ 1) says how many suffice. Cosigners are WITNESSES, one per name (SPEC §4.1, src/verify/quorum.ts):
+ * a witness's Ed25519 and ML-DSA-44 lines are one vote; one key under two names is `usage` (a
+ * cosignature/v1 signature does not cover the key name, so it would count twice). With `log` verifiers (0x01 or 0x06),
  * the log's own signature must verify too, by a log key named after the checkpoint's origin
  * (`checkpoint_wrong_origin` otherwise). ML-DSA-44 needs Node ≥ 24.6 (KeyError `mldsa_unsupported`
  * otherwise).
@@ -77,7 +78,7 @@ export function verifyCosignedCheckpoint(
 ): CosignedCheckpoint {
   if (opts.cosigners.some((v) => !isCosignerType(v.type)))
     throw new VerificationError('usage', 'cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) vkeys');
-  const need = requiredCosignatures(opts.cosigners, opts.quorum);
+  const policy = cosignerQuorum(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   let verified: VerifiedNote;
   try {
@@ -94,7 +95,7 @@ export function verifyCosignedCheckpoint(
   })();
   checkEmptyTree(checkpoint);
   const logVerified = checkLogSignature(verified, log, checkpoint);
-  return { checkpoint, logVerified, cosigners: countedCosigners(verified, opts.cosigners, need) };
+  return { checkpoint, logVerified, cosigners: countedCosigners(verified, policy) };
 }
 
 /** A tlog-proof for an entry (bytes) or leaf hash, under the log's key(s). */

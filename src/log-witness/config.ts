@@ -8,13 +8,15 @@
  * Rules: 1 ≤ quorum ≤ witnesses; URLs are http(s) submission prefixes without credentials, query
  * or fragment (a missing final `/` is added), distinct; each witness has 1–4 cosigner vkeys of type
  * 0x04 (Ed25519 cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1; refused where the runtime has no
- * ML-DSA-44), distinct across the whole file (a key shared by two witnesses would count twice
- * towards the quorum). Unknown members are refused.
+ * ML-DSA-44), distinct across the whole file. A public key listed twice, whatever the names on its
+ * vkeys, is `log_witness_key_duplicate` (SPEC §4.1 rev 4): cosignature/v1 does not sign the name,
+ * so one key's line would count for two witnesses. Unknown members are refused.
  */
 import { readDocument } from '../config/config-file.ts';
 import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
+import { sharedKey, type QuorumPolicy } from '../verify/quorum.ts';
 import { LogWitnessConfigError } from './errors.ts';
 import { isJsonObject } from '../encoding/json.ts';
 
@@ -66,7 +68,7 @@ export function parseLogWitnesses(doc: unknown): LogWitnessSet {
   if (!Array.isArray(list) || list.length === 0) throw bad('"witnesses" must be a non-empty array');
   if (list.length > MAX_LOG_WITNESSES) throw bad(`at most ${MAX_LOG_WITNESSES} witnesses`);
   const urls = new Set<string>();
-  const keys = new Map<string, string>();
+  const keys = new Map<string, { where: string; vkey: string }>();
   const witnesses = list.map((w: unknown, i): LogWitnessPeer => {
     const where = `witnesses[${i}]`;
     if (!isJsonObject(w)) throw bad(`${where} must be an object {"url", "vkeys"}`);
@@ -89,19 +91,32 @@ export function parseLogWitnesses(doc: unknown): LogWitnessSet {
         throw bad(`${where}.vkeys[${j}]: a witness vkey must be of type 0x04 (cosignature/v1) or 0x06 (ML-DSA-44 subtree/v1)`);
       if (v.type === SIG_TYPE_SUBTREE_V1 && !mlDsa44Supported())
         throw bad(`${where}.vkeys[${j}]: ML-DSA-44 vkeys need Node ≥ 24.6 with OpenSSL ≥ 3.5`);
+      // Lines are matched by (name, key ID): two different keys there would be ambiguous. The same
+      // key twice is log_witness_key_duplicate, below.
       const id = `${v.name}+${v.keyId}`;
-      const owner = keys.get(id) ?? keys.get(v.vkey);
-      if (owner !== undefined) throw bad(`${where}.vkeys[${j}]: key ${v.vkey} is already listed (${owner})`);
-      keys.set(id, where);
-      keys.set(v.vkey, where);
+      const owner = keys.get(id);
+      if (owner !== undefined && owner.vkey !== v.vkey)
+        throw bad(`${where}.vkeys[${j}]: key ${v.vkey} has the name and key ID of another key (${owner.where})`);
+      keys.set(id, { where, vkey: v.vkey });
       return v;
     });
     return { url, verifiers };
   });
+  const shared = sharedKey(witnesses.map((w, i) => ({ id: `witnesses[${i}]`, keys: w.verifiers })));
+  if (shared !== undefined)
+    throw new LogWitnessConfigError(
+      'log_witness_key_duplicate',
+      `log_witness_key_duplicate: ${shared.second}: the public key of ${shared.key.vkey} is already listed (${shared.first}); two witnesses may not share a key, whatever their names (a cosignature does not sign the name, so one signer would count twice)`,
+    );
   const q = doc.quorum;
   if (typeof q !== 'number' || !Number.isSafeInteger(q) || q < 1 || q > witnesses.length)
     throw bad(`"quorum" must be an integer from 1 to the number of witnesses (${witnesses.length})`);
   return { quorum: q, witnesses };
+}
+
+/** The publishing quorum (src/verify/quorum.ts): each configured witness, by URL, is one vote. */
+export function logWitnessQuorum(set: LogWitnessSet): QuorumPolicy<NoteVerifier> {
+  return { quorum: set.quorum, witnesses: set.witnesses.map((w) => ({ id: w.url, keys: w.verifiers })) };
 }
 
 /** Read and validate the witnesses file (the Reloadable loader). */
@@ -115,7 +130,7 @@ export function loadLogWitnesses(path: string): LogWitnessSet {
   try {
     return parseLogWitnesses(doc);
   } catch (e) {
-    if (e instanceof LogWitnessConfigError) throw bad(`${path}: ${e.message}`);
+    if (e instanceof LogWitnessConfigError) throw new LogWitnessConfigError(e.code, `${path}: ${e.message}`);
     throw e;
   }
 }

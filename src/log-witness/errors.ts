@@ -5,7 +5,9 @@
 import { CodedError } from '../errors.ts';
 
 /** `--log-witnesses FILE` is refused: start-up fails, a reload keeps the previous copy. */
-export type LogWitnessConfigErrorCode = 'invalid_log_witnesses';
+export type LogWitnessConfigErrorCode =
+  | 'invalid_log_witnesses' // the file does not parse or breaks a rule of SPEC §4.1
+  | 'log_witness_key_duplicate'; // one public key listed twice (two witnesses, or one twice), whatever the names
 
 /** Why a submission to a peer witness did not collect a cosignature. */
 export type PeerFailureCode =

@@ -23,7 +23,8 @@ import type { TransparencyLog } from '../log/log.ts';
 import { parseNote } from '../note/signed-note.ts';
 import { LOG_COSIGNATURES_PER_WITNESS, type LogWitnessState, type LogWitnessStorage, type SignedCheckpoint } from '../store/types.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
-import type { LogWitnessSet } from './config.ts';
+import { tallyQuorum } from '../verify/quorum.ts';
+import { logWitnessQuorum, type LogWitnessSet } from './config.ts';
 import { PeerFailure } from './errors.ts';
 import { createLogWitnessMetrics, type LogWitnessLag, type LogWitnessMetrics } from './metrics.ts';
 import { httpPeerPost, type PeerPost } from './peer-http.ts';
@@ -302,18 +303,19 @@ export class LogWitnessing {
         const cs = await this.store.cosigned(size);
         if (cs === undefined) continue;
         const text = parseNote(cs.note).text;
-        let count = 0;
-        for (const w of set.witnesses) {
-          const lines = cs.lines.get(w.url);
-          if (lines === undefined) continue;
+        // One vote per configured witness, whatever number of its lines verify (SPEC §4.1).
+        const tally = tallyQuorum(logWitnessQuorum(set), (w) => {
+          const lines = cs.lines.get(w.id);
+          if (lines === undefined) return false;
           try {
-            verifiedCosignatures(lines, text, w.verifiers);
-            count++;
+            verifiedCosignatures(lines, text, w.keys);
+            return true;
           } catch {
-            // not a cosignature under the current configuration
+            return false; // not a cosignature under the current configuration
           }
-        }
-        if (count < set.quorum) continue;
+        });
+        if (!tally.met) continue;
+        const count = tally.counted.length;
         const before = this.publishedSize;
         this.publishedSize = await this.store.publish(size);
         this.served = undefined;

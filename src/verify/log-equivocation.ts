@@ -68,15 +68,25 @@ export function parseLogEquivocation(doc: unknown): LogEquivocationEvidence {
 
 /**
  * Check evidence under the pinned log key(s): both notes verify under `logKeys` as checkpoints
- * of `origin`, and they contradict each other. `malformed_response` for the shape, the checkpoint
- * codes (`checkpoint_invalid`, `checkpoint_wrong_origin`) for a note that does not verify,
- * `log_equivocation_invalid` when the two verified checkpoints prove nothing.
+ * of `origin`, each signed by a pinned key NAMED `origin` (a pinned key of another name proves
+ * nothing about this log), and they contradict each other. `malformed_response` for the shape, the
+ * checkpoint codes (`checkpoint_invalid`, `checkpoint_wrong_origin`: another origin, or no
+ * signature by a key named after it) for a note that does not verify, `log_equivocation_invalid`
+ * when the two verified checkpoints prove nothing.
  */
 export async function verifyLogEquivocation(evidence: unknown, logKeys: readonly NoteKey[]): Promise<ProvenLogEquivocation> {
   const ev = parseLogEquivocation(evidence);
   const check = async (side: 'a' | 'b'): Promise<Checkpoint> => {
     try {
-      return (await verifyCheckpoint(ev[side], logKeys, ev.origin)).checkpoint;
+      const { checkpoint, note } = await verifyCheckpoint(ev[side], logKeys, ev.origin);
+      // C2SP signed-note: a log's key is named after its origin. A signature by a pinned key of
+      // another name says nothing about this log (SPEC §6.1 rev 4).
+      if (!note.verified.some((v) => v.verifier.name === ev.origin))
+        fail(
+          'checkpoint_wrong_origin',
+          `signed only by ${note.verified.map((v) => JSON.stringify(v.verifier.name)).join(', ')}, not by a key of log ${JSON.stringify(ev.origin)} (a log key is named after its origin): it proves nothing about that log`,
+        );
+      return checkpoint;
     } catch (e) {
       if (e instanceof VerificationError) throw new VerificationError(e.code, `checkpoint ${side}: ${e.message}`);
       throw e;

@@ -38,6 +38,7 @@ import { MAX_COSIGNATURE_TIMESTAMP } from '../note/timestamped-signature.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44 } from './crypto.ts';
 import { fail, rethrow, VerificationError } from './errors.ts';
+import { cosignerQuorum, countedCosigners } from './quorum.ts';
 
 export type { Checkpoint, VerifiedNote, NoteKeyType };
 
@@ -226,17 +227,18 @@ export interface CosignedCheckpoint {
   checkpoint: Checkpoint;
   /** The log's own signature verified (when log keys were given). */
   logVerified: boolean;
-  /** The cosigners whose cosignature line (0x04 or 0x06) verified (one per distinct key), with the signed time. */
+  /** The cosigners (witnesses, by name) with a verified cosignature line (0x04 or 0x06), once each, with the signed time of the first. */
   cosigners: { name: string; timestamp: bigint }[];
   /** Vkeys of given keys this platform cannot check (ML-DSA-44 without a backend or WebCrypto support): the note had no line of theirs. */
   unsupported: string[];
 }
 
 /**
- * A checkpoint with cosignature lines (c2sp.org/tlog-cosignature): every cosigner key (type 0x04
- * Ed25519 or 0x06 ML-DSA-44) must have a valid line unless `quorum` says how many distinct keys
- * suffice; with `log` keys (0x01 or 0x06), the log's signature must verify too, by a key named
- * after the checkpoint's origin.
+ * A checkpoint with cosignature lines (c2sp.org/tlog-cosignature): every cosigner (a witness: the
+ * keys of one name, type 0x04 Ed25519 and/or 0x06 ML-DSA-44) must have a valid line unless
+ * `quorum` says how many witnesses suffice (SPEC §4.1: a quorum counts witnesses, never keys; one
+ * key under two names is `usage`); with `log` keys (0x01 or 0x06), the log's signature must verify
+ * too, by a key named after the checkpoint's origin.
  */
 export async function verifyCosignedCheckpoint(
   note: string,
@@ -244,7 +246,7 @@ export async function verifyCosignedCheckpoint(
 ): Promise<CosignedCheckpoint> {
   if (opts.cosigners.some((v) => !isCosignerType(v.type)))
     fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) keys');
-  const need = requiredCosignatures(opts.cosigners, opts.quorum);
+  const policy = cosignerQuorum(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   const { usable, unsupported } = await checkableKeys([...log, ...opts.cosigners]);
   let verified: VerifiedNote;
@@ -267,7 +269,7 @@ export async function verifyCosignedCheckpoint(
   });
   let cosigners: { name: string; timestamp: bigint }[];
   try {
-    cosigners = countedCosigners(verified, opts.cosigners, need);
+    cosigners = countedCosigners(verified, policy);
   } catch (e) {
     const skipped = unsupported.filter((k) => opts.cosigners.includes(k));
     if (e instanceof VerificationError && e.code === 'cosignature_missing' && skipped.length > 0) unsupportedFailure(skipped, e.message);
@@ -282,26 +284,9 @@ export function isCosignerType(type: NoteKeyType): boolean {
 }
 
 /*
- * Cosigner counting and the log-signature rule, shared with the client's synchronous verifyCosignedCheckpoint
- * (src/client/offline.ts): a cosignature/v1 signature does not cover the key name, so cosigners
- * are counted by distinct KEY.
+ * The log-signature rule, shared with the client's synchronous verifyCosignedCheckpoint
+ * (src/client/offline.ts); cosigners are counted by ./quorum.ts (witnesses, never keys).
  */
-
-/** How many valid cosignatures are required: every distinct cosigner key, or `quorum` (1..that). */
-export function requiredCosignatures(cosigners: readonly NoteKey[], quorum: number | undefined): number {
-  const distinct = new Map<string, string>();
-  for (const c of cosigners) {
-    const hex = encodeHex(c.publicKey);
-    const seen = distinct.get(hex);
-    if (seen !== undefined && seen !== c.name)
-      fail('usage', `one cosigner key is given under two names (${seen}, ${c.name}): it would count twice`);
-    distinct.set(hex, c.name);
-  }
-  if (quorum !== undefined && (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > distinct.size)) {
-    fail('usage', `quorum must be an integer in 1..${distinct.size} (the number of distinct cosigner keys)`);
-  }
-  return quorum ?? distinct.size;
-}
 
 /**
  * With log keys given, the log's own signature verified, by a key named after the checkpoint's
@@ -327,27 +312,4 @@ export function checkLogSignature(
       `the checkpoint's origin ${JSON.stringify(checkpoint.origin)} is not the name of the log key that signed it (${byLog.map((v) => JSON.stringify(v.verifier.name)).join(', ')})`,
     );
   return logVerified;
-}
-
-/** The cosigners whose line verified, one per distinct key (its first verified name, note order); cosignature_missing below `need`. */
-export function countedCosigners(
-  verified: VerifiedNote,
-  cosigners: readonly NoteKey[],
-  need: number,
-): { name: string; timestamp: bigint }[] {
-  const counted = new Set<string>();
-  const result = verified.verified
-    .filter((v) => isCosignerType(v.verifier.type) && cosigners.includes(v.verifier))
-    .filter((v) => {
-      const hex = encodeHex(v.verifier.publicKey);
-      if (counted.has(hex)) return false;
-      counted.add(hex);
-      return true;
-    })
-    .map((v) => ({ name: v.verifier.name, timestamp: v.timestamp ?? 0n }));
-  if (result.length < need) {
-    const missing = cosigners.filter((c) => !result.some((v) => v.name === c.name)).map((c) => c.name);
-    fail('cosignature_missing', `${result.length} of ${need} required cosignatures (missing: ${missing.join(', ')})`);
-  }
-  return result;
 }

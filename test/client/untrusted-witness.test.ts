@@ -7,7 +7,7 @@
 //       witness's misbehaviour, never the party's duplicity, and never freezes the chain;
 //   8.6 hex is compared as bytes: an upper-cased proof or key is the same value;
 //   8.7 a witness set built in code is re-validated (one receipt never counts twice); cosigned
-//       checkpoints count distinct keys, refuse quorum 0 and an origin that is not the log key's
+//       checkpoints count witnesses (names), refuse one key under two names, quorum 0 and an origin that is not the log key's
 //       name; a size-0 checkpoint with a non-empty root is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

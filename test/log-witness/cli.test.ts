@@ -24,7 +24,8 @@ void test('serve --log-witnesses: load errors and bad durations refuse start-up;
   try {
     const key = join(dir, 'w.pem');
     assert.equal(run(['keygen', '--out', key]).status, 0);
-    const vkey = formatVkey('peer.test', SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(generateEd25519().privateKey));
+    const cosignKey = ed25519PublicKeyBytes(generateEd25519().privateKey);
+    const vkey = formatVkey('peer.test', SIG_TYPE_COSIGNATURE_V1, cosignKey);
     // A peer URL where nothing listens: every submission is `unreachable`.
     const peer = `http://127.0.0.1:${await freePort()}/`;
     const file = join(dir, 'log-witnesses.yaml');
@@ -34,6 +35,12 @@ void test('serve --log-witnesses: load errors and bad durations refuse start-up;
     const r = run(['serve', ...base, '--log-witnesses', file]);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /quorum/);
+    // Issue 25 item 5: one key listed for two witnesses under two names refuses start-up.
+    const alias = formatVkey('alias.test', SIG_TYPE_COSIGNATURE_V1, cosignKey);
+    writeFileSync(file, `quorum: 2\nwitnesses:\n  - url: ${peer}\n    vkeys: ["${vkey}"]\n  - url: ${peer}b/\n    vkeys: ["${alias}"]\n`);
+    const dup = run(['serve', ...base, '--log-witnesses', file]);
+    assert.notEqual(dup.status, 0);
+    assert.match(dup.stderr, /log_witness_key_duplicate/);
     writeFileSync(file, `quorum: 1\nwitnesses:\n  - url: ${peer}\n    vkeys: ["${vkey}"]\n`);
     for (const bad of ['0s', '1.5s'])
       assert.notEqual(run(['serve', ...base, '--log-witnesses', file, '--log-witness-interval', bad]).status, 0, bad);

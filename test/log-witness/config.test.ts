@@ -54,7 +54,7 @@ void test('--log-witnesses: 1 ≤ quorum ≤ witnesses, http(s) prefixes (a fina
   refused({ quorum: 1, witnesses: [{ ...W1, url: 'https://w1.example/?x=1' }] }, /query/);
   refused({ quorum: 1, witnesses: [{ ...W1, url: 'not a url' }] }, /not a URL/);
   refused({ quorum: 1, witnesses: [W1, { ...W2, url: 'https://w1.example' }] }, /twice/);
-  refused({ quorum: 1, witnesses: [W1, { ...W2, vkeys: [W1.vkeys[0]] }] }, /already listed/);
+  refused({ quorum: 1, witnesses: [W1, { ...W2, vkeys: [W1.vkeys[0]] }] }, /log_witness_key_duplicate.*already listed/);
   refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [vkey('w1.example', 1, SIG_TYPE_ED25519)] }] }, /0x04.*0x06/);
   refused({ quorum: 1, witnesses: [{ ...W1, vkeys: [] }] }, /1–4 vkeys/);
   refused({ quorum: 1, witnesses: [{ ...W1, vkeys: ['w1.example+00000000+BAAA'] }] }, /vkeys\[0\]/);
@@ -65,6 +65,56 @@ void test('--log-witnesses: 1 ≤ quorum ≤ witnesses, http(s) prefixes (a fina
     },
     /at most 15/,
   );
+});
+
+/** Refused with `log_witness_key_duplicate` (SPEC §4.1 rev 4). */
+function duplicateKey(doc: unknown): void {
+  assert.throws(
+    () => parseLogWitnesses(doc),
+    (e: unknown) => e instanceof LogWitnessConfigError && e.code === 'log_witness_key_duplicate',
+  );
+}
+
+void test('issue 25 item 5: one public key under two witnesses’ names is log_witness_key_duplicate, whatever the names (SPEC §4.1 rev 4)', () => {
+  // The reproduction: witness 1's key, listed again for a second witness under another name. The
+  // vkeys differ (the key ID hashes the name) but cosignature/v1 does not sign the name, so one
+  // signer's line would count for both witnesses.
+  const alias = { url: 'https://w1b.example/', vkeys: [vkey('w1b.example', 1)] };
+  assert.notEqual(alias.vkeys[0], W1.vkeys[0]);
+  duplicateKey({ quorum: 2, witnesses: [W1, alias] });
+  duplicateKey({ quorum: 1, witnesses: [W2, { ...alias, vkeys: [vkey('w1b.example', 3)] }] }); // W2's second key
+  // One witness listing its key twice under two names, and the same vkey twice.
+  duplicateKey({ quorum: 1, witnesses: [{ ...W1, vkeys: [W1.vkeys[0], vkey('w1-alias.example', 1)] }] });
+  duplicateKey({ quorum: 1, witnesses: [{ ...W1, vkeys: [W1.vkeys[0], W1.vkeys[0]] }] });
+  // Through the file loader (start-up and reloads): the code survives, with the file name.
+  const { dir, cleanup } = tempDir();
+  try {
+    const f = join(dir, 'w.json');
+    writeFileSync(f, JSON.stringify({ quorum: 2, witnesses: [W1, alias] }));
+    assert.throws(
+      () => loadLogWitnesses(f),
+      (e: unknown) => e instanceof LogWitnessConfigError && e.code === 'log_witness_key_duplicate' && e.message.includes(f),
+    );
+  } finally {
+    cleanup();
+  }
+  // Distinct keys under the same names still load.
+  assert.equal(parseLogWitnesses({ quorum: 2, witnesses: [W1, { ...alias, vkeys: [vkey('w1b.example', 8)] }] }).witnesses.length, 2);
+});
+
+void test('issue 25 item 5: an ML-DSA-44 key shared by two witnesses is log_witness_key_duplicate too', (t) => {
+  if (!mlDsa44Supported()) {
+    t.skip('no ML-DSA-44 in this runtime (Node ≥ 24.6 with OpenSSL ≥ 3.5)');
+    return;
+  }
+  const pk = mlDsa44PublicKeyBytes(mlDsa44KeyFromSeed(fill(0x56)));
+  duplicateKey({
+    quorum: 2,
+    witnesses: [
+      { url: 'https://w5.example/', vkeys: [vkey('w5.example', 5), formatVkey('w5.example', SIG_TYPE_SUBTREE_V1, pk)] },
+      { url: 'https://w6.example/', vkeys: [vkey('w6.example', 6), formatVkey('w6.example', SIG_TYPE_SUBTREE_V1, pk)] },
+    ],
+  });
 });
 
 void test('--log-witnesses: YAML for .yaml/.yml, JSON otherwise; the file name is in the error', () => {

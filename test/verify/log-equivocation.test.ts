@@ -6,12 +6,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBase64 } from '../../src/encoding/base64.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
-import { formatVkey } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner, formatVkey } from '../../src/note/vkey.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
 import { consistencyProof, memoryHashReader, treeRoot, verifyConsistency } from '../../src/tlog/merkle.ts';
 import { LOG_EQUIVOCATION_V, noteKeyFromVkey, verifyLogEquivocation } from '../../src/verify/index.ts';
 import { consistencyFailure } from '../../src/verify/merkle.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fill } from '../helpers/anchors.ts';
+import { runClientCli } from '../helpers/client-cli-run.ts';
+import { tempDir } from '../helpers/tmp.ts';
 import { appendLeaf, checkpointNote, fakeWitness } from '../helpers/malicious-witness.ts';
 
 const w = fakeWitness({ seed: 0x31, name: 'log.test' });
@@ -53,6 +57,56 @@ void test('same size, two roots, both signed by the log key: proven; the same ro
     doc('x', 'y', { old_root_from_tiles: 'AAAA', consistency_proof: [] }),
   ])
     await assert.rejects(verifyLogEquivocation(bad, k), { code: 'malformed_response' });
+});
+
+void test('issue 25 item 16: a checkpoint signed by a pinned key of another name, carrying the honest origin, proves nothing (SDK and CLI)', async () => {
+  // The reproduction: a verifier pins two logs' keys (a second --log-vkey). The other log's
+  // operator signs a forked checkpoint that carries the honest log's origin; beside an honest
+  // checkpoint of that size, it "proved" that the honest log equivocated.
+  const evil = fakeWitness({ seed: 0x33, name: 'evil.test' });
+  const honestVkey = formatVkey(w.origin, SIG_TYPE_ED25519, w.publicKey);
+  const evilVkey = formatVkey(evil.origin, SIG_TYPE_ED25519, evil.publicKey);
+  const forged = checkpointNote(fork, 12, [ed25519NoteSigner(evil.origin, evil.key)]);
+  assert.match(forged, new RegExp(`^${w.origin.replace(/[.]/g, '\\.')}\n12\n`), 'the forged note carries the honest origin');
+  const ev = doc(checkpointNote(w, 12), forged);
+  const both = [await key, await noteKeyFromVkey(evilVkey)];
+  await assert.rejects(verifyLogEquivocation(ev, both), {
+    code: 'checkpoint_wrong_origin',
+    message: /^checkpoint b: signed only by "evil\.test\/anchors", not by a key of log "log\.test\/anchors"/,
+  });
+  await assert.rejects(verifyLogEquivocation({ ...ev, a: ev.b, b: ev.a }, both), {
+    code: 'checkpoint_wrong_origin',
+    message: /^checkpoint a: /,
+  });
+  // The foreign key alone pinned, both notes its own under the honest origin: the same.
+  const forgedToo = checkpointNote(w, 12, [ed25519NoteSigner(evil.origin, evil.key)]);
+  await assert.rejects(verifyLogEquivocation(doc(forgedToo, forged), [both[1]!]), { code: 'checkpoint_wrong_origin' });
+  // The two-size form too (the forged note as the smaller one).
+  const read = memoryHashReader(w.leaves);
+  const twoSizes = doc(checkpointNote(fork, 7, [ed25519NoteSigner(evil.origin, evil.key)]), checkpointNote(w, 12), {
+    old_root_from_tiles: encodeBase64(treeRoot(7, read)),
+    consistency_proof: consistencyProof(7, 12, read).map(encodeBase64),
+  });
+  await assert.rejects(verifyLogEquivocation(twoSizes, both), { code: 'checkpoint_wrong_origin' });
+  // The honest log's own fork, under the same two pins, is still proven.
+  assert.equal((await verifyLogEquivocation(doc(checkpointNote(w, 12), checkpointNote(fork, 12)), both)).kind, 'same_size');
+
+  // `anchor-witness verify log-equivocation FILE --log-vkey HONEST --log-vkey OTHER`: refused (exit 1), not "PROVEN".
+  const tmp = tempDir('aw-log-equivocation-');
+  try {
+    const file = join(tmp.dir, 'evidence.json');
+    writeFileSync(file, JSON.stringify(ev));
+    const run = await runClientCli(['verify', 'log-equivocation', file, '--log-vkey', honestVkey, '--log-vkey', evilVkey]);
+    assert.equal(run.code, 1, run.stdout);
+    assert.doesNotMatch(run.stdout, /PROVEN/);
+    assert.match(run.stderr, /^INVALID checkpoint_wrong_origin: checkpoint b: signed only by "evil\.test\/anchors"/);
+    writeFileSync(file, JSON.stringify(doc(checkpointNote(w, 12), checkpointNote(fork, 12))));
+    const proven = await runClientCli(['verify', 'log-equivocation', file, '--log-vkey', honestVkey, '--log-vkey', evilVkey]);
+    assert.equal(proven.code, 0, proven.stderr);
+    assert.match(proven.stdout, /LOG EQUIVOCATION PROVEN: log log\.test\/anchors/);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 void test('two sizes: proven only with a consistency proof from the root the smaller size has in the larger tree', async () => {
