@@ -1,10 +1,11 @@
 /**
  * `anchor-witness kel verify PATH…` and `anchor-witness kel import-git --git REPO --out DIR`
  * (SPEC §3.5 "Tools"): check KEL documents the way the witness would (no kel_tips: a fresh start),
- * and turn an upstream registry repository into a `dir:` source.
+ * and turn an upstream registry repository into a `dir:` source. `kel init | rotate | delegate`
+ * make test KELs in a `dir:` source (src/cli/kel-author.ts).
  */
 import { mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../client/files.ts';
 import { encodeHex } from '../encoding/hex.ts';
@@ -12,6 +13,8 @@ import { DEFAULT_KEL_LIMITS, evaluateKels, type KelLimits, type RawKel } from '.
 import { readKelDirectory, readKelFile } from '../registry/dir-source.ts';
 import { readKelRepository } from '../registry/git-source.ts';
 import { intArg } from './options.ts';
+import { delegateKel, initKel, rotateKel, type KelChange } from './kel-author.ts';
+import { KelToolError } from './errors.ts';
 
 /** One line of `kel verify`. */
 export interface KelVerifyLine {
@@ -70,6 +73,64 @@ export async function importGitKels(
   return { written, skipped };
 }
 
+/** `--prefix` and `--delegator` take a prefix or its `did:keri:` form. */
+const prefixArg = (text: string): string => text.replace(/^did:keri:/, '');
+
+interface AuthorFlags {
+  dir: string;
+  keys: string;
+}
+
+/** Create both directories (the key directory 0700) and refuse one inside the other's place. */
+function authorDirs(o: AuthorFlags): AuthorFlags {
+  if (resolve(o.dir) === resolve(o.keys))
+    throw new KelToolError('kel_keys_in_source', `--keys ${o.keys} is the dir: source itself: keep the seeds in another directory`);
+  mkdirSync(o.dir, { recursive: true });
+  mkdirSync(o.keys, { recursive: true, mode: 0o700 });
+  return o;
+}
+
+const printChange = (c: KelChange): void => {
+  process.stdout.write(JSON.stringify(c) + '\n');
+};
+
+function addAuthorCommands(kel: Command): void {
+  const withDirs = (c: Command): Command =>
+    c
+      .requiredOption('--dir <dir>', 'the dir: source holding <prefix>.kel.json files (created when missing)')
+      .requiredOption('--keys <dir>', 'where the seeds are kept, one <prefix>.kel-keys.json (0600) per identifier; not the --dir source');
+  withDirs(
+    kel
+      .command('init')
+      .description(
+        'create a test identifier: a one-key Ed25519 KEL (icp) written as <prefix>.kel.json, its seeds in a key file; prints one JSON line',
+      ),
+  ).action((o: AuthorFlags) => {
+    const d = authorDirs(o);
+    printChange(initKel(d.dir, d.keys));
+  });
+  withDirs(
+    kel
+      .command('rotate')
+      .description(
+        "rotate a test identifier to its committed next key (rot, or drt anchored by its delegator when the delegator's keys are in --keys)",
+      )
+      .requiredOption('--prefix <prefix>', 'the identifier (prefix or did:keri:prefix) made by kel init or kel delegate', prefixArg),
+  ).action((o: AuthorFlags & { prefix: string }) => {
+    const d = authorDirs(o);
+    printChange(rotateKel(d.dir, d.keys, o.prefix));
+  });
+  withDirs(
+    kel
+      .command('delegate')
+      .description("create a test agent delegated by --delegator (dip) and add the delegator's anchoring seal (ixn) to the delegator's KEL")
+      .requiredOption('--delegator <prefix>', 'the delegator (prefix or did:keri:prefix), made by kel init here', prefixArg),
+  ).action((o: AuthorFlags & { delegator: string }) => {
+    const d = authorDirs(o);
+    printChange(delegateKel(d.dir, d.keys, o.delegator));
+  });
+}
+
 export function addKelCommands(program: Command): void {
   const kel = program.command('kel').description('key event logs as a party registry source (SPEC §3.5)');
   kel
@@ -95,4 +156,5 @@ export function addKelCommands(program: Command): void {
       for (const s of r.skipped) process.stderr.write(`skipped ${s.prefix}: ${s.reason}: ${s.detail}\n`);
       process.stdout.write(`wrote ${r.written.length} KEL file(s) to ${o.out}\n`);
     });
+  addAuthorCommands(kel);
 }
