@@ -15,6 +15,7 @@ import { readKelRepository } from '../registry/git-source.ts';
 import { intArg } from './options.ts';
 import { delegateKel, initKel, rotateKel, type KelChange } from './kel-author.ts';
 import { KelToolError } from './errors.ts';
+import { progress, type Progress } from './progress.ts';
 
 /** One line of `kel verify`. */
 export interface KelVerifyLine {
@@ -28,16 +29,21 @@ export interface KelVerifyLine {
 }
 
 /** Evaluate the KELs at `paths` (files, or directories read as a `dir:` source) together. */
-export async function verifyKelPaths(paths: readonly string[], limits: KelLimits): Promise<KelVerifyLine[]> {
+export async function verifyKelPaths(paths: readonly string[], limits: KelLimits, shown: Progress | null = null): Promise<KelVerifyLine[]> {
   const kels = new Map<string, RawKel>();
-  for (const p of paths) {
-    if (statSync(p).isDirectory()) for (const [prefix, kel] of (await readKelDirectory(p, limits)).kels) kels.set(prefix, kel);
-    else {
+  for (const [i, p] of paths.entries()) {
+    if (statSync(p).isDirectory()) {
+      const read = await (shown?.during(`reading ${p}`, () => readKelDirectory(p, limits)) ?? readKelDirectory(p, limits));
+      for (const [prefix, kel] of read.kels) kels.set(prefix, kel);
+    } else {
       const kel = await readKelFile(p, limits);
       kels.set(kel.prefix, kel);
     }
+    shown?.update(i + 1, paths.length, 'read');
   }
+  shown?.update(kels.size, undefined, 'verifying KELs:');
   const { evaluations } = evaluateKels(kels, null, new Map());
+  shown?.done();
   return [...evaluations.values()]
     .sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
     .map((e) => ({
@@ -56,12 +62,15 @@ export async function importGitKels(
   repo: string,
   out: string,
   limits: KelLimits,
+  shown: Progress | null = null,
 ): Promise<{ written: string[]; skipped: { prefix: string; reason: string; detail: string }[] }> {
-  const read = await readKelRepository(repo, limits);
+  const read = await (shown?.during(`reading ${repo}`, () => readKelRepository(repo, limits)) ?? readKelRepository(repo, limits));
   mkdirSync(out, { recursive: true });
   const written: string[] = [];
   const skipped: { prefix: string; reason: string; detail: string }[] = [];
-  for (const [prefix, kel] of [...read.kels].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  const all = [...read.kels].sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [i, [prefix, kel]] of all.entries()) {
+    shown?.update(i + 1, all.length, 'wrote');
     if (kel.defect !== undefined) {
       skipped.push({ prefix, reason: kel.defect.reason, detail: kel.defect.detail });
       continue;
@@ -70,6 +79,7 @@ export async function importGitKels(
     writeFileAtomic(join(out, `${prefix}.kel.json`), JSON.stringify(doc) + '\n', 0o644);
     written.push(prefix);
   }
+  shown?.done();
   return { written, skipped };
 }
 
@@ -140,7 +150,7 @@ export function addKelCommands(program: Command): void {
     .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
     .option('--kel-max-bytes <n>', 'most bytes one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxBytes)
     .action(async (paths: string[], o: { kelMaxEvents: number; kelMaxBytes: number }) => {
-      const lines = await verifyKelPaths(paths, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes });
+      const lines = await verifyKelPaths(paths, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes }, progress('kel verify'));
       for (const l of lines) process.stdout.write(JSON.stringify(l) + '\n');
       process.exitCode = lines.length > 0 && lines.every((l) => l.status === 'accepted') ? 0 : 1;
     });
@@ -152,7 +162,7 @@ export function addKelCommands(program: Command): void {
     .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
     .option('--kel-max-bytes <n>', 'most bytes one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxBytes)
     .action(async (o: { git: string; out: string; kelMaxEvents: number; kelMaxBytes: number }) => {
-      const r = await importGitKels(o.git, o.out, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes });
+      const r = await importGitKels(o.git, o.out, { maxEvents: o.kelMaxEvents, maxBytes: o.kelMaxBytes }, progress('kel import-git'));
       for (const s of r.skipped) process.stderr.write(`skipped ${s.prefix}: ${s.reason}: ${s.detail}\n`);
       process.stdout.write(`wrote ${r.written.length} KEL file(s) to ${o.out}\n`);
     });

@@ -17,6 +17,7 @@ import {
 } from '../cosign/list-import.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
+import { progress } from './progress.ts';
 
 interface ServeFlags extends HttpLimits {
   config?: string;
@@ -292,13 +293,31 @@ export function addServeCommand(program: Command): void {
         config.logWitnessIntervalMs = (flags.logWitnessInterval ?? 1) * 1000;
         config.logWitnessAlertLagMs = (flags.logWitnessAlertLag ?? 600) * 1000;
       }
-      const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
+      // On a terminal, the first read of the log lists (start-up waits for it) shows a status line;
+      // log lines are written around it.
+      const lists = config.logsLists?.length ?? 0;
+      const shown = lists > 0 ? progress('anchor-witness serve') : null;
+      const log = pino(
+        { base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' },
+        shown?.active === true
+          ? {
+              write: (line: string) => {
+                shown.line(line);
+              },
+            }
+          : pino.destination(2),
+      );
       for (const r of replacedLists)
         log.warn(
           { setting: r.setting, by: r.by, config_file: r.file, config_value: r.fileValue, value: r.value },
           `${r.by} replaces the ${r.setting.slice(2)} list of ${r.file} (lists are not merged): ${r.fileValue.filter((x) => !r.value.includes(x)).join(', ')} from the file not used`,
         );
-      const node = await startWitness(config, log);
+      let node;
+      try {
+        node = await (shown?.during(`first read of ${lists} log list(s)`, () => startWitness(config, log)) ?? startWitness(config, log));
+      } finally {
+        shown?.done();
+      }
       if (node.bastions !== null) process.stdout.write(`bastion key hash ${node.bastions.keyHash}\n`);
       if (node.listen !== null) process.stdout.write(`listening on ${node.url}\n`);
       for (const c of node.bastions?.connections ?? []) {

@@ -36,7 +36,8 @@ void test('kel init: a KEL the dir: source reads and kel verify accepts; its see
     assert.equal(c.kel_file, kelFile(kels, c.prefix));
     assert.equal(statSync(c.keys_file).mode & 0o777, 0o600);
     assert.equal(statSync(keys).mode & 0o777, 0o700);
-    assert.ok(!readFileSync(c.kel_file, 'utf8').includes(JSON.parse(readFileSync(c.keys_file, 'utf8')).seeds[0]), 'no seed in the KEL');
+    const seeds = (JSON.parse(readFileSync(c.keys_file, 'utf8')) as { seeds: string[] }).seeds;
+    assert.ok(!readFileSync(c.kel_file, 'utf8').includes(seeds[0]!), 'no seed in the KEL');
     const read = await readKelDirectory(kels, DEFAULT_KEL_LIMITS);
     assert.deepEqual([...read.kels.keys()], [c.prefix]);
     const l = await lineOf(kels, c.prefix);
