@@ -1,87 +1,97 @@
 /**
  * The `npm start` demo of parties' keys from key event logs (SPEC §3.5): a root and an agent it
- * delegates, as KEL files in a `dir:` source under the dev data dir, built from seeds kept in
- * `kel-demo.json` (0600) there. Rebuilding from the same seeds gives the same events (Ed25519 is
- * deterministic), so a rotation only appends: `node src/cli/dev-kel.ts rotate` adds a `drt` with a
- * new key, has the root anchor it, rewrites both files by rename and writes a demo anchor request
- * signed by the new key. The running witness follows without a registry edit.
+ * delegates, as KEL files in a `dir:` source under the dev data dir (`kels/`), made and rotated
+ * with the code of `anchor-witness kel init | delegate | rotate` (src/cli/kel-author.ts): seeds in
+ * `kel-keys/` (0600 files), the two prefixes in `kel-demo.json`. `node src/cli/dev-kel.ts rotate`
+ * (the same as `anchor-witness kel rotate --dir kels --keys kel-keys --prefix AGENT`) appends a
+ * `drt` with the next key, has the root anchor it, rewrites both files by rename and writes a demo
+ * anchor request signed by the new key. The running witness follows without a registry edit.
  */
-import { randomBytes, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { anchorRequest, signAnchor } from '../client/party.ts';
 import { ed25519KeyFromSeed } from '../crypto/ed25519.ts';
-import { decodeHex, encodeHex } from '../encoding/hex.ts';
+import { decodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
 import { writeFileAtomic } from '../client/files.ts';
 import { deriveSeedId } from '../anchor/seed.ts';
 import { ed25519Signer, KelBuilder } from '../keri/build.ts';
+import { currentSeed, delegateKel, importKelSeeds, initKel, readKelDocument, rotateKel } from './kel-author.ts';
 
-/** The seeds of the demo: the root's current and next key, and the agent's keys in rotation order. */
-interface DemoSeeds {
-  root: [string, string];
-  agent: string[];
+/** kel-demo.json: the prefixes of the demo's root and agent. */
+interface DemoState {
+  root: string;
+  agent: string;
 }
 
 export interface KelDemo {
   kelDir: string;
   rootId: string;
   agentId: string;
-  /** The agent's current key (the last of its seeds). */
+  /** The agent's current key. */
   agentKeySeed: Uint8Array;
   rotations: number;
 }
 
-const seed = (): string => encodeHex(randomBytes(32));
+const dirsOf = (dataDir: string): { kelDir: string; keysDir: string; stateFile: string } => ({
+  kelDir: join(dataDir, 'kels'),
+  keysDir: join(dataDir, 'kel-keys'),
+  stateFile: join(dataDir, 'kel-demo.json'),
+});
 
-function loadSeeds(file: string): DemoSeeds {
-  if (!existsSync(file)) {
-    const fresh: DemoSeeds = { root: [seed(), seed()], agent: [seed(), seed()] };
-    writeFileAtomic(file, JSON.stringify(fresh, null, 2) + '\n', 0o600);
-    return fresh;
-  }
-  return JSON.parse(readFileSync(file, 'utf8')) as DemoSeeds;
+/**
+ * Data dirs of earlier releases kept the seeds themselves in kel-demo.json (`{root: [key, next],
+ * agent: [keys in rotation order]}`), the same order kel-author keeps: move them to key files.
+ */
+function migrateSeeds(keysDir: string, old: { root: string[]; agent: string[] }): DemoState {
+  const signer = (hex: string) => ed25519Signer(decodeHex(hex, 32));
+  const root = KelBuilder.incept({ signers: [signer(old.root[0]!)], next: [signer(old.root[1]!)] }).prefix;
+  const agent = KelBuilder.incept({ signers: [signer(old.agent[0]!)], next: [signer(old.agent[1]!)], delegator: root }).prefix;
+  if (!existsSync(join(keysDir, `${root}.kel-keys.json`))) importKelSeeds(keysDir, root, old.root);
+  if (!existsSync(join(keysDir, `${agent}.kel-keys.json`))) importKelSeeds(keysDir, agent, old.agent);
+  return { root, agent };
 }
 
-const signer = (hex: string) => ed25519Signer(decodeHex(hex, 32));
-
-/** Build both KELs from the seeds and write them into `kelDir` by rename. */
-function writeKels(kelDir: string, seeds: DemoSeeds): KelDemo {
-  const root = KelBuilder.incept({ signers: [signer(seeds.root[0])], next: [signer(seeds.root[1])] });
-  // The agent: a dip with key 0, then one drt per later key (the last seed is always the next key).
-  const agent = KelBuilder.incept({ signers: [signer(seeds.agent[0]!)], next: [signer(seeds.agent[1]!)], delegator: root.prefix });
-  root.interact([agent.sealOf(0)]);
-  for (let i = 1; i < seeds.agent.length - 1; i++) {
-    agent.rotate({ signers: [signer(seeds.agent[i]!)], next: [signer(seeds.agent[i + 1]!)] });
-    root.interact([agent.sealOf(i)]);
-  }
+function loadState(dataDir: string): DemoState {
+  const { kelDir, keysDir, stateFile } = dirsOf(dataDir);
   mkdirSync(kelDir, { recursive: true });
-  for (const kel of [root, agent]) {
-    const file = join(kelDir, `${kel.prefix}.kel.json`);
-    writeFileSync(`${file}.tmp`, JSON.stringify(kel.document()) + '\n');
-    renameSync(`${file}.tmp`, file);
+  mkdirSync(keysDir, { recursive: true, mode: 0o700 });
+  let state: DemoState;
+  if (!existsSync(stateFile)) {
+    const root = initKel(kelDir, keysDir);
+    state = { root: root.prefix, agent: delegateKel(kelDir, keysDir, root.prefix).prefix };
+  } else {
+    const doc = JSON.parse(readFileSync(stateFile, 'utf8')) as DemoState | { root: string[]; agent: string[] };
+    if (typeof doc.root === 'string') return doc as DemoState;
+    state = migrateSeeds(keysDir, doc as { root: string[]; agent: string[] });
   }
+  writeFileAtomic(stateFile, JSON.stringify(state, null, 2) + '\n', 0o600);
+  return state;
+}
+
+function demoOf(dataDir: string, state: DemoState): KelDemo {
+  const { kelDir, keysDir } = dirsOf(dataDir);
   return {
     kelDir,
-    rootId: `did:keri:${root.prefix}`,
-    agentId: `did:keri:${agent.prefix}`,
-    agentKeySeed: decodeHex(seeds.agent[seeds.agent.length - 2]!, 32),
-    rotations: seeds.agent.length - 2,
+    rootId: `did:keri:${state.root}`,
+    agentId: `did:keri:${state.agent}`,
+    agentKeySeed: currentSeed(kelDir, keysDir, state.agent),
+    rotations: readKelDocument(kelDir, state.agent).events.filter((e) => e.t === 'drt').length,
   };
 }
 
 /** The demo's KEL files (created on first use), as they stand. */
 export function ensureKelDemo(dataDir: string): KelDemo {
-  return writeKels(join(dataDir, 'kels'), loadSeeds(join(dataDir, 'kel-demo.json')));
+  return demoOf(dataDir, loadState(dataDir));
 }
 
 /** Rotate the agent to its next key (anchored by the root at once); rewrites the files by rename. */
 export function rotateKelDemo(dataDir: string): KelDemo {
-  const file = join(dataDir, 'kel-demo.json');
-  const seeds = loadSeeds(file);
-  seeds.agent.push(seed());
-  writeFileAtomic(file, JSON.stringify(seeds, null, 2) + '\n', 0o600);
-  return writeKels(join(dataDir, 'kels'), seeds);
+  const state = loadState(dataDir);
+  const { kelDir, keysDir } = dirsOf(dataDir);
+  rotateKel(kelDir, keysDir, state.agent);
+  return demoOf(dataDir, state);
 }
 
 export const KEL_DEMO_SCOPE = 'EKelDemoScope';

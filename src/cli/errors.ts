@@ -16,6 +16,11 @@ export type ListenErrorCode = 'invalid_listen';
  */
 export type CheckFailedCode = 'unreachable' | 'http_error' | 'invalid_option' | BuildErrorCode | KeyErrorCode;
 
+/** `kel init | rotate | delegate` (src/cli/kel-author.ts) refused to touch a KEL or its key file. */
+export type KelToolErrorCode = 'kel_missing' | 'kel_keys_missing' | 'kel_keys_invalid' | 'kel_keys_mismatch' | 'kel_keys_in_source';
+
 export class ListenError extends CodedError<ListenErrorCode> {}
+
+export class KelToolError extends CodedError<KelToolErrorCode> {}
 
 export class CheckFailed extends CodedError<CheckFailedCode> {}

@@ -7,7 +7,7 @@ import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
-import { collectList, intArg } from './options.ts';
+import { collectList, envName, intArg } from './options.ts';
 import { durationArg } from '../config/duration.ts';
 import {
   DEFAULT_LIST_INTERVAL_SECONDS,
@@ -17,6 +17,7 @@ import {
 } from '../cosign/list-import.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
+import { progress } from './progress.ts';
 
 interface ServeFlags extends HttpLimits {
   config?: string;
@@ -57,8 +58,28 @@ interface ServeFlags extends HttpLimits {
   logWitnessAlertLag?: number;
 }
 
-/** Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or camel case). */
-function applyConfigFile(cmd: Command, path: string): void {
+/** The list settings: a config file gives them as a YAML/JSON list (or a comma-separated string). */
+const LIST_KEYS = new Set(['roles', 'trustProxy', 'cosignKey', 'logsList', 'bastion']);
+
+/**
+ * A config-file list that a flag or a variable replaced (whole, not merged) and so dropped some of
+ * its entries: logged as one warning at start.
+ */
+export interface ReplacedList {
+  setting: string;
+  /** `--cosign-key` or `AW_COSIGN_KEY`. */
+  by: string;
+  file: string;
+  fileValue: string[];
+  value: string[];
+}
+
+/**
+ * Config-file values fill whatever neither a flag nor a variable set (keys: flag names, kebab or
+ * camel case). Returns the file's lists that a flag or variable replaced.
+ */
+function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
+  const replaced: ReplacedList[] = [];
   const doc = readDocument(path);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
@@ -77,14 +98,27 @@ function applyConfigFile(cmd: Command, path: string): void {
     if (option === undefined || key === 'config')
       throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
     const source = cmd.getOptionValueSource(key);
-    if (source === 'cli' || source === 'env') continue;
-    let v: unknown;
+    const overridden = source === 'cli' || source === 'env';
     const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-    if (key === 'roles' || key === 'trustProxy' || key === 'cosignKey' || key === 'logsList' || key === 'bastion') {
-      v = Array.isArray(value)
+    if (LIST_KEYS.has(key)) {
+      const list = Array.isArray(value)
         ? value.map((x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)))
         : collectList(scalar ?? '', undefined);
-    } else if (option.isBoolean()) {
+      const current = (cmd.getOptionValue(key) as string[] | undefined) ?? [];
+      if (!overridden) cmd.setOptionValueWithSource(key, list, 'config');
+      else if (list.some((x) => !current.includes(x)))
+        replaced.push({
+          setting: option.long!,
+          by: source === 'cli' ? option.long! : envName('AW_', option),
+          file: path,
+          fileValue: list,
+          value: current,
+        });
+      continue;
+    }
+    if (overridden) continue;
+    let v: unknown;
+    if (option.isBoolean()) {
       v = value === true || value === 'true' || value === 1;
     } else if (scalar === undefined) {
       throw new ConfigError('invalid_config', `${path}: ${rawKey} must be a string or a number`);
@@ -94,9 +128,11 @@ function applyConfigFile(cmd: Command, path: string): void {
     }
     cmd.setOptionValueWithSource(key, v, 'config');
   }
+  return replaced;
 }
 
 export function addServeCommand(program: Command): void {
+  let replacedLists: ReplacedList[] = [];
   addHttpLimitOptions(program.command('serve'))
     .description('run the witness node')
     .option('--config <file>', 'optional JSON/YAML file of settings (flag names as keys); flags and variables win over it')
@@ -182,7 +218,7 @@ export function addServeCommand(program: Command): void {
     .option('--dev', 'development relaxations: generated keys kept in the data dir when --key/--cosign-key are missing')
     .hook('preAction', (cmd) => {
       const file = cmd.getOptionValue('config') as string | undefined;
-      if (file !== undefined) applyConfigFile(cmd, file);
+      if (file !== undefined) replacedLists = applyConfigFile(cmd, file);
     })
     .action(async (flags: ServeFlags) => {
       if (flags.dataDir === undefined) throw new ConfigError('missing_option', '--data-dir is required');
@@ -257,8 +293,31 @@ export function addServeCommand(program: Command): void {
         config.logWitnessIntervalMs = (flags.logWitnessInterval ?? 1) * 1000;
         config.logWitnessAlertLagMs = (flags.logWitnessAlertLag ?? 600) * 1000;
       }
-      const log = pino({ base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' }, pino.destination(2));
-      const node = await startWitness(config, log);
+      // On a terminal, the first read of the log lists (start-up waits for it) shows a status line;
+      // log lines are written around it.
+      const lists = config.logsLists?.length ?? 0;
+      const shown = lists > 0 ? progress('anchor-witness serve') : null;
+      const log = pino(
+        { base: { svc: 'anchor-witness' }, level: flags.logLevel ?? 'info' },
+        shown?.active === true
+          ? {
+              write: (line: string) => {
+                shown.line(line);
+              },
+            }
+          : pino.destination(2),
+      );
+      for (const r of replacedLists)
+        log.warn(
+          { setting: r.setting, by: r.by, config_file: r.file, config_value: r.fileValue, value: r.value },
+          `${r.by} replaces the ${r.setting.slice(2)} list of ${r.file} (lists are not merged): ${r.fileValue.filter((x) => !r.value.includes(x)).join(', ')} from the file not used`,
+        );
+      let node;
+      try {
+        node = await (shown?.during(`first read of ${lists} log list(s)`, () => startWitness(config, log)) ?? startWitness(config, log));
+      } finally {
+        shown?.done();
+      }
       if (node.bastions !== null) process.stdout.write(`bastion key hash ${node.bastions.keyHash}\n`);
       if (node.listen !== null) process.stdout.write(`listening on ${node.url}\n`);
       for (const c of node.bastions?.connections ?? []) {
