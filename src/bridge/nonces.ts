@@ -11,10 +11,17 @@
  *   - `SqliteNonceStore` (nonces-sqlite.ts): the default, `nonces.sqlite` in `--data-dir`;
  *   - `PostgresNonceStore` (nonces-postgres.ts): `--store postgres://…`, shared by replicas.
  * The durable ones answer only after the entry is committed, so a restart forgets nothing.
+ *
+ * One clock decides both acceptance and expiry (SPEC §7 rev 4): the store checks the proof's `iat`
+ * (±60 s, 'stale') with the same clock that computes and purges expiries. For the memory and SQLite
+ * stores that is the caller's `now` (one process: the process clock is the database's clock); the
+ * PostgreSQL store, shared by replicas whose clocks differ, ignores `now` and uses the database
+ * server's `now()`, so no replica, whatever its clock, purges a nonce another still has to refuse.
  */
-import { nonceExpiryMs } from './pop.ts';
+import { iatFresh, nonceExpiryMs } from './pop.ts';
 
-export type ConsumeResult = 'ok' | 'replayed' | 'full';
+/** 'stale': the proof's `iat` is more than 60 s from the store's clock (→ 401 `pop_stale`). */
+export type ConsumeResult = 'ok' | 'replayed' | 'full' | 'stale';
 
 export type NonceStoreKind = 'memory' | 'sqlite' | 'postgres';
 
@@ -33,9 +40,15 @@ export interface NonceStore {
   /** Entries held (the `bridge_nonce_store_entries` gauge); see each implementation for how exact. */
   readonly size: number;
   /**
-   * Record `key` as used at `now` (unix ms) by a proof with `iat` (unix s): 'ok' the first time
-   * (and once durable, for the durable stores), 'replayed' while a previous use is remembered,
-   * 'full' at capacity. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
+   * PostgreSQL only: the database server's clock minus this process's (ms), as last measured. The
+   * others have one clock and leave it undefined.
+   */
+  readonly clockSkewMs?: number;
+  /**
+   * Record `key` as used at `now` (unix ms) by a proof with `iat` (unix s): 'stale' when `iat` is
+   * more than 60 s from the store's clock (nothing recorded), else 'ok' the first time (and once
+   * durable, for the durable stores), 'replayed' while a previous use is remembered, 'full' at
+   * capacity. The PostgreSQL store reads the time from the database instead of `now`. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
    */
   consume(key: string, iat: number, now: number): Promise<ConsumeResult>;
   close(): Promise<void>;
@@ -78,6 +91,7 @@ export class MemoryNonceStore implements NonceStore {
   }
 
   consumeNow(key: string, iat: number, now: number): ConsumeResult {
+    if (!iatFresh(iat, now)) return 'stale';
     this.purge(now);
     const expiry = this.entries.get(key);
     if (expiry !== undefined && expiry > now) return 'replayed';

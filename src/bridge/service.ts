@@ -65,6 +65,11 @@ export class TokenService {
       const r = await this.nonces.consume(grant.nonceKey, grant.proofIat, now);
       if (r === 'replayed')
         throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
+      if (r === 'stale')
+        throw new BridgeError(
+          'pop_stale',
+          `proof iat ${grant.proofIat} is more than 60 s from the nonce store's clock (with --store postgres://…, the database server's clock); check this host's clock (NTP)`,
+        );
       if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
     }
     const key = this.opts.signingKey();
