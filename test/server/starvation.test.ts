@@ -7,8 +7,9 @@
 //
 // The reproduction: an in-process witness; 100 concurrent submissions from a worker thread (its own
 // event loop, real loopback sockets, one connection each); a test hook stalls the witness's event
-// loop for 3 s from a timer right after its 80th accepted connection, so the rest queue up in the
-// backlog and the timers of the connections already accepted come due before their bytes are read.
+// loop for 3 s when it accepts its 80th connection (an I/O callback, like a CPU-bound handler), so
+// the rest queue up in the backlog, and after the stall the event loop runs its due timers before
+// it reads the bytes that arrived meanwhile.
 // Every submission must get an HTTP status: 200, or 503 `overloaded` with Retry-After for the
 // connections over the cap (nothing done: the same submissions are accepted afterwards as new), or
 // 408 — never a bare close.
@@ -23,6 +24,7 @@ import type { RunningWitness } from '../../src/witness/node.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { post, startTestWitness } from '../helpers/witness.ts';
+import { start } from './_http.ts';
 
 const N = 100;
 const STALL_AT = 80;
@@ -89,7 +91,7 @@ void test('100 concurrent submissions through a 3 s event-loop stall: every one 
   const bodies = Array.from({ length: N }, (_, i) => submission(i));
   let accepted = 0;
   const stall = (): void => {
-    if (++accepted === STALL_AT) setTimeout(busy, 0, STALL_MS);
+    if (++accepted === STALL_AT) busy(STALL_MS); // in an I/O callback, as a CPU-bound handler would
   };
   w.app.server.on('connection', stall);
   const worker = new Worker(CLIENT, { eval: true, workerData: { bodies, url: `${w.url}/v1/anchor` } });
@@ -124,5 +126,58 @@ void test('100 concurrent submissions through a 3 s event-loop stall: every one 
     const r = await post(`${w.url}/v1/anchor`, bodies[i]);
     assert.equal(r.status, 200, r.text);
     assert.equal((r.body as { replay?: boolean }).replay, false, `submission ${i} was not stored by its refused attempt`);
+  }
+});
+
+/**
+ * The keep-alive client: one request on a connection, then (after `go` is acknowledged by the
+ * stalled server thread's message) a second one on the same connection while the server is stalled.
+ * Answers "STATUS" or "CLOSED" per request.
+ */
+const KEEP_ALIVE_CLIENT = `
+const net = require('node:net');
+const { parentPort, workerData } = require('node:worker_threads');
+const sock = net.connect(workerData.port, '127.0.0.1');
+let buf = '';
+let want = null;
+sock.on('data', (d) => {
+  buf += d.toString('latin1');
+  const m = /^HTTP\\/1\\.1 (\\d{3})[^]*?\\r\\ncontent-length: (\\d+)\\r\\n[^]*?\\r\\n\\r\\n/i.exec(buf);
+  if (m !== null && buf.length >= m[0].length + Number(m[2])) {
+    buf = buf.slice(m[0].length + Number(m[2]));
+    const w = want; want = null; w?.(m[1]);
+  }
+});
+sock.on('error', () => undefined);
+sock.on('close', () => { const w = want; want = null; w?.('CLOSED'); });
+const ask = () => new Promise((resolve) => { want = resolve; sock.write('GET /x HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'); });
+sock.on('connect', async () => {
+  const first = await ask();
+  parentPort.postMessage('stall');
+  await new Promise((r) => setTimeout(r, workerData.sendAfterMs)); // the server is stalled now
+  const second = await ask();
+  parentPort.postMessage([first, second]);
+  sock.destroy();
+});
+`;
+
+void test('a request sent on a kept-alive connection while the server is stalled past its idle timeout is answered', { timeout: 60_000 }, async () => {
+  // keep-alive idle 300 ms (Node closes 1 s later); the stall lasts 2.5 s and the request comes 0.5 s into it
+  const s = await start({ keepAliveTimeoutMs: 300 }, (app) => {
+    app.get('/x', () => Promise.resolve({ ok: true }));
+  });
+  const worker = new Worker(KEEP_ALIVE_CLIENT, { eval: true, workerData: { port: s.port, sendAfterMs: 500 } });
+  try {
+    const answers = await new Promise<unknown>((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (m: unknown) => {
+        if (m === 'stall') busy(2_500); // in an I/O callback of the server's thread
+        else resolve(m);
+      });
+    });
+    assert.deepEqual(answers, ['200', '200']);
+  } finally {
+    await worker.terminate();
+    await s.close();
   }
 });
