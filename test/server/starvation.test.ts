@@ -87,47 +87,51 @@ after(async () => {
   tmp.cleanup();
 });
 
-void test('100 concurrent submissions through a 3 s event-loop stall: every one answered with an HTTP status', { timeout: 120_000 }, async () => {
-  const bodies = Array.from({ length: N }, (_, i) => submission(i));
-  let accepted = 0;
-  const stall = (): void => {
-    if (++accepted === STALL_AT) busy(STALL_MS); // in an I/O callback, as a CPU-bound handler would
-  };
-  w.app.server.on('connection', stall);
-  const worker = new Worker(CLIENT, { eval: true, workerData: { bodies, url: `${w.url}/v1/anchor` } });
-  let outcomes: string[];
-  try {
-    outcomes = await new Promise<string[]>((resolve, reject) => {
-      worker.on('error', reject);
-      worker.on('message', (m: unknown) => {
-        if (Array.isArray(m)) resolve(m as string[]);
+void test(
+  '100 concurrent submissions through a 3 s event-loop stall: every one answered with an HTTP status',
+  { timeout: 120_000 },
+  async () => {
+    const bodies = Array.from({ length: N }, (_, i) => submission(i));
+    let accepted = 0;
+    const stall = (): void => {
+      if (++accepted === STALL_AT) busy(STALL_MS); // in an I/O callback, as a CPU-bound handler would
+    };
+    w.app.server.on('connection', stall);
+    const worker = new Worker(CLIENT, { eval: true, workerData: { bodies, url: `${w.url}/v1/anchor` } });
+    let outcomes: string[];
+    try {
+      outcomes = await new Promise<string[]>((resolve, reject) => {
+        worker.on('error', reject);
+        worker.on('message', (m: unknown) => {
+          if (Array.isArray(m)) resolve(m as string[]);
+        });
       });
-    });
-  } finally {
-    w.app.server.off('connection', stall);
-    await worker.terminate();
-  }
-  const tally = new Map<string, number>();
-  for (const o of outcomes) tally.set(o, (tally.get(o) ?? 0) + 1);
-  const shown = JSON.stringify([...tally]);
-  assert.ok(accepted >= STALL_AT, `the stall ran (${accepted} connections accepted)`);
-  assert.deepEqual(
-    outcomes.filter((o) => o.startsWith('ERR')),
-    [],
-    `connections closed without an HTTP answer: ${shown}`,
-  );
-  for (const o of outcomes) assert.match(o, /^(200 - -|503 overloaded \d+|408 request_timeout -)$/, shown);
-  const refused = outcomes.flatMap((o, i) => (o.startsWith('503') ? [i] : []));
-  assert.ok(refused.length > 0 && refused.length <= N - 64, `the connections over the per-IP cap (64) were refused: ${shown}`);
-  assert.ok(outcomes.filter((o) => o.startsWith('200')).length >= 1, shown);
+    } finally {
+      w.app.server.off('connection', stall);
+      await worker.terminate();
+    }
+    const tally = new Map<string, number>();
+    for (const o of outcomes) tally.set(o, (tally.get(o) ?? 0) + 1);
+    const shown = JSON.stringify([...tally]);
+    assert.ok(accepted >= STALL_AT, `the stall ran (${accepted} connections accepted)`);
+    assert.deepEqual(
+      outcomes.filter((o) => o.startsWith('ERR')),
+      [],
+      `connections closed without an HTTP answer: ${shown}`,
+    );
+    for (const o of outcomes) assert.match(o, /^(200 - -|503 overloaded \d+|408 request_timeout -)$/, shown);
+    const refused = outcomes.flatMap((o, i) => (o.startsWith('503') ? [i] : []));
+    assert.ok(refused.length > 0 && refused.length <= N - 64, `the connections over the per-IP cap (64) were refused: ${shown}`);
+    assert.ok(outcomes.filter((o) => o.startsWith('200')).length >= 1, shown);
 
-  // a 503 overloaded did nothing: the same submission is new afterwards
-  for (const i of refused.slice(0, 5)) {
-    const r = await post(`${w.url}/v1/anchor`, bodies[i]);
-    assert.equal(r.status, 200, r.text);
-    assert.equal((r.body as { replay?: boolean }).replay, false, `submission ${i} was not stored by its refused attempt`);
-  }
-});
+    // a 503 overloaded did nothing: the same submission is new afterwards
+    for (const i of refused.slice(0, 5)) {
+      const r = await post(`${w.url}/v1/anchor`, bodies[i]);
+      assert.equal(r.status, 200, r.text);
+      assert.equal((r.body as { replay?: boolean }).replay, false, `submission ${i} was not stored by its refused attempt`);
+    }
+  },
+);
 
 /**
  * The keep-alive client: one request on a connection, then (after `go` is acknowledged by the
@@ -161,23 +165,28 @@ sock.on('connect', async () => {
 });
 `;
 
-void test('a request sent on a kept-alive connection while the server is stalled past its idle timeout is answered', { timeout: 60_000 }, async () => {
-  // keep-alive idle 300 ms (Node closes 1 s later); the stall lasts 2.5 s and the request comes 0.5 s into it
-  const s = await start({ keepAliveTimeoutMs: 300 }, (app) => {
-    app.get('/x', () => Promise.resolve({ ok: true }));
-  });
-  const worker = new Worker(KEEP_ALIVE_CLIENT, { eval: true, workerData: { port: s.port, sendAfterMs: 500 } });
-  try {
-    const answers = await new Promise<unknown>((resolve, reject) => {
-      worker.on('error', reject);
-      worker.on('message', (m: unknown) => {
-        if (m === 'stall') busy(2_500); // in an I/O callback of the server's thread
-        else resolve(m);
-      });
+void test(
+  'a request sent on a kept-alive connection while the server is stalled past its idle timeout is answered',
+  { timeout: 60_000 },
+  async () => {
+    // keep-alive idle 300 ms (Node closes 1 s later); the stall lasts 2.5 s and the request comes 0.5 s into it
+    const s = await start({ keepAliveTimeoutMs: 300 }, (app) => {
+      app.get('/x', () => Promise.resolve({ ok: true }));
     });
-    assert.deepEqual(answers, ['200', '200']);
-  } finally {
-    await worker.terminate();
-    await s.close();
-  }
-});
+    const worker = new Worker(KEEP_ALIVE_CLIENT, { eval: true, workerData: { port: s.port, sendAfterMs: 500 } });
+    try {
+      const answers = await new Promise<unknown>((resolve, reject) => {
+        worker.on('error', reject);
+        worker.on('message', (m: unknown) => {
+          if (m === 'stall')
+            busy(2_500); // in an I/O callback of the server's thread
+          else resolve(m);
+        });
+      });
+      assert.deepEqual(answers, ['200', '200']);
+    } finally {
+      await worker.terminate();
+      await s.close();
+    }
+  },
+);
