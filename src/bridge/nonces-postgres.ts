@@ -14,7 +14,7 @@ import { mapPgError, redact } from '../store/postgres/db.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
+import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { NONCE_MIN_RETENTION_SECONDS, POP_MAX_SKEW_SECONDS } from './pop.ts';
 
 const SCHEMA_VERSION = 1;
@@ -43,7 +43,7 @@ const Q = {
                       WHERE n.expires_at <= (SELECT now_ms FROM c)
                     RETURNING n.key)
             SELECT f.key, f.key IN (SELECT key FROM ins) AS inserted FROM fresh f`,
-  // For keys that did not fit the capacity: stale, held by a live row (replayed), or full.
+  // For keys that did not fit the capacity (stale, held by a live row: replayed, or full), and peek.
   live: `WITH ${dbNow(4)}
          SELECT t.key, abs(t.iat - c.now_ms / 1000) > $3::bigint AS stale,
                 EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = t.key AND n.expires_at > c.now_ms) AS live
@@ -218,6 +218,14 @@ export class PostgresNonceStore implements NonceStore {
       this.queue.push({ key, iat, now, resolve, reject });
       this.pump();
     });
+  }
+
+  /** One statement, on the database's clock; `now` is ignored. */
+  async peek(key: string, iat: number): Promise<PeekResult> {
+    if (this.closed) throw new StoreUnavailableError('nonce store: closed');
+    const r = await this.query<{ stale: boolean; live: boolean }>(Q.live, [[key], [iat], POP_MAX_SKEW_SECONDS, this.dbClockParam()]);
+    const row = r.rows[0]!;
+    return row.stale ? 'stale' : row.live ? 'replayed' : 'unused';
   }
 
   /** Send the queue as one batch unless one is in flight (then it goes when that one returns). */

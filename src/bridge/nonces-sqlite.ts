@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
+import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { iatFresh, nonceExpiryMs } from './pop.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
@@ -114,6 +114,17 @@ export class SqliteNonceStore implements NonceStore {
       this.queue.push({ key, iat, now, resolve, reject });
       this.schedule();
     });
+  }
+
+  peek(key: string, iat: number, now: number): Promise<PeekResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    if (!iatFresh(iat, now)) return Promise.resolve('stale');
+    try {
+      const row = this.get.get(key);
+      return Promise.resolve(row !== undefined && row.expires_at > now ? 'replayed' : 'unused');
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
   }
 
   private schedule(): void {

@@ -23,6 +23,9 @@ import { iatFresh, nonceExpiryMs } from './pop.ts';
 /** 'stale': the proof's `iat` is more than 60 s from the store's clock (→ 401 `pop_stale`). */
 export type ConsumeResult = 'ok' | 'replayed' | 'full' | 'stale';
 
+/** What a read finds (no write): 'unused' means only that no live entry holds the key now. */
+export type PeekResult = 'unused' | 'replayed' | 'stale';
+
 export type NonceStoreKind = 'memory' | 'sqlite' | 'postgres';
 
 /** A `consume` waiting for the durable stores' next batch (SQLite and PostgreSQL group commit). */
@@ -51,6 +54,12 @@ export interface NonceStore {
    * capacity. The PostgreSQL store reads the time from the database instead of `now`. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
    */
   consume(key: string, iat: number, now: number): Promise<ConsumeResult>;
+  /**
+   * A read, no write (SPEC §7 check order: before the freshness gate and the signature): 'stale'
+   * as `consume` would say, 'replayed' while a live entry holds `key`, else 'unused'. Only
+   * `consume` decides: two requests may both read 'unused'.
+   */
+  peek(key: string, iat: number, now: number): Promise<PeekResult>;
   close(): Promise<void>;
 }
 
@@ -103,6 +112,12 @@ export class MemoryNonceStore implements NonceStore {
 
   consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
     return Promise.resolve(this.consumeNow(key, iat, now));
+  }
+
+  peek(key: string, iat: number, now: number): Promise<PeekResult> {
+    if (!iatFresh(iat, now)) return Promise.resolve('stale');
+    const expiry = this.entries.get(key);
+    return Promise.resolve(expiry !== undefined && expiry > now ? 'replayed' : 'unused');
   }
 
   close(): Promise<void> {

@@ -19,7 +19,7 @@ const ms = (s: number): number => Math.round(s * 1000);
 /** The stores' own clock (idle purges): T − 60, before every use below, so it never expires anything early. */
 const clock = (): number => ms(T - 60);
 
-/** What the PostgreSQL stores below take for the database's clock: the `now` of the latest consume. */
+/** What the PostgreSQL stores below take for the database's clock: the `now` of the latest consume or peek. */
 let pgNow = clock();
 const databaseClock = (): number => pgNow;
 function followNow(s: PostgresNonceStore): PostgresNonceStore {
@@ -28,7 +28,13 @@ function followNow(s: PostgresNonceStore): PostgresNonceStore {
     pgNow = now;
     return consume(key, iat, now);
   };
-  return s;
+  const peek = s.peek.bind(s);
+  return Object.assign(s, {
+    peek: (key: string, iat: number, now: number) => {
+      pgNow = now;
+      return peek(key, iat);
+    },
+  });
 }
 
 interface Kind {
@@ -137,6 +143,18 @@ for (const kind of KINDS) {
       assert.equal(await s.consume('k:b', T + 121, ms(T + 121)), 'replayed'); // k:b lives until T + 122
       assert.equal(await s.consume('k:d', T + 121, ms(T + 121)), 'full');
       assert.ok(s.size <= 2, `size ${s.size}`);
+    });
+
+    void test('peek reads without writing: unused until consumed, then replayed until expiry; stale as consume says', async () => {
+      const s = await open();
+      assert.equal(await s.peek('k:p', T, ms(T)), 'unused');
+      assert.equal(await s.peek('k:p', T, ms(T)), 'unused');
+      assert.equal(s.size, 0);
+      assert.equal(await s.consume('k:p', T, ms(T)), 'ok');
+      assert.equal(await s.peek('k:p', T, ms(T + 1)), 'replayed');
+      assert.equal(await s.peek('k:p', T + 60, ms(T + 120.999)), 'replayed');
+      assert.equal(await s.peek('k:p', T - 61, ms(T)), 'stale');
+      assert.equal(await s.peek('k:p', T + 61, ms(T + 121)), 'unused'); // expired at T + 121
     });
 
     void test('concurrent uses of one key: exactly one ok', async () => {
