@@ -32,6 +32,20 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
   );
   reuseMetric(
     registry,
+    'bridge_nonce_store_clock_skew_seconds',
+    () =>
+      new Gauge({
+        name: 'bridge_nonce_store_clock_skew_seconds',
+        help: "With --store postgres: the database server's clock minus this replica's, measured at each purge (positive: this replica is behind). Nonce expiry and the proof iat check at commit use the database's clock",
+        registers,
+        collect() {
+          const skew = deps.service.nonces.clockSkewMs;
+          if (skew !== undefined) this.set(skew / 1000);
+        },
+      }),
+  );
+  reuseMetric(
+    registry,
     'bridge_signing_keys',
     () =>
       new Gauge({

@@ -41,6 +41,8 @@ import { parseTrustedRoots } from './trusted-roots.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 export const KEY_REFRESH_INTERVAL_MS = 60_000;
+/** SPEC §7: a replica whose clock differs from the database's by more than this is not fit to serve. */
+const CLOCK_SKEW_WARN_MS = 30_000;
 
 export interface BridgeConfig extends HttpLimits {
   host: string;
@@ -79,6 +81,10 @@ export interface BridgeConfig extends HttpLimits {
   keyRefreshIntervalMs?: number;
   /** How often expired nonces are purged from a durable store (default 10 000 ms). */
   noncePurgeIntervalMs?: number;
+  /** This process's clock (unix ms) for `/token` and the nonce store; tests inject a skewed one. Default Date.now. */
+  clock?: () => number;
+  /** Tests only: stands in for the PostgreSQL server's clock (unix ms); see PostgresNonceStoreOptions. */
+  storeDatabaseClock?: () => number;
 }
 
 export interface RunningBridge {
@@ -140,9 +146,13 @@ export function checkBridgeConfig(config: BridgeConfig): void {
 async function openNonceStore(config: BridgeConfig, issuer: string, keyDir: string): Promise<NonceStore> {
   const capacity = config.nonceCapacity ?? DEFAULT_NONCE_CAPACITY;
   const purgeIntervalMs = config.noncePurgeIntervalMs ?? 10_000;
+  const clock = config.clock ?? Date.now;
   if (config.nonceStore === 'memory') return new MemoryNonceStore(capacity);
-  if (config.store !== undefined) return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs });
-  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs });
+  if (config.store !== undefined) {
+    const databaseClock = config.storeDatabaseClock === undefined ? {} : { databaseClock: config.storeDatabaseClock };
+    return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs, clock, ...databaseClock });
+  }
+  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs, clock });
 }
 
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
@@ -214,6 +224,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     trustedRoots: () => trustedRoots?.current(),
     signingKey: () => keyring.active,
     nonces,
+    ...(config.clock === undefined ? {} : { now: config.clock }),
   });
 
   const serverOpts = {
@@ -272,6 +283,12 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     log.warn(
       { until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() },
       'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart',
+    );
+  }
+  if (nonces.clockSkewMs !== undefined && Math.abs(nonces.clockSkewMs) > CLOCK_SKEW_WARN_MS) {
+    log.warn(
+      { clock_skew_ms: Math.round(nonces.clockSkewMs) },
+      "this host's clock differs from the nonce store database's by more than 30 s: proofs fresh on this clock may be refused at commit (pop_stale); synchronize the clocks (NTP)",
     );
   }
   if (!policy.proofOfPossession)

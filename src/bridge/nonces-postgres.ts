@@ -2,14 +2,20 @@
  * The nonce store in PostgreSQL (`--store postgres://…`, SPEC §7 "Replicas"), shared by several
  * bridge replicas behind one issuer so a proof is accepted once across all of them. Nonces only,
  * never keys. Batched insert-if-absent, issuer binding and the counted capacity: docs/bridge.md.
+ *
+ * One clock for every replica (SPEC §7 rev 4): expiries are computed, compared and purged with the
+ * database server's `now()`, and the insert rechecks each proof's `iat` (±60 s) against that same
+ * `now()` in the same statement. A replica's own clock never decides what is expired, so a replica
+ * whose clock runs ahead cannot purge a nonce that another one would still accept. The `now` that
+ * callers pass is ignored here; this replica's clock only measures its skew from the database.
  */
 import pg from 'pg';
 import { mapPgError, redact } from '../store/postgres/db.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
-import { nonceExpiryMs } from './pop.ts';
+import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
+import { NONCE_MIN_RETENTION_SECONDS, POP_MAX_SKEW_SECONDS } from './pop.ts';
 
 const SCHEMA_VERSION = 1;
 const MIGRATION_LOCK = 0x5442_4d49; // "TBMI"
@@ -18,14 +24,33 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS tb_meta (key text PRIMARY KEY, value 
 CREATE TABLE IF NOT EXISTS tb_nonces (key text PRIMARY KEY, expires_at bigint NOT NULL);
 CREATE INDEX IF NOT EXISTS tb_nonces_by_expiry ON tb_nonces (expires_at);`;
 
+/**
+ * The database's clock in unix ms, as the first CTE `c(now_ms)` of a statement. Parameter `$n` is
+ * null in production (the server's `now()`); tests may send a value that stands in for it.
+ */
+const dbNow = (n: number): string => `c AS (SELECT COALESCE($${n}::bigint, floor(extract(epoch FROM now()) * 1000)::bigint) AS now_ms)`;
+
 const Q = {
-  consume: `INSERT INTO tb_nonces AS n (key, expires_at) SELECT * FROM unnest($1::text[], $2::bigint[])
-            ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE n.expires_at <= $3
-            RETURNING n.key`,
-  live: 'SELECT key FROM tb_nonces WHERE key = ANY($1::text[]) AND expires_at > $2',
+  // $1 keys (sorted, distinct), $2 their iats, $3 the iat skew (s), $4 the minimum retention (s).
+  // A key with a fresh iat is inserted, or replaces an expired row; a returned key is accepted.
+  consume: `WITH ${dbNow(5)},
+            fresh AS (SELECT t.key, t.iat FROM unnest($1::text[], $2::bigint[]) AS t(key, iat), c
+                      WHERE abs(t.iat - c.now_ms / 1000) <= $3::bigint),
+            ins AS (INSERT INTO tb_nonces AS n (key, expires_at)
+                      SELECT f.key, greatest((f.iat + $3::bigint + 1) * 1000, c.now_ms + $4::bigint * 1000)
+                      FROM fresh f, c ORDER BY f.key
+                    ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+                      WHERE n.expires_at <= (SELECT now_ms FROM c)
+                    RETURNING n.key)
+            SELECT f.key, f.key IN (SELECT key FROM ins) AS inserted FROM fresh f`,
+  // For keys that did not fit the capacity (stale, held by a live row: replayed, or full), and peek.
+  live: `WITH ${dbNow(4)}
+         SELECT t.key, abs(t.iat - c.now_ms / 1000) > $3::bigint AS stale,
+                EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = t.key AND n.expires_at > c.now_ms) AS live
+         FROM unnest($1::text[], $2::bigint[]) AS t(key, iat), c`,
   // The outer SELECT sees the table as it was before the DELETE: subtract what it removed.
-  purge: `WITH d AS (DELETE FROM tb_nonces WHERE expires_at <= $1 RETURNING 1)
-          SELECT (SELECT count(*) FROM tb_nonces) - (SELECT count(*) FROM d) AS n`,
+  purge: `WITH ${dbNow(1)}, d AS (DELETE FROM tb_nonces WHERE expires_at <= (SELECT now_ms FROM c) RETURNING 1)
+          SELECT (SELECT count(*) FROM tb_nonces) - (SELECT count(*) FROM d) AS n, (SELECT now_ms FROM c) AS now_ms`,
 };
 
 export interface PostgresNonceStoreOptions {
@@ -41,9 +66,19 @@ export interface PostgresNonceStoreOptions {
   connectTimeoutMs?: number;
   /** Any one statement, server-side (default 5000 ms); the client gives up 2 s later. */
   statementTimeoutMs?: number;
-  /** The clock (unix ms) of the purges at open and on the timer; requests bring their own `now`. Default Date.now. */
+  /**
+   * This replica's clock (unix ms), only to measure `clockSkewMs`; it never decides expiry. Default
+   * Date.now.
+   */
   clock?: () => number;
+  /**
+   * Tests only: stands in for the database server's clock (unix ms). Unset in production, where
+   * the database's own `now()` is used.
+   */
+  databaseClock?: () => number;
 }
+
+type PurgeRow = { n: number; now_ms: number };
 
 const types = new pg.TypeOverrides();
 types.setTypeParser(20, (v: string) => Number(v)); // int8: unix ms and counts are safe integers
@@ -61,16 +96,35 @@ export class PostgresNonceStore implements NonceStore {
   private purging: Promise<void> | null = null;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly clock: () => number;
+  private readonly databaseClock: (() => number) | undefined;
+  private skew: number;
 
-  private constructor(pool: pg.Pool, capacity: number, purgeIntervalMs: number, count: number, clock: () => number) {
+  private constructor(pool: pg.Pool, o: PostgresNonceStoreOptions, capacity: number, first: PurgeRow, skew: number) {
     this.pool = pool;
     this.capacity = capacity;
-    this.purgeIntervalMs = purgeIntervalMs;
-    this.estimate = count;
+    this.purgeIntervalMs = o.purgeIntervalMs ?? 10_000;
+    this.clock = o.clock ?? Date.now;
+    this.databaseClock = o.databaseClock;
+    this.estimate = first.n;
+    this.skew = skew;
     this.timer = setInterval(() => {
-      this.purgeNow(clock()).catch(() => undefined); // a failed purge is retried at the next tick
-    }, purgeIntervalMs);
+      this.purgeNow().catch(() => undefined); // a failed purge is retried at the next tick
+    }, this.purgeIntervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * The database's clock minus this replica's (ms), as of the last purge (at open, then at most
+   * `purgeIntervalMs` ago), to within that statement's round trip. Positive: this replica is behind.
+   */
+  get clockSkewMs(): number {
+    return this.skew;
+  }
+
+  /** The value for the `dbNow` parameter: null (the server's clock) unless a test stands in for it. */
+  private dbClockParam(): number | null {
+    return this.databaseClock === undefined ? null : this.databaseClock();
   }
 
   /** Connect, check durability settings, create the schema, bind the issuer, purge and count. */
@@ -97,7 +151,9 @@ export class PostgresNonceStore implements NonceStore {
       await pool.end().catch(() => undefined);
       throw new BridgeConfigError('store_unopenable', `cannot connect to the nonce store ${where}: ${(e as Error).message}`);
     }
-    let count: number;
+    let first: PurgeRow;
+    let skew: number;
+    const clock = o.clock ?? Date.now;
     try {
       const s = (
         await client.query<{ sync: string; fsync: string; recovery: boolean }>(
@@ -136,7 +192,9 @@ export class PostgresNonceStore implements NonceStore {
         );
       }
       await client.query('COMMIT');
-      count = (await client.query<{ n: number }>(Q.purge, [(o.clock ?? Date.now)()])).rows[0]!.n;
+      const sent = clock();
+      first = (await client.query<PurgeRow>(Q.purge, [o.databaseClock?.() ?? null])).rows[0]!;
+      skew = first.now_ms - (sent + clock()) / 2;
       client.release();
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -145,7 +203,7 @@ export class PostgresNonceStore implements NonceStore {
       if (e instanceof BridgeConfigError) throw e;
       throw new BridgeConfigError('store_unopenable', `cannot open the nonce store ${where}: ${(e as Error).message}`);
     }
-    return new PostgresNonceStore(pool, capacity, o.purgeIntervalMs ?? 10_000, count, o.clock ?? Date.now);
+    return new PostgresNonceStore(pool, o, capacity, first, skew);
   }
 
   /** An estimate: the table's rows at this replica's last purge (≤ purgeIntervalMs ago) plus its own inserts since. */
@@ -153,12 +211,21 @@ export class PostgresNonceStore implements NonceStore {
     return this.estimate;
   }
 
+  /** `now` is ignored: the database's clock decides (see the module comment). */
   consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ key, iat, now, resolve, reject });
       this.pump();
     });
+  }
+
+  /** One statement, on the database's clock; `now` is ignored. */
+  async peek(key: string, iat: number): Promise<PeekResult> {
+    if (this.closed) throw new StoreUnavailableError('nonce store: closed');
+    const r = await this.query<{ stale: boolean; live: boolean }>(Q.live, [[key], [iat], POP_MAX_SKEW_SECONDS, this.dbClockParam()]);
+    const row = r.rows[0]!;
+    return row.stale ? 'stale' : row.live ? 'replayed' : 'unused';
   }
 
   /** Send the queue as one batch unless one is in flight (then it goes when that one returns). */
@@ -185,10 +252,13 @@ export class PostgresNonceStore implements NonceStore {
     }
   }
 
-  private purgeNow(now: number): Promise<void> {
-    this.purging ??= this.query<{ n: number }>(Q.purge, [now])
+  private purgeNow(): Promise<void> {
+    const sent = this.clock();
+    this.purging ??= this.query<PurgeRow>(Q.purge, [this.dbClockParam()])
       .then((r) => {
-        this.estimate = r.rows[0]!.n;
+        const row = r.rows[0]!;
+        this.estimate = row.n;
+        this.skew = row.now_ms - (sent + this.clock()) / 2;
       })
       .finally(() => {
         this.purging = null;
@@ -205,26 +275,36 @@ export class PostgresNonceStore implements NonceStore {
       else same.push(p);
     }
     const keys = [...byKey.keys()].sort();
-    const now = batch.reduce((m, p) => Math.min(m, p.now), Infinity);
-    if (this.estimate + keys.length > this.capacity) await this.purgeNow(now);
+    const iats = (ks: string[]): number[] => ks.map((k) => byKey.get(k)![0]!.iat);
+    if (this.estimate + keys.length > this.capacity) await this.purgeNow();
     const room = Math.max(0, this.capacity - this.estimate);
     const admit = keys.slice(0, room);
     const rest = keys.slice(room);
     const result = new Map<string, ConsumeResult>();
     if (admit.length > 0) {
-      const expiries = admit.map((k) => {
-        const p = byKey.get(k)![0]!;
-        return nonceExpiryMs(p.iat, p.now);
-      });
-      const r = await this.query<{ key: string }>(Q.consume, [admit, expiries, now]);
+      const r = await this.query<{ key: string; inserted: boolean }>(Q.consume, [
+        admit,
+        iats(admit),
+        POP_MAX_SKEW_SECONDS,
+        NONCE_MIN_RETENTION_SECONDS,
+        this.dbClockParam(),
+      ]);
       this.batches++;
-      const inserted = new Set(r.rows.map((row) => row.key));
-      this.estimate += inserted.size;
-      for (const k of admit) result.set(k, inserted.has(k) ? 'ok' : 'replayed');
+      const fresh = new Map(r.rows.map((row) => [row.key, row.inserted]));
+      for (const k of admit) {
+        const inserted = fresh.get(k);
+        result.set(k, inserted === undefined ? 'stale' : inserted ? 'ok' : 'replayed');
+        if (inserted === true) this.estimate++;
+      }
     }
     if (rest.length > 0) {
-      const live = new Set((await this.query<{ key: string }>(Q.live, [rest, now])).rows.map((row) => row.key));
-      for (const k of rest) result.set(k, live.has(k) ? 'replayed' : 'full');
+      const r = await this.query<{ key: string; stale: boolean; live: boolean }>(Q.live, [
+        rest,
+        iats(rest),
+        POP_MAX_SKEW_SECONDS,
+        this.dbClockParam(),
+      ]);
+      for (const row of r.rows) result.set(row.key, row.stale ? 'stale' : row.live ? 'replayed' : 'full');
     }
     for (const [k, ps] of byKey) {
       const first = result.get(k)!;

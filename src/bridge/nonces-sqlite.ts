@@ -3,6 +3,10 @@
  * `--data-dir`, so a used nonce survives a crash and fresh proofs are accepted at once after one.
  * Group commit (one transaction per event-loop turn) and an exclusive lock at open (one bridge per
  * data directory, which keeps the entry count exact): docs/bridge.md.
+ *
+ * Clock: one process owns the file, so the process clock is the database's clock. Each request's
+ * `now` (the clock its `iat` was checked with) computes its expiry and rechecks its `iat`; purges
+ * use the oldest `now` of the batch. Nothing here mixes two machines' clocks.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
@@ -11,8 +15,8 @@ import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PendingConsume as Pending } from './nonces.ts';
-import { nonceExpiryMs } from './pop.ts';
+import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
+import { iatFresh, nonceExpiryMs } from './pop.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
 const SCHEMA_VERSION = 1;
@@ -112,6 +116,17 @@ export class SqliteNonceStore implements NonceStore {
     });
   }
 
+  peek(key: string, iat: number, now: number): Promise<PeekResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    if (!iatFresh(iat, now)) return Promise.resolve('stale');
+    try {
+      const row = this.get.get(key);
+      return Promise.resolve(row !== undefined && row.expires_at > now ? 'replayed' : 'unused');
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
@@ -140,6 +155,10 @@ export class SqliteNonceStore implements NonceStore {
           if (batchNow >= nextPurgeAt) purge(batchNow);
           let purgedForRoom = false;
           for (const p of batch) {
+            if (!iatFresh(p.iat, p.now)) {
+              results.push('stale');
+              continue;
+            }
             const row = this.get.get(p.key);
             if (row !== undefined && row.expires_at > p.now) {
               results.push('replayed');

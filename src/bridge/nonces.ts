@@ -11,10 +11,20 @@
  *   - `SqliteNonceStore` (nonces-sqlite.ts): the default, `nonces.sqlite` in `--data-dir`;
  *   - `PostgresNonceStore` (nonces-postgres.ts): `--store postgres://…`, shared by replicas.
  * The durable ones answer only after the entry is committed, so a restart forgets nothing.
+ *
+ * One clock decides both acceptance and expiry (SPEC §7 rev 4): the store checks the proof's `iat`
+ * (±60 s, 'stale') with the same clock that computes and purges expiries. For the memory and SQLite
+ * stores that is the caller's `now` (one process: the process clock is the database's clock); the
+ * PostgreSQL store, shared by replicas whose clocks differ, ignores `now` and uses the database
+ * server's `now()`, so no replica, whatever its clock, purges a nonce another still has to refuse.
  */
-import { nonceExpiryMs } from './pop.ts';
+import { iatFresh, nonceExpiryMs } from './pop.ts';
 
-export type ConsumeResult = 'ok' | 'replayed' | 'full';
+/** 'stale': the proof's `iat` is more than 60 s from the store's clock (→ 401 `pop_stale`). */
+export type ConsumeResult = 'ok' | 'replayed' | 'full' | 'stale';
+
+/** What a read finds (no write): 'unused' means only that no live entry holds the key now. */
+export type PeekResult = 'unused' | 'replayed' | 'stale';
 
 export type NonceStoreKind = 'memory' | 'sqlite' | 'postgres';
 
@@ -33,11 +43,23 @@ export interface NonceStore {
   /** Entries held (the `bridge_nonce_store_entries` gauge); see each implementation for how exact. */
   readonly size: number;
   /**
-   * Record `key` as used at `now` (unix ms) by a proof with `iat` (unix s): 'ok' the first time
-   * (and once durable, for the durable stores), 'replayed' while a previous use is remembered,
-   * 'full' at capacity. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
+   * PostgreSQL only: the database server's clock minus this process's (ms), as last measured. The
+   * others have one clock and leave it undefined.
+   */
+  readonly clockSkewMs?: number;
+  /**
+   * Record `key` as used at `now` (unix ms) by a proof with `iat` (unix s): 'stale' when `iat` is
+   * more than 60 s from the store's clock (nothing recorded), else 'ok' the first time (and once
+   * durable, for the durable stores), 'replayed' while a previous use is remembered, 'full' at
+   * capacity. The PostgreSQL store reads the time from the database instead of `now`. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
    */
   consume(key: string, iat: number, now: number): Promise<ConsumeResult>;
+  /**
+   * A read, no write (SPEC §7 check order: before the freshness gate and the signature): 'stale'
+   * as `consume` would say, 'replayed' while a live entry holds `key`, else 'unused'. Only
+   * `consume` decides: two requests may both read 'unused'.
+   */
+  peek(key: string, iat: number, now: number): Promise<PeekResult>;
   close(): Promise<void>;
 }
 
@@ -78,6 +100,7 @@ export class MemoryNonceStore implements NonceStore {
   }
 
   consumeNow(key: string, iat: number, now: number): ConsumeResult {
+    if (!iatFresh(iat, now)) return 'stale';
     this.purge(now);
     const expiry = this.entries.get(key);
     if (expiry !== undefined && expiry > now) return 'replayed';
@@ -89,6 +112,12 @@ export class MemoryNonceStore implements NonceStore {
 
   consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
     return Promise.resolve(this.consumeNow(key, iat, now));
+  }
+
+  peek(key: string, iat: number, now: number): Promise<PeekResult> {
+    if (!iatFresh(iat, now)) return Promise.resolve('stale');
+    const expiry = this.entries.get(key);
+    return Promise.resolve(expiry !== undefined && expiry > now ? 'replayed' : 'unused');
   }
 
   close(): Promise<void> {

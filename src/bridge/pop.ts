@@ -37,6 +37,14 @@ export function nonceExpiryMs(iat: number, nowMs: number): number {
   return Math.max((iat + POP_MAX_SKEW_SECONDS + 1) * 1000, nowMs + NONCE_MIN_RETENTION_SECONDS * 1000);
 }
 
+/**
+ * Whether a proof `iat` (unix s) is acceptable at `nowMs`: within ±60 s of the clock's whole second.
+ * The PostgreSQL nonce store makes the same comparison with the database's `now()` in SQL.
+ */
+export function iatFresh(iat: number, nowMs: number): boolean {
+  return Math.abs(iat - Math.floor(nowMs / 1000)) <= POP_MAX_SKEW_SECONDS;
+}
+
 export interface ProofWire {
   iat: number;
   nonce: string;

@@ -1,6 +1,7 @@
 /**
- * The token exchange below HTTP: the pure decision (`decideToken`), then the one stateful check (the
- * nonce is unused; only a valid proof reaches it and consumes it), then the JWT. HTTP-free so the
+ * The token exchange below HTTP: the pure decision (`decideToken`), then the nonce read (a replayed
+ * proof fails here, before any signature), the JWT signature, and the atomic insert of the nonce
+ * (only a valid, signed-for proof consumes it; the insert decides races). HTTP-free so the
  * benchmark and other front ends can drive it directly.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,7 +9,8 @@ import { BridgeError } from './errors.ts';
 import { decideToken } from './decide.ts';
 import type { BridgePolicy, Grant } from './decide.ts';
 import { MemoryNonceStore } from './nonces.ts';
-import type { NonceStore } from './nonces.ts';
+import type { ConsumeResult, NonceStore, PeekResult } from './nonces.ts';
+import { POP_MAX_SKEW_SECONDS } from './pop.ts';
 import { signToken } from './signing.ts';
 import type { SigningKey } from './signing.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -39,6 +41,18 @@ export interface Issued {
   kid: string;
 }
 
+/** Throws the refusal a nonce store's answer means, if any. */
+function refuseNonce(r: ConsumeResult | PeekResult, iat: number): void {
+  if (r === 'replayed')
+    throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
+  if (r === 'stale')
+    throw new BridgeError(
+      'pop_stale',
+      `proof iat ${iat} is more than ${POP_MAX_SKEW_SECONDS} s from the nonce store's clock (with --store postgres://…, the database server's clock); check this host's clock (NTP)`,
+    );
+  if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
+}
+
 export class TokenService {
   readonly policy: BridgePolicy;
   readonly nonces: NonceStore;
@@ -60,15 +74,14 @@ export class TokenService {
     const decision = decideToken(body, this.policy, this.opts.trustedRoots(), now, this.jti());
     if (!decision.ok) throw decision.error;
     const { grant } = decision;
-    if (grant.nonceKey !== null && grant.proofIat !== null) {
-      // Durable stores answer after the nonce is committed: no token before that.
-      const r = await this.nonces.consume(grant.nonceKey, grant.proofIat, now);
-      if (r === 'replayed')
-        throw new BridgeError('pop_replayed', 'this proof nonce was already used with this leaf key; make a new proof with a fresh nonce');
-      if (r === 'full') throw new BridgeError('overloaded', 'the proof-of-possession nonce store is full; retry shortly');
-    }
+    const nonce = grant.nonceKey === null || grant.proofIat === null ? null : { key: grant.nonceKey, iat: grant.proofIat };
+    // SPEC §7 check order: a read first, so a replayed proof fails before the gate and the signature.
+    if (nonce !== null) refuseNonce(await this.nonces.peek(nonce.key, nonce.iat, now), nonce.iat);
+    // (the §7.2 finalized-anchor gate belongs here)
     const key = this.opts.signingKey();
     const token = await signToken(key, grant.claims);
+    // The atomic insert decides; durable stores answer once it is committed: no token before that.
+    if (nonce !== null) refuseNonce(await this.nonces.consume(nonce.key, nonce.iat, now), nonce.iat);
     return {
       response: { access_token: token, token_type: 'Bearer', expires_in: grant.expiresIn, subject: grant.claims.sub },
       grant,

@@ -3,8 +3,9 @@
  * extra 'localhost' bindings).
  *
  *   requestTimeout = headersTimeout = T, connectionsCheckingInterval ≤ 250 ms (Node only looks
- *   every interval), keepAliveTimeout, maxHeaderSize 16 KiB, TLS handshakeTimeout = min(T, 10 s),
- *   maxConnections and a per-client-IP connection cap on 'connection' (trusted proxies exempt);
+ *   every interval), keepAliveTimeout (the idle close rechecked after pending reads), maxHeaderSize 16 KiB, TLS handshakeTimeout = min(T, 10 s),
+ *   maxConnections (Node closes the excess at accept) and a per-client-IP connection cap on
+ *   'connection' (trusted proxies exempt; the excess is answered 503, over-cap.ts);
  *   'clientError' (parse errors, header/body timeouts, oversized headers or chunk extensions) →
  *   problem+json 400/408/413/431 written on the raw socket; 'checkExpectation', 'checkContinue',
  *   'connect' and upgrade requests answered by us, not Node (early.ts), before routing.
@@ -18,6 +19,7 @@ import { AFTER_UPGRADE_PROBLEM, CONNECT_PROBLEM, earlyProblem } from './early.ts
 import type { EarlyProblem } from './early.ts';
 import { hookParser } from './first-byte.ts';
 import { clientKey, parseIp } from './ip.ts';
+import { arrivedOverCap, holdOverCap, overCapProblem } from './over-cap.ts';
 import { problemBody } from './problem.ts';
 import { answeringEarlierRequest, rawProblemHeaders, writeRawProblem } from './raw-answer.ts';
 import { connectionOf } from './state.ts';
@@ -46,6 +48,12 @@ export function nodeServerFactory(state: ServerState, tls: https.ServerOptions |
     // `via`: the Node event that delivered the request ('checkContinue': 100 Continue is sent only
     // to a request that passes, so a refused one is not invited to send its body).
     const checked = (req: IncomingMessage, res: ServerResponse, via: 'request' | 'checkExpectation' | 'checkContinue'): void => {
+      if (arrivedOverCap(req, res)) {
+        const { id, body } = earlyAnswer(state, req.socket.remoteAddress, overCapProblem(state));
+        res.writeHead(503, { ...rawProblemHeaders(body, id), 'Retry-After': String(state.limits.retryAfterSeconds) });
+        res.end(body);
+        return;
+      }
       const upgrade = connectionOf(req.socket).upgradeRequest;
       const problem = upgrade !== null && upgrade !== req ? AFTER_UPGRADE_PROBLEM : earlyProblem(req, via === 'checkExpectation');
       if (problem === null) {
@@ -115,7 +123,7 @@ function hardenServer(state: ServerState, server: http.Server | https.Server, tl
     const n = perIp.get(key) ?? 0;
     if (n >= maxConnectionsPerIp) {
       metrics.rejected.inc({ reason: 'connections' });
-      socket.destroy();
+      holdOverCap(state, socket, key); // its first request is answered 503, then it closes
       return;
     }
     perIp.set(key, n + 1);
@@ -130,6 +138,16 @@ function hardenServer(state: ServerState, server: http.Server | https.Server, tl
       hookParser(socket);
     });
   }
+  // The keep-alive idle timeout. Node destroys an idle socket from a timer; after the event loop
+  // was stalled (CPU starvation, a long synchronous task), due timers run before the reads that
+  // waited, so a request sent in time on a kept-alive connection was cut unanswered. With this
+  // listener Node leaves the socket to us: it closes only if nothing arrived by the poll phase.
+  server.on('timeout', (socket: Socket) => {
+    const seen = socket.bytesRead;
+    setImmediate(() => {
+      if (socket.bytesRead === seen) socket.destroy();
+    });
+  });
   server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
     onClientError(state, err, socket);
   });

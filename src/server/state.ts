@@ -47,6 +47,8 @@ export interface ServerState {
   readonly methods: Set<string>;
   /** open connections per client key (sockets from trusted proxies are not counted) */
   readonly perIp: Map<string, number>;
+  /** connections over the per-IP cap waiting to be answered 503 (over-cap.ts), per client key */
+  readonly perIpExcess: Map<string, number>;
   /** every open connection (shutdown closes the ones that never sent a byte) */
   readonly sockets: Set<Socket>;
   readonly servers: Set<http.Server | https.Server>;
@@ -91,6 +93,10 @@ export interface ConnectionState {
   upgradeRequest: IncomingMessage | null;
   /** a raw problem waits for the answers to the requests ahead of it */
   rawProblemWaiting: boolean;
+  /** over the per-IP connection cap: its first request is answered 503 and the connection closed (over-cap.ts) */
+  overCap: boolean;
+  /** a request on this connection reached the request listener */
+  requestSeen: boolean;
 }
 
 const serverStates = new WeakMap<object, ServerState>();
@@ -135,6 +141,7 @@ export function createServerState(options: ServerOptions, limits: Limits): Serve
     accessLog: options.accessLog ?? true,
     methods: new Set(),
     perIp: new Map(),
+    perIpExcess: new Map(),
     sockets: new Set(),
     servers: new Set(),
     closing: false,
@@ -165,7 +172,7 @@ export function requestStateOf(request: FastifyRequest): RequestState | undefine
 export function connectionOf(socket: Socket): ConnectionState {
   let c = connectionStates.get(socket);
   if (c === undefined) {
-    c = { active: null, upgradeRequest: null, rawProblemWaiting: false };
+    c = { active: null, upgradeRequest: null, rawProblemWaiting: false, overCap: false, requestSeen: false };
     connectionStates.set(socket, c);
   }
   return c;

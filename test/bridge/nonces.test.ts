@@ -1,7 +1,8 @@
 // The proof-of-possession nonce store (SPEC §7): one conformance suite run against the three
 // implementations (memory, SQLite, PostgreSQL), then what only the durable ones promise (a
 // reopened store remembers; one transaction per batch; the SQLite file's mode and single owner).
-// Clocks are injected: `now` is unix ms, `iat` unix s.
+// Clocks are injected: `now` is unix ms, `iat` unix s. The PostgreSQL store reads the time from the
+// database (SPEC §7 rev 4), so here its test stand-in for the database's clock follows each `now`.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
@@ -17,6 +18,24 @@ const T = 1_767_225_600; // a proof's iat (unix s)
 const ms = (s: number): number => Math.round(s * 1000);
 /** The stores' own clock (idle purges): T − 60, before every use below, so it never expires anything early. */
 const clock = (): number => ms(T - 60);
+
+/** What the PostgreSQL stores below take for the database's clock: the `now` of the latest consume or peek. */
+let pgNow = clock();
+const databaseClock = (): number => pgNow;
+function followNow(s: PostgresNonceStore): PostgresNonceStore {
+  const consume = s.consume.bind(s);
+  s.consume = (key, iat, now) => {
+    pgNow = now;
+    return consume(key, iat, now);
+  };
+  const peek = s.peek.bind(s);
+  return Object.assign(s, {
+    peek: (key: string, iat: number, now: number) => {
+      pgNow = now;
+      return peek(key, iat);
+    },
+  });
+}
 
 interface Kind {
   name: string;
@@ -52,7 +71,15 @@ const KINDS: Kind[] = [
       pgServer ??= await startPgServer();
     },
     open: async (capacity) =>
-      PostgresNonceStore.open({ url: await pgServer!.createDatabase('tbn'), issuer: 'https://bridge.example', capacity, clock }),
+      followNow(
+        await PostgresNonceStore.open({
+          url: await pgServer!.createDatabase('tbn'),
+          issuer: 'https://bridge.example',
+          capacity,
+          clock,
+          databaseClock,
+        }),
+      ),
   },
 ];
 
@@ -85,14 +112,24 @@ for (const kind of KINDS) {
       assert.equal(await s.consume('k:early', T, ms(T + 30)), 'replayed');
       assert.equal(await s.consume('k:early', T, ms(T + 60.5)), 'replayed');
       assert.equal(await s.consume('k:early', T, ms(T + 60.999)), 'replayed');
-      assert.equal(await s.consume('k:early', T, ms(T + 61)), 'ok'); // iat T is stale from T + 61 on: no replay possible
+      assert.equal(await s.consume('k:early', T, ms(T + 61)), 'stale'); // iat T is stale from T + 61 on: no replay possible
+      assert.equal(await s.consume('k:early', T + 1, ms(T + 61)), 'ok'); // and the entry has expired
     });
 
     void test('and at least 121 s after use, whatever the iat', async () => {
       const s = await open();
       assert.equal(await s.consume('k:late', T - 60, ms(T + 0.25)), 'ok');
-      assert.equal(await s.consume('k:late', T - 60, ms(T + 121.249)), 'replayed');
-      assert.equal(await s.consume('k:late', T - 60, ms(T + 121.25)), 'ok');
+      assert.equal(await s.consume('k:late', T + 61, ms(T + 121.249)), 'replayed');
+      assert.equal(await s.consume('k:late', T + 61, ms(T + 121.25)), 'ok');
+    });
+
+    void test("an iat more than 60 s from the store's clock is stale and records nothing", async () => {
+      const s = await open();
+      assert.equal(await s.consume('k:s', T - 61, ms(T)), 'stale');
+      assert.equal(await s.consume('k:s', T + 61, ms(T + 0.999)), 'stale');
+      assert.equal(await s.consume('k:s', T + 60, ms(T + 0.999)), 'ok');
+      assert.equal(await s.consume('k:s', T - 60, ms(T + 0.5)), 'replayed');
+      assert.equal(s.size, 1);
     });
 
     void test('bounded: full refuses new keys, never evicts a live one, replays still answer replayed; space comes back on expiry', async () => {
@@ -106,6 +143,18 @@ for (const kind of KINDS) {
       assert.equal(await s.consume('k:b', T + 121, ms(T + 121)), 'replayed'); // k:b lives until T + 122
       assert.equal(await s.consume('k:d', T + 121, ms(T + 121)), 'full');
       assert.ok(s.size <= 2, `size ${s.size}`);
+    });
+
+    void test('peek reads without writing: unused until consumed, then replayed until expiry; stale as consume says', async () => {
+      const s = await open();
+      assert.equal(await s.peek('k:p', T, ms(T)), 'unused');
+      assert.equal(await s.peek('k:p', T, ms(T)), 'unused');
+      assert.equal(s.size, 0);
+      assert.equal(await s.consume('k:p', T, ms(T)), 'ok');
+      assert.equal(await s.peek('k:p', T, ms(T + 1)), 'replayed');
+      assert.equal(await s.peek('k:p', T + 60, ms(T + 120.999)), 'replayed');
+      assert.equal(await s.peek('k:p', T - 61, ms(T)), 'stale');
+      assert.equal(await s.peek('k:p', T + 61, ms(T + 121)), 'unused'); // expired at T + 121
     });
 
     void test('concurrent uses of one key: exactly one ok', async () => {
@@ -151,7 +200,7 @@ void describe('durable nonce stores', () => {
   void test('PostgreSQL: a reopened store remembers; bound to its issuer; a batch is one statement', { skip: pgSkip() }, async () => {
     pgServer ??= await startPgServer();
     const url = await pgServer.createDatabase('tbd');
-    let s = await PostgresNonceStore.open({ url, issuer: 'https://bridge.example', clock });
+    let s = followNow(await PostgresNonceStore.open({ url, issuer: 'https://bridge.example', clock, databaseClock }));
     assert.equal(await s.consume('k:x', T, ms(T - 60)), 'ok');
     const before = s.batches;
     const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => s.consume(`k:g${i}`, T, ms(T))));
@@ -162,7 +211,7 @@ void describe('durable nonce stores', () => {
       PostgresNonceStore.open({ url, issuer: 'https://other.example' }),
       (e: unknown) => (e as { code?: string }).code === 'store_issuer_mismatch',
     );
-    s = await PostgresNonceStore.open({ url, issuer: 'https://bridge.example', clock });
+    s = followNow(await PostgresNonceStore.open({ url, issuer: 'https://bridge.example', clock, databaseClock }));
     try {
       assert.equal(s.size, 41);
       assert.equal(await s.consume('k:x', T, ms(T + 60.5)), 'replayed');

@@ -238,6 +238,7 @@ void test('a nonce store that cannot be written: 503 store_unavailable (no token
       }
       return inner.consume(k, iat, now);
     },
+    peek: (k, iat, now) => inner.peek(k, iat, now),
     close: () => Promise.resolve(),
   };
   const service = new TokenService({
@@ -262,6 +263,31 @@ void test('a nonce store that cannot be written: 503 store_unavailable (no token
   } finally {
     await app.close();
   }
+});
+
+void test('SPEC §7 check order: a replayed proof fails on the nonce read, before the signature; a failed signature consumes no nonce', async () => {
+  const nonces = new MemoryNonceStore();
+  let signerUp = false;
+  let signed = 0;
+  const service = new TokenService({
+    policy: policy({ startedAt: null }),
+    trustedRoots: () => undefined,
+    signingKey: () => {
+      if (!signerUp) throw new Error('signer down');
+      signed++;
+      return key;
+    },
+    nonces,
+    now: () => NOW_MS,
+  });
+  const body = request();
+  await assert.rejects(service.exchange(body), /signer down/);
+  assert.equal(nonces.size, 0, 'the proof that got no token did not consume its nonce');
+  signerUp = true;
+  await service.exchange(body); // the same proof, once the signer is back
+  assert.equal(signed, 1);
+  await assert.rejects(service.exchange(body), (e: unknown) => (e as BridgeError).code === 'pop_replayed');
+  assert.equal(signed, 1, 'the replay never reached the signer');
 });
 
 void test('configuration: --store must be postgres://, and excludes --nonce-store memory', () => {

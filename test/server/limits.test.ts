@@ -1,7 +1,7 @@
 // SPEC §2 limits over real loopback sockets: body cap (413 + close, Content-Length and chunked),
 // request deadline (stalled headers, stalled body, slow handler, counted from the first byte),
 // in-flight bound with a FIFO queue (503 + Retry-After, no slot leak after aborted clients),
-// per-IP connection cap, per-IP rate limit with trust-proxy X-Forwarded-For, metrics, shutdown.
+// per-IP connection cap (503 past it, closes past twice it), per-IP rate limit with trust-proxy X-Forwarded-For, metrics, shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -206,45 +206,58 @@ void test('in-flight bound: queued requests that cannot start before the deadlin
   }
 });
 
-void test('connections: per-IP cap closes the excess at accept; the others keep working', async () => {
+void test('connections: over the per-IP cap a request is answered 503 overloaded and the connection closed; a silent one is closed after the grace; past twice the cap, at accept', async () => {
   const registry = new Registry();
-  const s = await start({ maxConnectionsPerIp: 5, metrics: registry }, (app) => {
+  // T = 2 s: the grace for a connection over the cap is min(2 s, T) = 2 s
+  const s = await start({ maxConnectionsPerIp: 2, requestTimeoutMs: 2000, metrics: registry }, (app) => {
     app.get('/x', () => Promise.resolve({ ok: true }));
     registerMetricsRoute(app);
   });
-  const sockets: { sock: net.Socket; closed: boolean }[] = [];
+  const sockets: { sock: net.Socket; closed: boolean; closedAt: number }[] = [];
+  const t0 = performance.now();
   try {
-    for (let i = 0; i < 8; i++) {
-      const entry = { sock: net.connect(s.port, '127.0.0.1'), closed: false };
+    for (let i = 0; i < 6; i++) {
+      const entry = { sock: net.connect(s.port, '127.0.0.1'), closed: false, closedAt: 0 };
       entry.sock.on('error', () => undefined);
       entry.sock.on('close', () => {
         entry.closed = true;
+        entry.closedAt = performance.now() - t0;
       });
       sockets.push(entry);
       await new Promise((r) => entry.sock.once('connect', r));
     }
-    await until(() => sockets.filter((e) => e.closed).length === 3);
+    // 1–2 admitted, 3–4 over the cap (held for their first request), 5–6 closed at accept
+    await until(() => sockets.filter((e) => e.closed).length === 2);
     assert.deepEqual(
       sockets.map((e) => e.closed),
-      [false, false, false, false, false, true, true, true],
+      [false, false, false, false, true, true],
     );
-    // the five admitted connections are served
-    const answers = await Promise.all(
-      sockets.slice(0, 5).map(
-        (e) =>
-          new Promise<string>((resolve) => {
-            e.sock.once('data', (d: Buffer) => {
-              resolve(d.toString('utf8').split('\r\n')[0]!);
-            });
-            e.sock.write('GET /x HTTP/1.1\r\nHost: x\r\n\r\n');
-          }),
-      ),
-    );
-    assert.deepEqual(answers, Array<string>(5).fill('HTTP/1.1 200 OK'));
+    const ask = (e: { sock: net.Socket }): Promise<string> =>
+      new Promise<string>((resolve) => {
+        let text = '';
+        e.sock.on('data', (d: Buffer) => {
+          text += d.toString('utf8');
+        });
+        e.sock.once('close', () => {
+          resolve(text);
+        });
+        e.sock.write('GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      });
+    const [a, b, c] = await Promise.all([ask(sockets[0]!), ask(sockets[1]!), ask(sockets[2]!)]);
+    assert.match(a, /^HTTP\/1\.1 200 /);
+    assert.match(b, /^HTTP\/1\.1 200 /);
+    // the connection over the cap: an answer, then closed
+    assert.match(c, /^HTTP\/1\.1 503 /);
+    assert.match(c, /\r\nretry-after: 1\r\n/i);
+    assert.match(c, /\r\nconnection: close\r\n/i);
+    assert.match(c, /"code":"overloaded"/);
+    // the silent one over the cap is closed after its grace (2 s), not at accept
+    await until(() => sockets[3]!.closed, 10_000);
+    assert.ok(sockets[3]!.closedAt >= 1500, `closed after ${Math.round(sockets[3]!.closedAt)} ms`);
     for (const e of sockets) e.sock.destroy();
     await until(() => loadSnapshot(s.app).connections === 0);
     const text = (await request(s.port, { path: '/metrics' })).body;
-    assert.match(text, /http_rejected_total\{reason="connections"\} 3/);
+    assert.match(text, /http_rejected_total\{reason="connections"\} 4/);
   } finally {
     for (const e of sockets) e.sock.destroy();
     await s.close();
