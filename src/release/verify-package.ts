@@ -18,7 +18,7 @@
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 /** The repository root. */
@@ -127,9 +127,9 @@ if (import.meta.main) {
   buildVerifyPackage(outDir === undefined ? PACKAGE_DIR : resolve(cwd, outDir))
     .then(async (p) => {
       const js = p.files.filter((f) => f.endsWith('.js')).length;
-      process.stderr.write(
-        `built ${PACKAGE_NAME}@${p.version} in ${relative(cwd, p.dir) || '.'}: ${js} modules with declarations, no dependencies\n`,
-      );
+      const rel = relative(cwd, p.dir);
+      const shown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? p.dir : rel;
+      process.stderr.write(`built ${PACKAGE_NAME}@${p.version} in ${shown}: ${js} modules with declarations, no dependencies\n`);
       if (pack) {
         // A folder spec, so that npm packs this directory even when run from an npm script (which sets
         // npm_config_local_prefix to the repository root).
