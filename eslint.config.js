@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'lib/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'lib/**', 'packages/*/lib/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -4,7 +4,9 @@
 // anchor through `anchor-witness party …`, verify that witness's response with the SDK imported
 // from an .mjs consumer (`anchor-witness`, `anchor-witness/client` and the pure `anchor-witness/verify`,
 // Node 24 and 22), and
-// type-check a .ts consumer against the shipped declarations (`tsc --noEmit`).
+// type-check a .ts consumer against the shipped declarations (`tsc --noEmit`). The verify-only
+// package (`anchor-witness-verify`, test/package/verify-package.test.ts) built from the same checkout
+// must hold exactly the main package's compiled `anchor-witness/verify` modules.
 //
 // The checkout is never written to: the project is copied (without node_modules, .git and build
 // output) to a staging directory whose node_modules is a symlink to the checkout's, and packed
@@ -18,7 +20,9 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  lstatSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -29,6 +33,7 @@ import {
 import { arch, platform, tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { spawnServe, type ServeChild } from '../helpers/spawn-serve.ts';
+import { buildVerifyPackage } from '../../src/release/verify-package.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE24_DIR = dirname(process.execPath);
@@ -206,6 +211,30 @@ void test('the tarball holds the compiled package and nothing from the test, ben
   const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
   assert.equal(pkg.engines.node, '>=22');
   assert.ok(statSync(join(installed, 'lib', 'bin', 'anchor-witness.js')).mode & 0o111, 'the bin is executable');
+});
+
+void test('anchor-witness/verify ships the modules of the verify-only package anchor-witness-verify, byte for byte', async (t) => {
+  // One source, two packages (docs/build.md, "The verify-only package"): the verify-only build of the
+  // same checkout must give exactly the files the main package has under lib/src/ (declarations
+  // without the main build's declaration-map comment).
+  const verify = await buildVerifyPackage(join(tmp, 'verify-only'));
+  const main = join(app, 'node_modules', 'anchor-witness', 'lib', 'src');
+  const stripMap = (text: string) => text.replace(/\n\/\/# sourceMappingURL=[^\n]*\n?$/, '\n');
+  const differ = verify.files.filter((f) => {
+    const mine = join(main, f.slice('lib/'.length));
+    if (!existsSync(mine)) return true;
+    const [a, b] = [readFileSync(join(verify.dir, f), 'utf8'), readFileSync(mine, 'utf8')];
+    return f.endsWith('.d.ts') ? a !== stripMap(b) : a !== b;
+  });
+  assert.ok(verify.files.includes('lib/verify/index.js'));
+  assert.deepEqual(differ, [], `${verify.files.length} files compared`);
+  // What the full install costs, beside the verify-only package's figure (verify-package.test.ts).
+  const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const all = readdirSync(join(app, 'node_modules'), { recursive: true, encoding: 'utf8' });
+  const sizes = all.map((p) => lstatSync(join(app, 'node_modules', p))).filter((s) => s.isFile());
+  t.diagnostic(
+    `the full install: ${Object.keys(lock.packages).length - 1} packages, ${sizes.reduce((n, s) => n + s.size, 0)} bytes in node_modules, ${all.filter((p) => p.endsWith('.node')).length} native addon file(s)`,
+  );
 });
 
 void test('the installed commands answer --help under Node 24 and Node 22', async () => {
