@@ -133,7 +133,7 @@ export function addServeCommand(program: Command): void {
     .option('--kel-max-total-bytes <n>', 'most bytes one KEL source reload reads in all', intArg(1), DEFAULT_KEL_AGGREGATE.maxTotalBytes)
     .option(
       '--kel-max-heap <mib>',
-      "heap limit of the KEL worker thread, in MiB (an identifier that exhausts it is refused as oversize; the worker restarts)",
+      'heap limit of the KEL worker thread, in MiB (an identifier that exhausts it is refused as oversize; the worker restarts)',
       intArg(16, 65536),
       DEFAULT_KEL_AGGREGATE.maxHeapMb,
     )

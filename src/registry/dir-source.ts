@@ -110,7 +110,11 @@ export async function listKelDirectory(dir: string): Promise<{ ids: DirKelLocato
  * `--kel-max-bytes` or over what is left of the reload's `budget` `oversize`). `kel` is null when
  * the file vanished since the listing.
  */
-export async function readDirKel(loc: DirKelLocator, limits: KelLimits, budget = Infinity): Promise<{ kel: RawKel | null; bytesRead: number }> {
+export async function readDirKel(
+  loc: DirKelLocator,
+  limits: KelLimits,
+  budget = Infinity,
+): Promise<{ kel: RawKel | null; bytesRead: number }> {
   const name = basename(loc.path);
   const fail = (reason: KelReason, detail: string) => ({ kel: unreadableKel(loc.prefix, loc.source, reason, detail), bytesRead: 0 });
   let read: FileRead;

@@ -64,7 +64,10 @@ function parseListing(out: Buffer): TreeFile[] {
 type Failure = { reason: KelReason; detail: string };
 
 /** The ordered (event, attachment) blob ids of an identifier's `events/` entries, or why there are none. */
-function eventFiles(entries: readonly TreeFile[], limits: KelLimits): { oids: { event: string; attachment: string | undefined }[] } | Failure {
+function eventFiles(
+  entries: readonly TreeFile[],
+  limits: KelLimits,
+): { oids: { event: string; attachment: string | undefined }[] } | Failure {
   const bySeq = new Map<number, { event?: TreeFile; attachment?: TreeFile }>();
   for (const f of entries) {
     const m = EVENT_FILE.exec(f.path.slice(7));
@@ -133,7 +136,9 @@ export async function listKelRepository(repo: string): Promise<GitKelListing> {
     };
     const top = await level([base]);
     const s1s = (top.get(base) ?? []).filter((e) => e.mode === '40000' && SHARD.test(e.name)).map((e) => `${base}/${e.name}`);
-    const s2s = [...(await level(s1s))].flatMap(([p, l]) => l.filter((e) => e.mode === '40000' && SHARD.test(e.name)).map((e) => `${p}/${e.name}`));
+    const s2s = [...(await level(s1s))].flatMap(([p, l]) =>
+      l.filter((e) => e.mode === '40000' && SHARD.test(e.name)).map((e) => `${p}/${e.name}`),
+    );
     for (const [path, list] of await level(s2s)) {
       const [s1, s2] = path.slice(base.length + 1).split('/');
       for (const e of list) {
@@ -244,7 +249,8 @@ export async function readGitKel(
   }
   if (bytes > limits.maxBytes) return fail('oversize', `${bytes} bytes of events and attachments (max ${limits.maxBytes})`);
   const freshBytes = fresh.reduce((n, oid) => n + info.get(oid)!.size, 0);
-  if (freshBytes > budget) return fail('oversize', `${freshBytes} bytes to read, over what is left of --kel-max-total-bytes for this reload (${budget})`);
+  if (freshBytes > budget)
+    return fail('oversize', `${freshBytes} bytes to read, over what is left of --kel-max-total-bytes for this reload (${budget})`);
   const read = new Map<string, string | null>();
   try {
     const blobs = await readBlobs(repo, fresh, freshBytes);

@@ -113,7 +113,8 @@ export function parseRawTree(body: Buffer, oidBytes: number): TreeEntry[] {
   while (at < body.length) {
     const sp = body.indexOf(0x20, at);
     const nul = body.indexOf(0x00, sp + 1);
-    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > body.length) throw new KelSourceError('kel_source_unreadable', 'git: a tree object does not parse');
+    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > body.length)
+      throw new KelSourceError('kel_source_unreadable', 'git: a tree object does not parse');
     entries.push({
       mode: body.subarray(at, sp).toString('latin1'),
       name: body.subarray(sp + 1, nul).toString('utf8'),

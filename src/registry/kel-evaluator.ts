@@ -84,8 +84,8 @@ class KelWorkerClient {
         p?.reject(new WorkerDied(`the KEL worker failed: ${r.message.split('\n')[0]}`));
       } else p?.resolve(r);
     });
-    w.on('error', (e) => {
-      this.lastError = e.message;
+    w.on('error', (e: unknown) => {
+      this.lastError = e instanceof Error ? e.message : String(e);
     });
     w.on('exit', (code) => {
       if (this.worker === w) this.worker = undefined;
@@ -173,7 +173,16 @@ export class KelEvaluator {
     const refuse = (prefix: string, detail: string): void => {
       const loc = located.get(prefix)!;
       const kept = this.last.get(prefix)?.state ?? null;
-      refused.set(prefix, { prefix, status: 'invalid', state: kept, reason: 'oversize', seq: null, detail, source: loc.source, verifiedEvents: 0 });
+      refused.set(prefix, {
+        prefix,
+        status: 'invalid',
+        state: kept,
+        reason: 'oversize',
+        seq: null,
+        detail,
+        source: loc.source,
+        verifiedEvents: 0,
+      });
       delegatedBy.set(prefix, this.lastDelegatedBy.get(prefix) ?? null);
     };
     /** Stage one identifier; on the worker's death, refuse it, restart, stage the others again. */
@@ -211,7 +220,8 @@ export class KelEvaluator {
         queue.push(di);
       }
     }
-    if (queue.length > 0) await publish(await this.resolve(false, [], located, staged, refused, gone, delegatedBy, listing.ignored, begin, tips));
+    if (queue.length > 0)
+      await publish(await this.resolve(false, [], located, staged, refused, gone, delegatedBy, listing.ignored, begin, tips));
     for (const prefix of located.keys()) if (!queued.has(prefix)) await stage(prefix);
     const keep = [...refused.keys()];
     const out = await this.resolve(true, keep, located, staged, refused, gone, delegatedBy, listing.ignored, begin, tips);
@@ -265,7 +275,10 @@ export class KelEvaluator {
       // Revocation never waits for the agent, and a revocation once accepted stays.
       if (e.state !== null && !e.state.revoked) {
         const delegator = e.state.delegator;
-        if ((delegator !== null && revokes.get(delegator)?.has(prefix) === true) || (before?.revoked === true && before.delegator === delegator))
+        if (
+          (delegator !== null && revokes.get(delegator)?.has(prefix) === true) ||
+          (before?.revoked === true && before.delegator === delegator)
+        )
           e = { ...e, state: { ...e.state, revoked: true } };
       }
       evaluations.set(prefix, e);

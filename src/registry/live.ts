@@ -104,7 +104,10 @@ export class KelPartyRegistry {
   private readonly onHup = (): void => {
     // One outcome for the file and the source: a broken file is a failed reload, never also "reloaded".
     const fileError = this.file.tryReload();
-    void this.reload('SIGHUP', fileError === null ? undefined : `the registry file was not reloaded (the previous copy stays): ${fileError}`);
+    void this.reload(
+      'SIGHUP',
+      fileError === null ? undefined : `the registry file was not reloaded (the previous copy stays): ${fileError}`,
+    );
   };
 
   private constructor(opts: KelRegistryOptions) {

@@ -58,8 +58,17 @@ function parties() {
 let seedByte = 0;
 async function submit(w: RunningWitness, p: TestParty, agent: string, root?: string) {
   seedByte = (seedByte % 250) + 1;
-  const anchor = signAnchor(p, { seedId: fill(seedByte), index: 1, head: fill(1), cumulative: 1n, timestamp: Math.floor(Date.now() / 1000) });
-  const res = await post(`${w.url}/v1/anchor`, anchorRequest(anchor, root === undefined ? { agent: `did:keri:${agent}` } : { agent: `did:keri:${agent}`, root: `did:keri:${root}` }));
+  const anchor = signAnchor(p, {
+    seedId: fill(seedByte),
+    index: 1,
+    head: fill(1),
+    cumulative: 1n,
+    timestamp: Math.floor(Date.now() / 1000),
+  });
+  const res = await post(
+    `${w.url}/v1/anchor`,
+    anchorRequest(anchor, root === undefined ? { agent: `did:keri:${agent}` } : { agent: `did:keri:${agent}`, root: `did:keri:${root}` }),
+  );
   return (res.body as { code?: string }).code ?? String(res.status);
 }
 
@@ -68,7 +77,12 @@ async function metric(w: RunningWitness, name: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(name.length + 1));
 }
 
-function startWitness(dir: string, source: string, registry: unknown, aggregate?: { maxIdentifiers: number; maxTotalBytes: number; maxHeapMb: number }) {
+function startWitness(
+  dir: string,
+  source: string,
+  registry: unknown,
+  aggregate?: { maxIdentifiers: number; maxTotalBytes: number; maxHeapMb: number },
+) {
   return startTestWitness(dir, registry, {
     allowUnderivedSeeds: true,
     kel: { source, pollSeconds: 1, limits: DEFAULT_KEL_LIMITS, ...(aggregate === undefined ? {} : { aggregate }) },
@@ -202,7 +216,10 @@ void test('git: one compressible 8 MiB blob shared by 30 refs is read and parsed
     const body = '[' + '{},'.repeat(Math.floor((DEFAULT_KEL_LIMITS.maxBytes - 16) / 3)) + '{}]';
     const blob = git(repo, ['hash-object', '-w', '--stdin'], body);
     git(repo, ['repack', '-adq']);
-    const tree = commit(repo, git(repo, ['mktree'], `040000 tree ${git(repo, ['mktree'], `100644 blob ${blob}\t${seqName(0)}.json\n`)}\tevents\n`));
+    const tree = commit(
+      repo,
+      git(repo, ['mktree'], `040000 tree ${git(repo, ['mktree'], `100644 blob ${blob}\t${seqName(0)}.json\n`)}\tevents\n`),
+    );
     for (let i = 0; i < 30; i++) {
       const prefix = `E${String.fromCharCode(97 + (i % 26))}${'Q'.repeat(40)}${String(i).padStart(2, '0')}`;
       setRef(repo, `refs/auths/kel/${prefix.slice(0, 2)}/${prefix}`, tree);

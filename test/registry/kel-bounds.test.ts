@@ -40,7 +40,10 @@ function setup(prefix: string) {
   root.interact([agent.sealOf(0)]);
   const multi = KelBuilder.incept({ signers: [signer('b/m/0')], next: [signer('b/m/1')] });
   const registryFile = join(dir, 'registry.json');
-  writeFileSync(registryFile, JSON.stringify({ parties: [{ id: `did:keri:${root.prefix}`, delegates: true }, { id: `did:keri:${multi.prefix}` }] }));
+  writeFileSync(
+    registryFile,
+    JSON.stringify({ parties: [{ id: `did:keri:${root.prefix}`, delegates: true }, { id: `did:keri:${multi.prefix}` }] }),
+  );
   for (const b of [root, agent, multi]) put(b.prefix, kelFile(b));
   return { dir, kels, cleanup, put, root, agent, multi, registryFile };
 }
@@ -64,7 +67,8 @@ void test('a KEL that exhausts the worker heap is oversize, the worker restarts,
     assert.equal(reg.current().parties.get(agentId)?.kel?.revoked, false);
     // The agent's copy becomes an 8 MiB document whose parse needs far more than 32 MiB of heap;
     // the root revokes the agent and M rotates, in the same reload.
-    const bomb = `{"prefix":"${s.agent.prefix}","events":[` + '{},'.repeat((DEFAULT_KEL_LIMITS.maxBytes - 200) / 3) + '{}],"attachments":[]}';
+    const bomb =
+      `{"prefix":"${s.agent.prefix}","events":[` + '{},'.repeat((DEFAULT_KEL_LIMITS.maxBytes - 200) / 3) + '{}],"attachments":[]}';
     s.put(s.agent.prefix, bomb);
     s.root.interact([{ d: s.agent.prefix }]);
     s.put(s.root.prefix, kelFile(s.root));
@@ -73,8 +77,9 @@ void test('a KEL that exhausts the worker heap is oversize, the worker restarts,
     assert.equal(await reg.reload('test'), true);
     assert.deepEqual(died, [s.agent.prefix]);
     const refusal = invalid.find((e) => e.prefix === s.agent.prefix);
-    assert.equal(refusal?.reason, 'oversize');
-    assert.match(refusal?.detail ?? '', /KEL worker/);
+    assert.ok(refusal !== undefined);
+    assert.equal(refusal.reason, 'oversize');
+    assert.match(String(refusal.detail), /KEL worker/);
     const agent = reg.current().parties.get(agentId);
     assert.equal(agent?.kel?.revoked, true, 'revocation never waits for the agent');
     const multi = reg.current().parties.get(`did:keri:${s.multi.prefix}`)!;
@@ -101,7 +106,13 @@ void test('--kel-max-identifiers: the parties and their delegator chains first, 
   for (const b of others) s.put(b.prefix, kelFile(b));
   writeFileSync(
     s.registryFile,
-    JSON.stringify({ parties: [{ id: `did:keri:${s.root.prefix}`, delegates: true }, { id: `did:keri:${s.multi.prefix}` }, { id: `did:keri:${lower.prefix}` }] }),
+    JSON.stringify({
+      parties: [
+        { id: `did:keri:${s.root.prefix}`, delegates: true },
+        { id: `did:keri:${s.multi.prefix}` },
+        { id: `did:keri:${lower.prefix}` },
+      ],
+    }),
   );
   const open = (aggregate: { maxIdentifiers: number; maxTotalBytes: number }, invalid: KelInvalidEvent[]) =>
     KelPartyRegistry.open({
