@@ -185,6 +185,10 @@ export class KelEvaluator {
       });
       delegatedBy.set(prefix, this.lastDelegatedBy.get(prefix) ?? null);
     };
+    const died = (prefix: string, e: WorkerDied): void => {
+      refuse(prefix, `${e.message} while evaluating this identifier`);
+      this.events.workerDied?.(prefix, e.message);
+    };
     /** Stage one identifier; on the worker's death, refuse it, restart, stage the others again. */
     const stage = async (prefix: string): Promise<void> => {
       if (staged.length >= this.aggregate.maxIdentifiers) {
@@ -193,7 +197,7 @@ export class KelEvaluator {
       }
       const loc = located.get(prefix)!;
       try {
-        if (this.worker.fresh) await this.restage(begin, staged, located, tips);
+        if (this.worker.fresh) await this.restage(begin, staged, located, tips, died);
         const r = await this.worker.request({ op: 'stage', loc, tip: tips.get(prefix), budget: this.aggregate.maxTotalBytes - bytes });
         if (r.op !== 'stage') throw new Error(`unexpected ${r.op} reply`);
         bytes += r.bytesRead;
@@ -204,8 +208,7 @@ export class KelEvaluator {
         }
       } catch (e) {
         if (!(e instanceof WorkerDied)) throw e;
-        refuse(prefix, `${e.message} while evaluating this identifier`);
-        this.events.workerDied?.(prefix, e.message);
+        died(prefix, e);
       }
     };
 
@@ -220,27 +223,50 @@ export class KelEvaluator {
         queue.push(di);
       }
     }
-    if (queue.length > 0)
-      await publish(await this.resolve(false, [], located, staged, refused, gone, delegatedBy, listing.ignored, begin, tips));
+    const ready = async (): Promise<void> => {
+      if (this.worker.fresh) await this.restage(begin, staged, located, tips, died);
+    };
+    if (queue.length > 0) await publish(await this.resolve(false, [], located, staged, refused, gone, delegatedBy, listing.ignored, ready));
     for (const prefix of located.keys()) if (!queued.has(prefix)) await stage(prefix);
     const keep = [...refused.keys()];
-    const out = await this.resolve(true, keep, located, staged, refused, gone, delegatedBy, listing.ignored, begin, tips);
+    const out = await this.resolve(true, keep, located, staged, refused, gone, delegatedBy, listing.ignored, ready);
     this.last = new Map(out.evaluations);
     this.lastDelegatedBy = new Map(out.delegatedBy);
     return out;
   }
 
-  /** A fresh worker: begin the reload and stage again what the dead one had staged (each refused if it dies again). */
+  /**
+   * A fresh worker: begin the reload and stage again what the dead one had staged. A worker that
+   * dies before it is given any identifier is no identifier's fault: the reload fails. One that
+   * dies on a restaged identifier refuses that one (`onDeath`) and is restarted in turn.
+   */
   private async restage(
     begin: () => Promise<void>,
     staged: string[],
     located: ReadonlyMap<string, KelLocator>,
     tips: ReadonlyMap<string, { s: number; d: string }>,
+    onDeath: (prefix: string, e: WorkerDied) => void,
   ): Promise<void> {
-    await begin();
-    for (const prefix of [...staged]) {
-      const r = await this.worker.request({ op: 'stage', loc: located.get(prefix)!, tip: tips.get(prefix), budget: Infinity });
-      if (r.op !== 'stage') throw new Error(`unexpected ${r.op} reply`);
+    for (;;) {
+      try {
+        await begin();
+      } catch (e) {
+        throw new Error(`the KEL worker did not start: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      }
+      let died = false;
+      for (const prefix of [...staged]) {
+        try {
+          const r = await this.worker.request({ op: 'stage', loc: located.get(prefix)!, tip: tips.get(prefix), budget: Infinity });
+          if (r.op !== 'stage') throw new Error(`unexpected ${r.op} reply`);
+        } catch (e) {
+          if (!(e instanceof WorkerDied)) throw e;
+          staged.splice(staged.indexOf(prefix), 1);
+          onDeath(prefix, e);
+          died = true;
+          break;
+        }
+      }
+      if (!died) return;
     }
   }
 
@@ -253,10 +279,9 @@ export class KelEvaluator {
     gone: ReadonlySet<string>,
     delegatedBy: Map<string, string | null>,
     ignored: string[],
-    begin: () => Promise<void>,
-    tips: ReadonlyMap<string, { s: number; d: string }>,
+    ready: () => Promise<void>,
   ): Promise<SourceEvaluation> {
-    if (this.worker.fresh) await this.restage(begin, staged, located, tips);
+    await ready();
     const r = await this.worker.request({ op: 'resolve', final, keep });
     if (r.op !== 'resolve') throw new Error(`unexpected ${r.op} reply`);
     const revokes = new Map(this.revokes);
