@@ -5,7 +5,7 @@
  */
 import { CodedError } from '../errors.ts';
 
-export type AnchorErrorCode = 'malformed_anchor' | 'invalid_identifier' | 'not_duplicity' | 'invalid_registry' | 'registry_conflict';
+export type AnchorErrorCode = 'malformed_anchor' | 'invalid_identifier' | 'not_duplicity' | 'invalid_registry';
 
 /** An anchor, request, identifier, registry or duplicity proof that is malformed or does not verify. */
 export class AnchorError extends CodedError<AnchorErrorCode> {}

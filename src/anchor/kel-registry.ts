@@ -2,12 +2,12 @@
  * Who is a party with a KEL source (SPEC §3.5), as one pure function: the registry file's entries,
  * every identifier's KEL evaluation (src/keri, run by the registry source) and the store's highest
  * accepted tips go in; the Registry snapshot the acceptance rules read comes out. An entry with
- * `keys` keeps them (and may have no KEL: `registry_conflict`); an entry without takes the keys of
+ * `keys` keeps them: a KEL for the same prefix is still verified (it may be a delegator) but never
+ * changes that party's keys (it is *shadowed*, SPEC §3.5 rev 4); an entry without takes the keys of
  * its accepted KEL state; `"delegates": true` adds every agent whose accepted KEL begins with a
  * `dip` delegated by the entry. A party with no accepted state, or whose state is older than the
  * store's tip, is withheld with the reason check 2 answers.
  */
-import { AnchorError } from './errors.ts';
 import type { PartyLimits, Registry, RegistryFile, RegistryKey, RegistryParty, WithheldParty } from './registry.ts';
 
 const DID_KERI = 'did:keri:';
@@ -74,9 +74,14 @@ function kelParty(id: string, state: KelStateView, limits: PartyLimits): Registr
 }
 
 /**
- * The snapshot for one registry file and the KEL source's evaluations. Throws AnchorError
- * `registry_conflict` when an entry with `keys` also has a KEL in the source.
+ * The registry entries with static `keys` for which the KEL source also holds a KEL (whatever its
+ * verdict): their static keys stand and the KEL is shadowed (counted, logged once per change).
  */
+export function shadowedParties(file: RegistryFile, kels: KelViews): string[] {
+  return file.entries.filter((e) => e.keys !== undefined && kels.has(prefixOf(e.id))).map((e) => e.id);
+}
+
+/** The snapshot for one registry file and the KEL source's evaluations (never throws: a shadowed KEL is no error). */
 export function registryFromKels(file: RegistryFile, kels: KelViews, tips: ReadonlyMap<string, KelTipView>): Registry {
   const parties = new Map<string, RegistryParty>();
   const withheld = new Map<string, WithheldParty>();
@@ -84,9 +89,6 @@ export function registryFromKels(file: RegistryFile, kels: KelViews, tips: Reado
   for (const e of file.entries) {
     const prefix = prefixOf(e.id);
     if (e.keys !== undefined) {
-      if (kels.has(prefix)) {
-        throw new AnchorError('registry_conflict', `${e.id} has both "keys" in the registry file and a KEL in the KEL source`);
-      }
       const party: RegistryParty = { id: e.id, keys: e.keys, limits: e.limits };
       if (e.delegator !== undefined) party.delegator = e.delegator;
       parties.set(e.id, party);

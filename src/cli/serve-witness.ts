@@ -7,6 +7,7 @@ import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
+import { DEFAULT_KEL_AGGREGATE } from '../registry/kel-evaluator.ts';
 import { collectList, envName, intArg } from './options.ts';
 import { durationArg } from '../config/duration.ts';
 import {
@@ -53,6 +54,9 @@ interface ServeFlags extends HttpLimits {
   kelPollSeconds?: number;
   kelMaxEvents?: number;
   kelMaxBytes?: number;
+  kelMaxIdentifiers?: number;
+  kelMaxTotalBytes?: number;
+  kelMaxHeap?: number;
   logWitnesses?: string;
   logWitnessInterval?: number;
   logWitnessAlertLag?: number;
@@ -156,6 +160,19 @@ export function addServeCommand(program: Command): void {
       intArg(1),
       DEFAULT_KEL_LIMITS.maxBytes,
     )
+    .option(
+      '--kel-max-identifiers <n>',
+      'most identifiers one KEL source reload reads (the parties and their delegators first); the rest are refused as oversize',
+      intArg(1),
+      DEFAULT_KEL_AGGREGATE.maxIdentifiers,
+    )
+    .option('--kel-max-total-bytes <n>', 'most bytes one KEL source reload reads in all', intArg(1), DEFAULT_KEL_AGGREGATE.maxTotalBytes)
+    .option(
+      '--kel-max-heap <mib>',
+      'heap limit of the KEL worker thread, in MiB (an identifier that exhausts it is refused as oversize; the worker restarts)',
+      intArg(16, 65536),
+      DEFAULT_KEL_AGGREGATE.maxHeapMb,
+    )
     .option('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place')
     .option(
       '--logs-list <src>',
@@ -255,6 +272,11 @@ export function addServeCommand(program: Command): void {
           limits: {
             maxEvents: flags.kelMaxEvents ?? DEFAULT_KEL_LIMITS.maxEvents,
             maxBytes: flags.kelMaxBytes ?? DEFAULT_KEL_LIMITS.maxBytes,
+          },
+          aggregate: {
+            maxIdentifiers: flags.kelMaxIdentifiers ?? DEFAULT_KEL_AGGREGATE.maxIdentifiers,
+            maxTotalBytes: flags.kelMaxTotalBytes ?? DEFAULT_KEL_AGGREGATE.maxTotalBytes,
+            maxHeapMb: flags.kelMaxHeap ?? DEFAULT_KEL_AGGREGATE.maxHeapMb,
           },
         };
       }

@@ -47,8 +47,21 @@ export class Reloadable<T> {
     }
   }
 
-  /** Start watching the directory and listening for SIGHUP. */
-  start(debounceMs = 1000): void {
+  /**
+   * Reload without reporting: null when the new file was accepted, else why not (the previous
+   * snapshot stays). For an owner that reports one outcome for several things reloaded together.
+   */
+  tryReload(): string | null {
+    try {
+      this.value = this.load(this.path);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Start watching the directory and (unless `sighup` is false: the owner handles it) listening for SIGHUP. */
+  start(debounceMs = 1000, sighup = true): void {
     const name = basename(this.path);
     this.watcher = watch(dirname(this.path), { persistent: false }, (event, file) => {
       if (event !== 'rename' || file !== name) return;
@@ -56,7 +69,7 @@ export class Reloadable<T> {
       this.timer = setTimeout(() => this.reload('rename'), debounceMs);
       this.timer.unref();
     });
-    process.on('SIGHUP', this.onHup);
+    if (sighup) process.on('SIGHUP', this.onHup);
   }
 
   stop(): void {

@@ -69,16 +69,22 @@ export function parseKelDocument(text: string, source: string, limits: KelLimits
   return { prefix, events: doc.events, attachments, bytes, sourceHash, source };
 }
 
+/** Parse one event blob's text as strict JSON (throws on anything else). */
+export const parseEventBlob = (text: string): unknown => parseStrictJson(text, { maxDepth: 8 });
+
 /**
  * Assemble a `git:` KEL from its blobs in sequence order (`events/<seq>.json` text and
  * `events/<seq>.attachments.cesr` text, '' when there is none). The caller checks that the
  * sequence numbers are contiguous from 0 and the blob sizes against limits.maxBytes first.
+ * `parse(j)` gives event j's JSON value (default: parseEventBlob of its text; a reader that
+ * shares blobs between KELs passes one that parses each blob once).
  */
 export function kelFromEventBlobs(
   prefix: string,
   blobs: Array<{ event: string; attachment: string }>,
   source: string,
   limits: KelLimits,
+  parse: (j: number) => unknown = (j) => parseEventBlob(blobs[j]!.event),
 ): RawKel | KelSourceFailure {
   let bytes = 0;
   const hash: string[] = [];
@@ -98,7 +104,7 @@ export function kelFromEventBlobs(
   for (let j = 0; j < blobs.length; j++) {
     const b = blobs[j]!;
     try {
-      events.push(parseStrictJson(b.event, { maxDepth: 8 }));
+      events.push(parse(j));
     } catch (err) {
       return defect('malformed', `events/${j}: not strict JSON: ${(err as Error).message}`);
     }

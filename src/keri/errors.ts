@@ -9,6 +9,8 @@ export type KelReasonCode =
   // rule 1: size and shape
   | 'oversize'
   | 'malformed'
+  // the source could not give this identifier's copy (a git error, an unreadable file)
+  | 'source_error'
   // rule 2: each event against its predecessor
   | 'version_mismatch'
   | 'said_mismatch'
@@ -46,6 +48,7 @@ export type KelReason = KelReasonCode;
 export const KEL_REASONS: readonly KelReason[] = [
   'oversize',
   'malformed',
+  'source_error',
   'version_mismatch',
   'said_mismatch',
   'sequence_invalid',

@@ -177,7 +177,8 @@ function verifyOwn(raw: RawKel, prev: CacheEntry | undefined): { saids: readonly
   return { saids, own: { ok: true, kel: { events, values: raw.events, attachments: raw.attachments, states } }, verifiedEvents };
 }
 
-interface Stage {
+/** A KEL staged for resolveStages (opaque). */
+export interface KelStage {
   raw: RawKel;
   prev: CacheEntry | undefined;
   saids: readonly string[] | null;
@@ -234,18 +235,31 @@ export function evaluateKels(
   previous: KelCache | null,
   tips: ReadonlyMap<string, { s: number; d: string }>,
 ): { evaluations: Map<string, KelEvaluation>; cache: KelCache } {
-  const stages = new Map<string, Stage>();
-  for (const [prefix, raw] of kels) {
-    const prev = previous?.entries.get(prefix);
-    const { saids, own, verifiedEvents } = verifyOwn(raw, prev);
-    let verdict: Own = own;
-    if (saids !== null) {
-      const history = checkHistory(saids, prev?.inForce ?? null, tips.get(prefix));
-      if (history !== null) verdict = { ok: false, ...history };
-    }
-    stages.set(prefix, { raw, prev, saids, own, verdict, verifiedEvents });
-  }
+  const stages = new Map<string, KelStage>();
+  for (const [prefix, raw] of kels) stages.set(prefix, stageKel(raw, previous, tips.get(prefix)));
+  return resolveStages(stages);
+}
 
+/**
+ * One KEL's own verdict (rules 1–7 and history), the costly part of an evaluation: evaluateKels
+ * is stageKel for every KEL, then resolveStages. A caller that evaluates KELs one at a time (the
+ * registry's worker thread) stages each as it reads it. The stage keeps the RawKel's `source`,
+ * `defect` and `sourceHash` only, never its events.
+ */
+export function stageKel(raw: RawKel, previous: KelCache | null, tip: Tip | undefined): KelStage {
+  const prev = previous?.entries.get(raw.prefix);
+  const { saids, own, verifiedEvents } = verifyOwn(raw, prev);
+  let verdict: Own = own;
+  if (saids !== null) {
+    const history = checkHistory(saids, prev?.inForce ?? null, tip);
+    if (history !== null) verdict = { ok: false, ...history };
+  }
+  const bare: RawKel = { ...raw, events: [], attachments: [] };
+  return { raw: bare, prev, saids, own, verdict, verifiedEvents };
+}
+
+/** Rule 8 and the states in force across the staged KELs (map lookups only): the rest of evaluateKels. */
+export function resolveStages(stages: ReadonlyMap<string, KelStage>): { evaluations: Map<string, KelEvaluation>; cache: KelCache } {
   const resolved = new Map<string, Resolved>();
   const inProgress = new Set<string>();
 
@@ -368,4 +382,14 @@ export function evaluateKels(
 /** Verify a set of KELs from scratch (no cache, no stored tips): `anchor-witness kel verify`. */
 export function verifyKels(kels: ReadonlyMap<string, RawKel>): Map<string, KelEvaluation> {
   return evaluateKels(kels, null, new Map()).evaluations;
+}
+
+/**
+ * The digest seals {d} of the accepted KEL in force for `prefix` in `cache` (each names an agent
+ * this delegator revokes), so that a reader holding only states can apply a revocation to an agent
+ * whose own copy it could not evaluate (SPEC §3.5 rev 4 "Revocation never waits for the agent").
+ */
+export function revocationSeals(cache: KelCache, prefix: string): string[] {
+  const inForce = cache.entries.get(prefix)?.inForce;
+  return inForce == null ? [] : [...sealsOf(inForce).digests];
 }

@@ -6,5 +6,5 @@
 export type { KelStatus, KelKey, KeyState, RawKel, KelLimits, KelEvaluation } from './types.ts';
 export { DEFAULT_KEL_LIMITS } from './types.ts';
 export { KEL_REASONS, KelError, type KelReason } from './errors.ts';
-export { parseKelDocument, kelFromEventBlobs, defectiveKel, PREFIX_PATTERN, type KelSourceFailure } from './document.ts';
-export { evaluateKels, verifyKels, type KelCache } from './evaluate.ts';
+export { parseKelDocument, kelFromEventBlobs, parseEventBlob, defectiveKel, PREFIX_PATTERN, type KelSourceFailure } from './document.ts';
+export { evaluateKels, verifyKels, stageKel, resolveStages, revocationSeals, type KelCache, type KelStage } from './evaluate.ts';

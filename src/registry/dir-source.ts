@@ -77,43 +77,73 @@ export async function readKelFile(path: string, limits: KelLimits): Promise<RawK
   return kel;
 }
 
-/** Read every `<prefix>.kel.json` of `dir`; throws KelSourceError when the directory cannot be listed. */
-export async function readKelDirectory(dir: string, limits: KelLimits): Promise<KelSourceRead> {
+/** Where one identifier's file is. */
+export interface DirKelLocator {
+  prefix: string;
+  path: string;
+  source: string;
+}
+
+/** List the `<prefix>.kel.json` files of `dir` (name order); throws KelSourceError when the directory cannot be listed. */
+export async function listKelDirectory(dir: string): Promise<{ ids: DirKelLocator[]; ignored: string[] }> {
   let names: string[];
   try {
     names = await readdir(dir);
   } catch (e) {
     throw new KelSourceError('kel_source_unreadable', `cannot list the KEL directory ${dir}: ${(e as Error).message}`);
   }
-  const out: KelSourceRead = { kels: new Map(), ignored: [] };
+  const out = { ids: [] as DirKelLocator[], ignored: [] as string[] };
   for (const name of names.sort()) {
     const m = KEL_FILE_PATTERN.exec(name);
     if (m === null) {
       if (name.endsWith('.kel.json')) out.ignored.push(name);
       continue;
     }
-    const prefix = m[1]!;
     const path = join(dir, name);
-    const source = `dir:${path}`;
-    const fail = (f: { reason: KelReason; detail: string }): void => {
-      out.kels.set(prefix, unreadableKel(prefix, source, f.reason, f.detail));
-    };
-    let read: FileRead;
-    try {
-      read = await readCapped(path, name, limits.maxBytes);
-    } catch (e) {
-      fail({ reason: 'malformed', detail: `${name}: ${(e as Error).message}` });
-      continue;
-    }
-    if (read === 'gone') continue;
-    if (!('text' in read)) {
-      fail(read);
-      continue;
-    }
-    const kel = parseKelDocument(read.text, source, limits);
-    if ('reason' in kel) fail({ reason: kel.reason, detail: kel.detail });
-    else if (kel.prefix !== prefix) fail({ reason: 'prefix_mismatch', detail: `${name} holds the KEL of ${kel.prefix}` });
-    else out.kels.set(prefix, kel);
+    out.ids.push({ prefix: m[1]!, path, source: `dir:${path}` });
+  }
+  return out;
+}
+
+/**
+ * Read one identifier's file; never throws (an unreadable file is `source_error`, one over
+ * `--kel-max-bytes` or over what is left of the reload's `budget` `oversize`). `kel` is null when
+ * the file vanished since the listing.
+ */
+export async function readDirKel(
+  loc: DirKelLocator,
+  limits: KelLimits,
+  budget = Infinity,
+): Promise<{ kel: RawKel | null; bytesRead: number }> {
+  const name = basename(loc.path);
+  const fail = (reason: KelReason, detail: string) => ({ kel: unreadableKel(loc.prefix, loc.source, reason, detail), bytesRead: 0 });
+  let read: FileRead;
+  try {
+    read = await readCapped(loc.path, name, Math.min(limits.maxBytes, budget));
+  } catch (e) {
+    return fail('source_error', `${name}: ${(e as Error).message}`);
+  }
+  if (read === 'gone') return { kel: null, bytesRead: 0 };
+  if (!('text' in read)) {
+    if (read.reason === 'oversize' && budget < limits.maxBytes)
+      return fail('oversize', `${read.detail}, over what is left of --kel-max-total-bytes for this reload`);
+    return fail(read.reason, read.detail);
+  }
+  const bytesRead = Buffer.byteLength(read.text);
+  const kel = parseKelDocument(read.text, loc.source, limits);
+  if ('reason' in kel) return { kel: unreadableKel(loc.prefix, loc.source, kel.reason, kel.detail), bytesRead };
+  if (kel.prefix !== loc.prefix)
+    return { kel: unreadableKel(loc.prefix, loc.source, 'prefix_mismatch', `${name} holds the KEL of ${kel.prefix}`), bytesRead };
+  return { kel, bytesRead };
+}
+
+/** Read every `<prefix>.kel.json` of `dir`; throws KelSourceError when the directory cannot be listed. */
+export async function readKelDirectory(dir: string, limits: KelLimits): Promise<KelSourceRead> {
+  const listing = await listKelDirectory(dir);
+  const out: KelSourceRead = { kels: new Map(), ignored: listing.ignored };
+  for (const loc of listing.ids) {
+    const { kel } = await readDirKel(loc, limits);
+    if (kel !== null) out.kels.set(loc.prefix, kel);
   }
   return out;
 }

@@ -98,3 +98,66 @@ export async function readBlobs(repo: string, oids: readonly string[], totalByte
   }
   return blobs;
 }
+
+/** One entry of a tree object: its mode (octal text, `40000` for a tree), name and object id. */
+export interface TreeEntry {
+  mode: string;
+  name: string;
+  oid: string;
+}
+
+/** Parse a raw tree object (`<mode> SP <name> NUL <oid bytes>`…); `oidBytes` is 20 (SHA-1) or 32 (SHA-256). */
+export function parseRawTree(body: Buffer, oidBytes: number): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let at = 0;
+  while (at < body.length) {
+    const sp = body.indexOf(0x20, at);
+    const nul = body.indexOf(0x00, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > body.length)
+      throw new KelSourceError('kel_source_unreadable', 'git: a tree object does not parse');
+    entries.push({
+      mode: body.subarray(at, sp).toString('latin1'),
+      name: body.subarray(sp + 1, nul).toString('utf8'),
+      oid: body.subarray(nul + 1, nul + 1 + oidBytes).toString('hex'),
+    });
+    at = nul + 1 + oidBytes;
+  }
+  return entries;
+}
+
+/**
+ * The entries of several trees named `<rev>:<path>` (one `cat-file --batch-check` for the sizes,
+ * one `cat-file --batch` for those of at most `maxBytesEach`): per name, its entries, `missing`
+ * (no such tree) or `oversize`. Never recursive: a tree of trees costs one level.
+ */
+export async function readTrees(
+  repo: string,
+  names: readonly string[],
+  maxBytesEach: number,
+): Promise<Map<string, TreeEntry[] | 'missing' | 'oversize'>> {
+  const out = new Map<string, TreeEntry[] | 'missing' | 'oversize'>();
+  if (names.length === 0) return out;
+  const check = await runGit(repo, ['cat-file', '--batch-check'], 200 * names.length + 4096, names.join('\n') + '\n');
+  const lines = check.toString('utf8').split('\n');
+  const small: string[] = [];
+  for (let i = 0; i < names.length; i++) {
+    const m = /^([0-9a-f]{40}|[0-9a-f]{64}) (\S+) (\d+)$/.exec(lines[i] ?? '');
+    if (m === null || m[2] !== 'tree') out.set(names[i]!, 'missing');
+    else if (Number(m[3]) > maxBytesEach) out.set(names[i]!, 'oversize');
+    else small.push(names[i]!);
+  }
+  if (small.length === 0) return out;
+  const body = await runGit(repo, ['cat-file', '--batch'], (maxBytesEach + 200) * small.length + 4096, small.join('\n') + '\n');
+  let at = 0;
+  for (const name of small) {
+    const nl = body.indexOf(0x0a, at);
+    const m = nl < 0 ? null : /^([0-9a-f]{40}|[0-9a-f]{64}) (\S+) (\d+)$/.exec(body.subarray(at, nl).toString('utf8'));
+    if (m === null) throw new KelSourceError('kel_source_unreadable', `git cat-file --batch: unexpected output for ${name}`);
+    const size = Number(m[3]);
+    const content = body.subarray(nl + 1, nl + 1 + size);
+    if (content.length !== size) throw new KelSourceError('kel_source_unreadable', 'git cat-file --batch: truncated output');
+    out.set(name, m[2] === 'tree' ? parseRawTree(content, m[1]!.length / 2) : 'missing');
+    at = nl + 1 + size + 1;
+  }
+  return out;
+}

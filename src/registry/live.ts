@@ -4,23 +4,27 @@
  * poll interval; `git:` on SIGHUP and every poll interval) are combined into one immutable
  * Registry snapshot (src/anchor/kel-registry.ts) that requests read once each.
  *
- * A reload reads the whole source, reads the store's `kel_tips`, evaluates every KEL (src/keri:
- * unchanged copies are not verified again, grown ones only in their new suffix), raises `kel_tips`
- * to every newly accepted tip (durably, before the state is used), and publishes the snapshot.
- * A source or store that cannot be read fails the reload as a whole: every current state is kept.
- * Reloads run one at a time; requests made meanwhile are merged into one more.
+ * A reload reads the store's `kel_tips`, has src/registry/kel-evaluator.ts evaluate the source one
+ * identifier at a time in a worker thread (the registry's parties and their delegator chains
+ * first), raises `kel_tips` to every newly accepted tip (durably, before the state is used), and
+ * publishes the snapshot: once the parties and their delegator chains are evaluated, and again at
+ * the end. Only a source that cannot be listed or a store that cannot be read fails the reload as
+ * a whole (every current state is kept); anything about one identifier refuses that identifier
+ * only. Reloads run one at a time; requests made meanwhile are merged into one more. SIGHUP
+ * reloads the registry file and the source together and reports one outcome.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename } from 'node:path';
-import { registryFromKels, type KelView } from '../anchor/kel-registry.ts';
+import { registryFromKels, shadowedParties, type KelView } from '../anchor/kel-registry.ts';
 import { parseRegistryFile, type Registry, type RegistryFile } from '../anchor/registry.ts';
 import { readDocument } from '../config/config-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
-import { evaluateKels, type KelCache, type KelEvaluation, type KelLimits, type RawKel } from '../keri/index.ts';
+import type { KelEvaluation, KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage, KelTip } from '../store/types.ts';
 import { KEL_FILE_PATTERN, readKelDirectory } from './dir-source.ts';
 import { readKelRepository, type GitKelCache } from './git-source.ts';
-import { describeKelSource, dipDelegator, type KelSourceRead, type KelSourceSpec } from './source.ts';
+import { DEFAULT_KEL_AGGREGATE, KelEvaluator, type KelAggregateLimits, type SourceEvaluation } from './kel-evaluator.ts';
+import { describeKelSource, type KelSourceRead, type KelSourceSpec } from './source.ts';
 
 export interface KelInvalidEvent {
   prefix: string;
@@ -39,6 +43,10 @@ export interface KelRegistryEvents {
   kelInvalid?: (e: KelInvalidEvent) => void;
   /** Names in the source that were not read. */
   ignored?: (names: string[]) => void;
+  /** Registry entries with static keys whose KEL in the source is now shadowed (reported once per change). */
+  shadowed?: (ids: string[]) => void;
+  /** The KEL worker died while evaluating `prefix` (now `oversize`) and was restarted. */
+  workerDied?: (prefix: string, reason: string) => void;
 }
 
 export interface KelCounts {
@@ -52,6 +60,8 @@ export interface KelRegistryOptions {
   source: KelSourceSpec;
   limits: KelLimits;
   pollSeconds: number;
+  /** `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (default DEFAULT_KEL_AGGREGATE). */
+  aggregate?: KelAggregateLimits;
   store: Pick<AnchorStateStorage, 'kelTips' | 'raiseKelTips'>;
   events?: KelRegistryEvents;
 }
@@ -68,6 +78,8 @@ export function readKelSource(spec: KelSourceSpec, limits: KelLimits, gitCache?:
   return spec.kind === 'dir' ? readKelDirectory(spec.path, limits) : readKelRepository(spec.path, limits, gitCache);
 }
 
+const DID_KERI = 'did:keri:';
+
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 export class KelPartyRegistry {
@@ -76,8 +88,8 @@ export class KelPartyRegistry {
   private snapshot: Registry;
   private views: Map<string, KelView> = new Map();
   private tips = new Map<string, KelTip>();
-  private cache: KelCache | null = null;
-  private readonly gitCache: GitKelCache = new Map();
+  private readonly evaluator: KelEvaluator;
+  private shadowed = new Set<string>();
   private counts: KelCounts = { accepted: 0, pending: 0, invalid: 0 };
   /** Per prefix, the last refusal logged (so a poll does not log it again). */
   private readonly logged = new Map<string, string>();
@@ -90,18 +102,25 @@ export class KelPartyRegistry {
   private debounce: NodeJS.Timeout | undefined;
   private poll: NodeJS.Timeout | undefined;
   private readonly onHup = (): void => {
-    void this.reload('SIGHUP');
+    // One outcome for the file and the source: a broken file is a failed reload, never also "reloaded".
+    const fileError = this.file.tryReload();
+    void this.reload(
+      'SIGHUP',
+      fileError === null ? undefined : `the registry file was not reloaded (the previous copy stays): ${fileError}`,
+    );
   };
 
   private constructor(opts: KelRegistryOptions) {
     this.opts = opts;
-    // The file is validated together with the current KEL views: an entry with keys that also has
-    // a KEL fails the file's reload (registry_conflict) and the previous file stays.
+    this.evaluator = new KelEvaluator(opts.source, opts.limits, opts.aggregate ?? DEFAULT_KEL_AGGREGATE, {
+      workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
+    });
     this.file = new Reloadable(
       opts.registryFile,
       (p) => {
         const file = parseRegistryFile(readDocument(p));
         this.snapshot = registryFromKels(file, this.views, this.tips);
+        this.reportShadowed(file);
         return file;
       },
       {
@@ -115,7 +134,12 @@ export class KelPartyRegistry {
   /** Load the registry file and the whole KEL source once; throws when either cannot be used. */
   static async open(opts: KelRegistryOptions): Promise<KelPartyRegistry> {
     const r = new KelPartyRegistry(opts);
-    await r.load('start', true);
+    try {
+      await r.load('start', true);
+    } catch (e) {
+      await r.evaluator.stop();
+      throw e;
+    }
     return r;
   }
 
@@ -132,23 +156,23 @@ export class KelPartyRegistry {
    * Reload the KEL source; resolves true when a new snapshot was published. While a reload runs,
    * requests are merged into one more reload after it.
    */
-  reload(why: string): Promise<boolean> {
+  reload(why: string, fileError?: string): Promise<boolean> {
     if (this.stopped) return Promise.resolve(false);
     if (this.running === undefined) {
-      this.running = this.load(why, false).finally(() => {
+      this.running = this.load(why, false, fileError).finally(() => {
         this.running = undefined;
       });
       return this.running;
     }
     this.queued ??= this.running.then(() => {
       this.queued = undefined;
-      return this.reload(why);
+      return this.reload(why, fileError);
     });
     return this.queued;
   }
 
   start(): void {
-    this.file.start();
+    this.file.start(1000, false);
     process.on('SIGHUP', this.onHup);
     if (this.opts.source.kind === 'dir') {
       this.watcher = watch(this.opts.source.path, { persistent: false }, (event, name) => {
@@ -174,60 +198,76 @@ export class KelPartyRegistry {
     clearInterval(this.poll);
     await this.queued?.catch(() => undefined);
     await this.running?.catch(() => undefined);
+    await this.evaluator.stop();
   }
 
-  private async load(why: string, first: boolean): Promise<boolean> {
+  private async load(why: string, first: boolean, fileError?: string): Promise<boolean> {
     const at = Date.now();
     try {
-      const read = await readKelSource(this.opts.source, this.opts.limits, this.gitCache);
-      const ignored = read.ignored.join('\n');
-      if (ignored !== this.lastIgnored && read.ignored.length > 0) this.opts.events?.ignored?.(read.ignored);
-      this.lastIgnored = ignored;
       const stored = await this.opts.store.kelTips();
       const tips = new Map(stored.map((t) => [t.prefix, t]));
-      const { evaluations, cache } = evaluateKels(read.kels, this.cache, tips);
-      // Durable first: a state is used only once its tip is stored (an old copy can never revive it).
-      const raised: KelTip[] = [];
-      for (const e of evaluations.values()) {
-        const st = e.state;
-        if (st === null) continue;
-        const tip = tips.get(e.prefix);
-        if (tip === undefined || st.s > tip.s) {
-          const t = { prefix: e.prefix, s: st.s, d: st.d };
-          raised.push(t);
-          tips.set(e.prefix, t);
-        }
+      // The registry's parties (and a static party's delegator) first: their snapshot is published before the rest is read.
+      const priority: string[] = [];
+      for (const e of this.file.current().entries) {
+        for (const id of [e.id, e.delegator]) if (id?.startsWith(DID_KERI) === true) priority.push(id.slice(DID_KERI.length));
       }
-      await this.opts.store.raiseKelTips(raised);
-      const views = new Map<string, KelView>();
-      for (const e of evaluations.values()) views.set(e.prefix, this.view(e, read.kels.get(e.prefix)));
-      const snapshot = registryFromKels(this.file.current(), views, tips);
-      this.cache = cache;
-      this.views = views;
-      this.tips = tips;
-      this.snapshot = snapshot;
+      const result = await this.evaluator.evaluate(tips, priority, (partial) => this.publish(partial, tips));
+      await this.publish(result, tips);
+      if (result.ignored.join('\n') !== this.lastIgnored && result.ignored.length > 0) this.opts.events?.ignored?.(result.ignored);
+      this.lastIgnored = result.ignored.join('\n');
       this.counts = { accepted: 0, pending: 0, invalid: 0 };
-      for (const e of evaluations.values()) this.counts[e.status]++;
-      this.report(evaluations);
+      for (const e of result.evaluations.values()) this.counts[e.status]++;
+      this.report(result.evaluations);
+      if (fileError !== undefined) {
+        this.last = { at, ok: false, why, error: fileError };
+        this.opts.events?.failed?.(why, fileError);
+        return false;
+      }
       this.last = { at, ok: true, why, error: null };
       this.opts.events?.loaded?.(why, this.counts);
       return true;
     } catch (e) {
-      this.last = { at, ok: false, why, error: message(e) };
+      const reason = fileError === undefined ? message(e) : `${fileError}; ${message(e)}`;
+      this.last = { at, ok: false, why, error: reason };
       if (first) throw e;
-      this.opts.events?.failed?.(why, message(e));
+      this.opts.events?.failed?.(why, reason);
       return false;
     }
   }
 
-  private view(e: KelEvaluation, raw: RawKel | undefined): KelView {
-    return {
-      status: e.status,
-      state: e.state,
-      reason: e.reason,
-      detail: e.detail,
-      delegatedBy: raw === undefined ? null : dipDelegator(raw),
-    };
+  /** Raise the store's tips to the newly accepted states (durably, first), then publish their snapshot. */
+  private async publish(result: SourceEvaluation, tips: Map<string, KelTip>): Promise<void> {
+    const raised: KelTip[] = [];
+    for (const e of result.evaluations.values()) {
+      const st = e.state;
+      if (st === null) continue;
+      const tip = tips.get(e.prefix);
+      if (tip === undefined || st.s > tip.s) {
+        const t = { prefix: e.prefix, s: st.s, d: st.d };
+        raised.push(t);
+        tips.set(e.prefix, t);
+      }
+    }
+    if (raised.length > 0) await this.opts.store.raiseKelTips(raised);
+    const views = new Map<string, KelView>();
+    for (const e of result.evaluations.values()) views.set(e.prefix, this.view(e, result.delegatedBy.get(e.prefix) ?? null));
+    const file = this.file.current();
+    this.snapshot = registryFromKels(file, views, tips);
+    this.views = views;
+    this.tips = new Map(tips);
+    this.reportShadowed(file);
+  }
+
+  /** Report the static-keys parties whose KEL is shadowed, once per change of that set. */
+  private reportShadowed(file: RegistryFile): void {
+    const now = new Set(shadowedParties(file, this.views));
+    const added = [...now].filter((id) => !this.shadowed.has(id));
+    this.shadowed = now;
+    if (added.length > 0) this.opts.events?.shadowed?.(added);
+  }
+
+  private view(e: KelEvaluation, delegatedBy: string | null): KelView {
+    return { status: e.status, state: e.state, reason: e.reason, detail: e.detail, delegatedBy };
   }
 
   /** Log each distinct refusal once; forget a prefix once it is accepted again. */

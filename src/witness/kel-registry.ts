@@ -1,12 +1,14 @@
 /**
  * The node's party registry with a KEL source (SPEC §3.5): starts src/registry's live registry
  * (first load before listening), and reports it: `kel_invalid` log lines, the reload counters
- * shared with the file registry, `registry_kel_invalid_total{reason}` and
- * `registry_kel_parties{status}`.
+ * shared with the file registry, `registry_kel_invalid_total{reason}`,
+ * `registry_kel_parties{status}`, `registry_kel_shadowed_total` (a static-keys party's KEL, logged
+ * once per change) and `registry_kel_worker_restarts_total` (the KEL worker died on an identifier).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Gauge, type Registry as Metrics } from 'prom-client';
 import { KelSourceError } from '../registry/errors.ts';
+import type { KelAggregateLimits } from '../registry/kel-evaluator.ts';
 import { KelPartyRegistry } from '../registry/live.ts';
 import { parseKelSourceSpec } from '../registry/source.ts';
 import { KEL_REASONS, type KelLimits } from '../keri/index.ts';
@@ -17,6 +19,8 @@ export interface KelSourceConfig {
   source: string;
   pollSeconds: number;
   limits: KelLimits;
+  /** `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (defaults: DEFAULT_KEL_AGGREGATE). */
+  aggregate?: KelAggregateLimits;
 }
 
 interface ReloadCounters {
@@ -43,11 +47,22 @@ export async function startKelRegistry(
     registers: [metrics],
   });
   for (const reason of KEL_REASONS) invalid.inc({ reason }, 0);
+  const shadowed = new Counter({
+    name: 'registry_kel_shadowed_total',
+    help: 'Registry entries with static keys found shadowing a KEL of the source (counted once per change)',
+    registers: [metrics],
+  });
+  const restarts = new Counter({
+    name: 'registry_kel_worker_restarts_total',
+    help: 'KEL worker threads that died (out of memory or otherwise) on an identifier and were restarted',
+    registers: [metrics],
+  });
   const kel = await KelPartyRegistry.open({
     registryFile,
     source,
     limits: config.limits,
     pollSeconds: config.pollSeconds,
+    ...(config.aggregate === undefined ? {} : { aggregate: config.aggregate }),
     store,
     events: {
       loaded: (why, counts) => {
@@ -64,6 +79,14 @@ export async function startKelRegistry(
           { event: 'kel_invalid', prefix: e.prefix, reason: e.reason, seq: e.seq, source: e.source, detail: e.detail },
           'kel_invalid',
         );
+      },
+      shadowed: (ids) => {
+        shadowed.inc(ids.length);
+        log.warn({ parties: ids }, 'KEL source: registry entries with static keys shadow their KEL (the static keys stand)');
+      },
+      workerDied: (prefix, reason) => {
+        restarts.inc();
+        log.error({ prefix, reason }, 'KEL worker died on this identifier (refused as oversize) and was restarted');
       },
       ignored: (names) => {
         log.warn({ names: names.slice(0, 20), count: names.length }, 'KEL source: names that are not identifiers were ignored');

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { accept, REGISTRY_BEHIND_RETRY_SECS, type Decision } from '../../src/anchor/accept.ts';
-import { registryFromKels, type KelStateView, type KelView } from '../../src/anchor/kel-registry.ts';
+import { registryFromKels, shadowedParties, type KelStateView, type KelView } from '../../src/anchor/kel-registry.ts';
 import { parseRegistryFile } from '../../src/anchor/registry.ts';
 import type { Registry } from '../../src/anchor/registry.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
@@ -94,11 +94,19 @@ void test('who is a party: KEL keys for entries without keys, static keys kept, 
   assert.equal(code(other), 'unknown_party');
 });
 
-void test('an entry with keys that also has a KEL is registry_conflict', () => {
-  assert.throws(
-    () => registryFromKels(file, views({ [STATIC]: accepted(state(staticKey)) }), new Map()),
-    (e: unknown) => e instanceof ProtocolError && e.code === 'registry_conflict',
-  );
+void test('an entry with keys that also has a KEL keeps its static keys: the KEL is shadowed, never a load error (SPEC §3.5 rev 4)', () => {
+  // Before rev 4 this threw registry_conflict: one `{}` file named after a static-keys party
+  // vetoed every reload. Now the KEL (accepted or not) never changes that party's keys.
+  for (const kel of [accepted(state(otherKey)), { status: 'invalid', state: null, reason: 'malformed', detail: '{}' } as KelView]) {
+    const kels = views({ [STATIC]: kel });
+    const reg = registryFromKels(file, kels, new Map());
+    assert.equal(encodeHex(reg.parties.get(`did:keri:${STATIC}`)!.keys[0]!.publicKey), encodeHex(staticKey.publicKey));
+    assert.equal(reg.parties.get(`did:keri:${STATIC}`)!.kel, undefined);
+    assert.equal(code(decide(reg, staticKey, { agent: `did:keri:${STATIC}` })), 'cosign');
+    assert.equal(code(decide(reg, otherKey, { agent: `did:keri:${STATIC}` })), 'key_not_current');
+    assert.deepEqual(shadowedParties(file, kels), [`did:keri:${STATIC}`]);
+  }
+  assert.deepEqual(shadowedParties(file, views()), []);
 });
 
 void test('check 2: absent, pending and rejected KELs are unknown_party with the sub-condition in detail; a store tip newer than the state is 503 registry_behind', () => {

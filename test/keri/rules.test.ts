@@ -351,6 +351,7 @@ void test('every reason of the closed union is produced by a test of this suite 
     'said_mismatch',
     'sequence_invalid',
     'signature_invalid',
+    'source_error',
     'source_seal_mismatch',
     'threshold_invalid',
     'version_mismatch',

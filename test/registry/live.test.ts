@@ -1,7 +1,7 @@
 // The live KEL registry (src/registry/live.ts, SPEC §3.5 "Caching, reload, rollback"): kel_tips
 // raised before a state is used and read at every reload; a store that cannot be read or written
 // fails the reload and keeps every state; a registry-file reload that would conflict with a KEL
-// (registry_conflict) keeps the previous file; a refusal is reported once, not at every reload.
+// keeps its static keys (the KEL is shadowed); a SIGHUP with a broken file is one failed reload; a refusal is reported once, not at every reload.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ class MemoryTips {
   }
 }
 
-void test('tips raised before use, store failures keep every state, a conflicting registry edit keeps the old file, refusals reported once', async () => {
+void test('tips raised before use, store failures keep every state, static keys shadow a KEL (reported once), a SIGHUP with a broken file reports one failure, refusals reported once', async () => {
   const { dir, cleanup } = tempDir('aw-kel-live-');
   try {
     const kels = join(dir, 'kels');
@@ -42,13 +42,20 @@ void test('tips raised before use, store failures keep every state, a conflictin
     const store = new MemoryTips();
     const invalid: KelInvalidEvent[] = [];
     const failed: string[] = [];
+    const loaded: string[] = [];
+    const shadowed: string[][] = [];
     const reg = await KelPartyRegistry.open({
       registryFile,
       source: { kind: 'dir', path: kels },
       limits: DEFAULT_KEL_LIMITS,
       pollSeconds: 0,
       store,
-      events: { kelInvalid: (e) => invalid.push(e), failed: (why, reason) => failed.push(`${why}: ${reason}`) },
+      events: {
+        kelInvalid: (e) => invalid.push(e),
+        failed: (why, reason) => failed.push(`${why}: ${reason}`),
+        loaded: (why) => loaded.push(why),
+        shadowed: (ids) => shadowed.push(ids),
+      },
     });
     try {
       // The drt is pending (ROOT has not anchored it): the agent's state in force is its dip.
@@ -100,14 +107,33 @@ void test('tips raised before use, store failures keep every state, a conflictin
       );
       assert.equal(reg.current().parties.get(agent)?.keys.length, 1);
 
-      // A registry edit giving static keys to an identifier with a KEL: refused, the old file stays.
+      // A registry edit giving static keys to an identifier with a KEL: accepted, the KEL is
+      // shadowed (reported once per change), the static keys stand (SPEC §3.5 rev 4; was registry_conflict).
       const key = encodeHex(edParty(0x31).publicKey);
       writeFileSync(registryFile, JSON.stringify({ parties: [{ id: ROOT_PREFIX, keys: [{ curve: 'ed25519', public_key: key }] }] }));
       reg.start();
+      const failedBefore = failed.length;
+      const loadedBefore = loaded.length;
       process.emit('SIGHUP');
       await reg.reload('test');
-      assert.match(failed.at(-1) ?? '', /registry_conflict|both "keys"/);
-      assert.equal(reg.current().parties.get(`did:keri:${ROOT_PREFIX}`)?.kel !== undefined, true);
+      assert.equal(failed.length, failedBefore, failed.join('\n'));
+      assert.deepEqual(shadowed, [[`did:keri:${ROOT_PREFIX}`]]);
+      const root = reg.current().parties.get(`did:keri:${ROOT_PREFIX}`)!;
+      assert.equal(root.kel, undefined);
+      assert.equal(encodeHex(root.keys[0]!.publicKey), key);
+      await reg.reload('test');
+      assert.equal(shadowed.length, 1, 'reported once, not at every reload');
+
+      // A SIGHUP with a broken registry file: one outcome, "failed", never also "reloaded" (issue 27 item 9).
+      writeFileSync(registryFile, '{"parties": [');
+      const loadedNow = loaded.length;
+      process.emit('SIGHUP');
+      await reg.reload('test2');
+      assert.equal(failed.length, failedBefore + 1, failed.join('\n'));
+      assert.match(failed.at(-1) ?? '', /^SIGHUP: the registry file was not reloaded/);
+      assert.deepEqual(loaded.slice(loadedNow), ['test2'], 'the SIGHUP reload did not also report "reloaded"');
+      assert.ok(loadedBefore <= loadedNow);
+      assert.equal(reg.current().parties.get(`did:keri:${ROOT_PREFIX}`)?.kel, undefined, 'the previous file stays');
     } finally {
       await reg.stop();
     }

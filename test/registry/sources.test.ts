@@ -10,11 +10,12 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_KEL_LIMITS } from '../../src/keri/index.ts';
 import { readKelDirectory } from '../../src/registry/dir-source.ts';
-import { readKelRepository, type GitKelCache } from '../../src/registry/git-source.ts';
+import { BlobMemo, listKelRepository, readGitKel, readKelRepository, type GitKelCache } from '../../src/registry/git-source.ts';
+import type { RawKel } from '../../src/keri/index.ts';
 import { gitEnv } from '../../src/registry/git.ts';
 import { parseKelSourceSpec } from '../../src/registry/source.ts';
 import { ProtocolError } from '../../src/errors.ts';
-import { commit, initRepo, kelFiles, setRef, writeKelRef, writeRegistryRef, writeTree } from '../helpers/kel-git.ts';
+import { commit, git, initRepo, kelFiles, setRef, writeKelRef, writeRegistryRef, writeTree } from '../helpers/kel-git.ts';
 import { AGENT_EVENTS, AGENT_PREFIX, kelDocument, MULTI_EVENTS, MULTI_PREFIX, ROOT_EVENTS, ROOT_PREFIX } from '../helpers/kel-vectors.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -167,6 +168,54 @@ void test('git: a per-prefix ref whose commit did not move is not read again (po
     assert.notEqual(second.kels.get(ROOT_PREFIX), first.kels.get(ROOT_PREFIX));
     assert.equal(second.kels.get(ROOT_PREFIX)!.events.length, 2);
     assert.equal(cache.size, 2);
+  } finally {
+    cleanup();
+  }
+});
+
+void test('git: a blob shared by several refs is read and parsed once per reload (one BlobMemo); a per-identifier listing over 64 KiB is oversize for that identifier only', async () => {
+  const { dir, cleanup } = tempDir('aw-kel-git-memo-');
+  try {
+    const repo = initRepo(join(dir, 'r.git'));
+    writeKelRef(repo, ROOT_PREFIX, ROOT_EVENTS.slice(0, 1));
+    const shared = commit(repo, writeTree(repo, [{ path: 'events/00000000.json', content: '{"shared":[1,2,3]}' }]));
+    const sharers = ['Ea', 'Eb', 'Ec'].map((s) => s + 'Q'.repeat(42));
+    for (const p of sharers) setRef(repo, `refs/auths/kel/${p.slice(0, 2)}/${p}`, shared);
+    // An events/ tree whose listing alone is over 64 KiB (1 500 entries).
+    const wide = 'Ew' + 'W'.repeat(42);
+    const empty = git(repo, ['hash-object', '-w', '--stdin'], '');
+    const events = git(
+      repo,
+      ['mktree'],
+      Array.from({ length: 1500 }, (_, i) => `100644 blob ${empty}\t${String(i).padStart(40, '0')}.x\n`).join(''),
+    );
+    setRef(repo, `refs/auths/kel/Ew/${wide}`, commit(repo, git(repo, ['mktree'], `040000 tree ${events}\tevents\n`)));
+    const listing = await listKelRepository(repo);
+    const memo = new BlobMemo();
+    const kels = new Map<string, RawKel>();
+    for (const loc of listing.ids) kels.set(loc.prefix, (await readGitKel(repo, loc, DEFAULT_KEL_LIMITS, memo)).kel);
+    const first = kels.get(sharers[0]!)!.events[0];
+    assert.deepEqual(first, { shared: [1, 2, 3] });
+    for (const p of sharers.slice(1)) assert.equal(kels.get(p)!.events[0], first, 'the same parsed value: parsed once');
+    assert.equal(kels.get(wide)!.defect?.reason, 'oversize');
+    assert.match(kels.get(wide)!.defect!.detail, /listing/);
+    assert.equal(kels.get(ROOT_PREFIX)!.defect, undefined);
+    // The byte budget counts a shared blob once.
+    const budgeted = new BlobMemo();
+    const sizes: number[] = [];
+    for (const p of sharers)
+      sizes.push(
+        (
+          await readGitKel(
+            repo,
+            listing.ids.find((l) => l.prefix === p)!,
+            DEFAULT_KEL_LIMITS,
+            budgeted,
+            100,
+          )
+        ).bytesRead,
+      );
+    assert.deepEqual(sizes, [18, 0, 0]);
   } finally {
     cleanup();
   }
