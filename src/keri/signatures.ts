@@ -31,19 +31,19 @@ export const MAX_SIGNATURES_PER_KEY = 2;
 /** Codes whose second index (ondex) is written out: 2A and 2E (2B and 2F are current-only, their ondex ignored). */
 const EXPLICIT_ONDEX: ReadonlySet<SignatureCode> = new Set(['2A', '2E']);
 
-/** A set of indices satisfies a threshold (kt over key indices, nt over prior `n` indices). */
-export type ThresholdTest = (indices: ReadonlySet<number>) => boolean;
+/** A threshold over indices (kt over key indices, nt over prior `n` indices), and how to name it in a detail. */
+export interface Threshold {
+  met(indices: ReadonlySet<number>): boolean;
+  text: string;
+}
 
 /** The simple (unweighted) threshold: at least `t` distinct indices. */
-export const atLeast =
-  (t: number): ThresholdTest =>
-  (indices) =>
-    indices.size >= t;
+export const atLeast = (t: number): Threshold => ({ met: (indices) => indices.size >= t, text: String(t) });
 
 /** For a rot/drt: the prior next-key commitments and the threshold the exposed ones must meet. */
 export interface PriorNext {
   n: readonly string[];
-  met: ThresholdTest;
+  nt: Threshold;
 }
 
 export type SignatureCheck =
@@ -58,7 +58,7 @@ export function checkSignatures(
   keys: readonly KelKey[],
   message: Uint8Array,
   signatures: readonly IndexedSignature[],
-  kt: ThresholdTest,
+  kt: Threshold,
   prior: PriorNext | null,
 ): SignatureCheck {
   for (const sig of signatures) {
@@ -89,22 +89,22 @@ export function checkSignatures(
     if (prior === null || sig.ondex === null || exposed.has(sig.ondex)) return null;
     return prior.n[sig.ondex] === commitmentOf(sig.index) ? sig.ondex : null;
   };
-  const done = (): boolean => kt(verified) && (prior === null || prior.met(exposed));
+  const done = (): boolean => kt.met(verified) && (prior === null || prior.nt.met(exposed));
   for (const sig of signatures) {
     if (done()) break;
     const exposure = exposes(sig);
-    const counts = !verified.has(sig.index) && !kt(verified);
+    const counts = !verified.has(sig.index) && !kt.met(verified);
     if (!counts && exposure === null) continue; // it could add nothing: not verified
     if (!verifyKelSignature(keys[sig.index]!, message, sig.signature)) continue;
     verified.add(sig.index);
     if (exposure !== null) exposed.add(exposure);
   }
-  if (!kt(verified)) return { ok: false, rule: 5, detail: `${verified.size} index(es) with a verified signature do not satisfy kt` };
-  if (prior !== null && !prior.met(exposed)) {
+  if (!kt.met(verified)) return { ok: false, rule: 5, detail: `${verified.size} index(es) with a verified signature, kt is ${kt.text}` };
+  if (prior !== null && !prior.nt.met(exposed)) {
     return {
       ok: false,
       rule: 6,
-      detail: `${exposed.size} prior next-key commitment(s) exposed by verified signatures do not satisfy the prior nt`,
+      detail: `${exposed.size} prior next-key commitment(s) exposed by verified signatures, prior nt is ${prior.nt.text}`,
     };
   }
   return { ok: true, verified, exposed };

@@ -194,7 +194,7 @@ export function verifyRange(prefix: string, events: readonly ParsedEvent[], from
     // Once rule 4 or 5 has failed, no later signature can change the reason (rules 5 and 6 of a
     // later event lose to it): the signatures of the rest are not verified.
     if (firsts[0] === null && firsts[1] === null) {
-      const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, met: atLeast(state.nt) } : null;
+      const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, nt: atLeast(state.nt) } : null;
       const check = checkSignatures(keys, e.bytes, attachment.signatures, atLeast(kt), prior);
       if (!check.ok) {
         const kind = check.rule === 5 ? 'signature_invalid' : 'prior_next_unmet';
