@@ -19,31 +19,66 @@ function field<T>(pointer: string, fn: () => T): T {
   }
 }
 
-/** Decode a wire anchor; `at` is the JSON pointer of the anchor in its document (for messages). */
-export function decodeAnchor(w: AnchorWire, at = '/anchor'): Anchor {
-  const curve = w.sig_party.curve as string;
-  if (curve !== 'ed25519' && curve !== 'p256') throw new AnchorError('malformed_anchor', `${at}/sig_party/curve: unknown curve`);
-  if (!Number.isSafeInteger(w.index) || w.index < 0)
-    throw new AnchorError('malformed_anchor', `${at}/index: must be an integer 0 ≤ index ≤ 2^53−1`);
-  const t = w.witness_set.threshold;
-  if (!Number.isSafeInteger(t) || t < 1) throw new AnchorError('malformed_anchor', `${at}/witness_set/threshold: must be an integer ≥ 1`);
-  const said = w.witness_set.said;
-  if (said.length < 1 || codePoints(said) > 128)
-    throw new AnchorError('malformed_anchor', `${at}/witness_set/said: must be 1..128 characters`);
+function malformed(pointer: string, message: string): never {
+  throw new AnchorError('malformed_anchor', `${pointer}: ${message}`);
+}
+
+/** The JSON object at `pointer` (not null, not an array). */
+function objectAt(value: unknown, pointer: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) malformed(pointer || '/', 'must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function stringAt(value: unknown, pointer: string): string {
+  if (typeof value !== 'string') malformed(pointer, 'must be a string');
+  return value;
+}
+
+/** A JSON integer 0 ≤ n ≤ 2^53−1 (or, with `min` 1, ≥ 1). */
+function integerAt(value: unknown, pointer: string, min = 0): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    malformed(pointer, `must be an integer ${min} ≤ n ≤ 2^53−1`);
+  return value;
+}
+
+/**
+ * Decode a wire anchor (parsed JSON: an AnchorWire, checked member by member, so structurally
+ * wrong JSON — null, a number or an array where an object or a string belongs, a missing member —
+ * is `malformed_anchor` like any other defect); `at` is the JSON pointer of the anchor in its
+ * document (for messages). `cumulative` is a decimal string, a JSON integer or a bigint (a lossless
+ * parse).
+ */
+export function decodeAnchor(wire: unknown, at = '/anchor'): Anchor {
+  const w = objectAt(wire, at);
+  const sigParty = objectAt(w.sig_party, `${at}/sig_party`);
+  const curve = stringAt(sigParty.curve, `${at}/sig_party/curve`);
+  if (curve !== 'ed25519' && curve !== 'p256') malformed(`${at}/sig_party/curve`, 'unknown curve');
+  const index = integerAt(w.index, `${at}/index`);
+  const witnessSet = objectAt(w.witness_set, `${at}/witness_set`);
+  const t = integerAt(witnessSet.threshold, `${at}/witness_set/threshold`, 1);
+  const said = stringAt(witnessSet.said, `${at}/witness_set/said`);
+  if (said.length < 1 || codePoints(said) > 128) malformed(`${at}/witness_set/said`, 'must be 1..128 characters');
   const cumulative = w.cumulative;
+  if (typeof cumulative !== 'string' && typeof cumulative !== 'number' && typeof cumulative !== 'bigint')
+    malformed(`${at}/cumulative`, 'must be a decimal string or an integer');
+  const seedId = stringAt(w.seed_id, `${at}/seed_id`);
+  const head = stringAt(w.head, `${at}/head`);
+  const timestamp = stringAt(w.timestamp, `${at}/timestamp`);
+  const publicKey = stringAt(sigParty.public_key, `${at}/sig_party/public_key`);
+  const signature = stringAt(sigParty.signature, `${at}/sig_party/signature`);
   return {
-    seedId: field(`${at}/seed_id`, () => decodeHex(w.seed_id, 32)),
-    index: w.index,
-    head: field(`${at}/head`, () => decodeHex(w.head, 32)),
+    seedId: field(`${at}/seed_id`, () => decodeHex(seedId, 32)),
+    index,
+    head: field(`${at}/head`, () => decodeHex(head, 32)),
     cumulative: field(`${at}/cumulative`, () =>
       typeof cumulative === 'bigint' ? u128FromJson(cumulative.toString()) : u128FromJson(cumulative),
     ),
-    timestamp: field(`${at}/timestamp`, () => parseTimestamp(w.timestamp)),
+    timestamp: field(`${at}/timestamp`, () => parseTimestamp(timestamp)),
     witnessSet: { said, threshold: t },
     sigParty: {
       curve,
-      publicKey: field(`${at}/sig_party/public_key`, () => decodeHex(w.sig_party.public_key, PUBLIC_KEY_LENGTH[curve])),
-      signature: field(`${at}/sig_party/signature`, () => decodeHex(w.sig_party.signature, SIGNATURE_LENGTH)),
+      publicKey: field(`${at}/sig_party/public_key`, () => decodeHex(publicKey, PUBLIC_KEY_LENGTH[curve])),
+      signature: field(`${at}/sig_party/signature`, () => decodeHex(signature, SIGNATURE_LENGTH)),
     },
   };
 }
@@ -65,11 +100,14 @@ export function encodeDuplicityProof(p: DuplicityProof): DuplicityProofWire {
   return { seed_id: encodeHex(p.seedId), index: p.index, anchor_a: encodeAnchor(p.anchorA), anchor_b: encodeAnchor(p.anchorB) };
 }
 
-export function decodeDuplicityProof(w: DuplicityProofWire): DuplicityProof {
-  if (!Number.isSafeInteger(w.index) || w.index < 0) throw new AnchorError('malformed_anchor', '/index: must be a non-negative integer');
+/** Decode a duplicity proof (parsed JSON: a DuplicityProofWire, checked as decodeAnchor does; `malformed_anchor`). */
+export function decodeDuplicityProof(wire: unknown): DuplicityProof {
+  const w = objectAt(wire, '');
+  const index = integerAt(w.index, '/index');
+  const seedId = stringAt(w.seed_id, '/seed_id');
   return {
-    seedId: field('/seed_id', () => decodeHex(w.seed_id, 32)),
-    index: w.index,
+    seedId: field('/seed_id', () => decodeHex(seedId, 32)),
+    index,
     anchorA: decodeAnchor(w.anchor_a, '/anchor_a'),
     anchorB: decodeAnchor(w.anchor_b, '/anchor_b'),
   };

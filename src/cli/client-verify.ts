@@ -17,7 +17,7 @@ import type { Command } from 'commander';
 import { decodeAnchor, decodeDuplicityProof } from '../anchor/codec.ts';
 import { verifyDuplicityProof } from '../anchor/duplicity.ts';
 import { cosignMessage } from '../anchor/messages.ts';
-import type { Anchor, AnchorWire, DuplicityProofWire } from '../anchor/types.ts';
+import type { Anchor, AnchorWire } from '../anchor/types.ts';
 import { encodeBase64 } from '../encoding/base64.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
@@ -204,7 +204,7 @@ export function addVerifyCommands(program: Command): void {
       const doc = readJson(file);
       let proof;
       try {
-        proof = decodeDuplicityProof(doc as DuplicityProofWire);
+        proof = decodeDuplicityProof(doc);
       } catch (e) {
         throw new VerificationError('duplicity_proof_invalid', `not a duplicity proof: ${(e as Error).message}`);
       }

@@ -114,7 +114,7 @@ export function parseFinalizedBundle(doc: unknown): FinalizedBundle {
   if (typeof d.anchor !== 'object' || d.anchor === null) bad('anchor missing');
   let anchor: Anchor;
   try {
-    anchor = decodeAnchor(d.anchor as AnchorWire, '/anchor');
+    anchor = decodeAnchor(d.anchor, '/anchor');
   } catch (e) {
     return bad((e as Error).message);
   }

@@ -175,7 +175,7 @@ export function encodePartyState(s: PartyState): PartyStateWire {
 
 function anchorOf(w: unknown, at: string): Anchor {
   try {
-    return decodeAnchor(w as AnchorWire, at);
+    return decodeAnchor(w, at);
   } catch (e) {
     return bad((e as Error).message);
   }
@@ -198,8 +198,8 @@ export function parsePartyState(doc: unknown): PartyState {
   if (d.v !== PARTY_STATE_V) bad(`v must be ${PARTY_STATE_V}`);
   if (typeof d.key_file !== 'string') bad('key_file must be a string');
   if (d.curve !== 'ed25519' && d.curve !== 'p256') bad('curve must be ed25519 or p256');
-  const party = d.party as Partial<PartyIdentity> | undefined;
-  if (typeof party !== 'object' || typeof party.agent !== 'string') bad('party.agent must be a string');
+  const party = d.party as Partial<PartyIdentity> | null | undefined;
+  if (typeof party !== 'object' || party === null || typeof party.agent !== 'string') bad('party.agent must be a string');
   let publicKey: Uint8Array;
   let seedId: Uint8Array;
   try {
@@ -239,7 +239,7 @@ export function parsePartyState(doc: unknown): PartyState {
   };
   if (d.frozen !== null && d.frozen !== undefined) {
     try {
-      decodeDuplicityProof(d.frozen as DuplicityProofWire);
+      decodeDuplicityProof(d.frozen);
     } catch (e) {
       bad(`frozen: ${(e as Error).message}`);
     }

@@ -16,6 +16,7 @@ import { parseAttachment } from './attachments.ts';
 import { MAX_DELEGATION_DEPTH, anchoredCount, indexSeals, type SealIndex } from './delegation.ts';
 import { KelError } from './errors.ts';
 import { parseEvent } from './event.ts';
+import { MAX_SIGNATURES_PER_KEY } from './signatures.ts';
 import type { KelEvaluation, KelStatus, KeyState, RawKel } from './types.ts';
 import { verifyRange, type ParsedEvent, type RuleFailure, type WalkState } from './verify.ts';
 
@@ -78,8 +79,16 @@ function checkShape(raw: RawKel): RuleFailure | null {
   return null;
 }
 
-/** Rule 1 for events[from…]: each event and attachment parses. */
-function parseEvents(raw: RawKel, from: number): { ok: true; events: ParsedEvent[] } | ({ ok: false } & RuleFailure) {
+/**
+ * Rule 1 for events[from…]: each event and attachment parses, and carries at most
+ * MAX_SIGNATURES_PER_KEY × its signing keys signatures (its own `k`, or for an ixn the last
+ * establishment event's; `keyCount` is that of the state before `from`, null without one).
+ */
+function parseEvents(
+  raw: RawKel,
+  from: number,
+  keyCount: number | null,
+): { ok: true; events: ParsedEvent[] } | ({ ok: false } & RuleFailure) {
   const events: ParsedEvent[] = [];
   for (let j = from; j < raw.events.length; j++) {
     try {
@@ -87,6 +96,15 @@ function parseEvents(raw: RawKel, from: number): { ok: true; events: ParsedEvent
       const attachment = parseAttachment(raw.attachments[j]!, j);
       if (attachment.sourceSeals.length > 0 && event.t !== 'dip' && event.t !== 'drt') {
         return failure('malformed', j, `attachment: a -G source seal on a ${event.t}`);
+      }
+      if (event.t !== 'ixn') keyCount = event.keys.length;
+      // An ixn with no establishment event before it is refused by rule 3 (not_inception).
+      if (keyCount !== null && attachment.signatures.length > MAX_SIGNATURES_PER_KEY * keyCount) {
+        return failure(
+          'malformed',
+          j,
+          `attachment: ${attachment.signatures.length} signatures for ${keyCount} signing key(s) (at most ${MAX_SIGNATURES_PER_KEY} per key)`,
+        );
       }
       events.push({ event, attachment });
     } catch (err) {
@@ -166,7 +184,7 @@ function verifyOwn(raw: RawKel, prev: CacheEntry | undefined): { saids: readonly
       base = candidate;
     }
   }
-  const parsed = parseEvents(raw, from);
+  const parsed = parseEvents(raw, from, from > 0 ? base!.states[from - 1]!.keys.length : null);
   if (!parsed.ok) return { saids: null, own: parsed, verifiedEvents: 0 };
   const events = from > 0 ? [...base!.events.slice(0, from), ...parsed.events] : parsed.events;
   const saids = events.map((e) => e.event.d);
@@ -263,16 +281,23 @@ export function resolveStages(stages: ReadonlyMap<string, KelStage>): { evaluati
   const resolved = new Map<string, Resolved>();
   const inProgress = new Set<string>();
 
-  /** Delegation levels below `prefix` (0 for a KEL begun by icp), up to MAX + 1. */
+  /**
+   * Delegation levels below `prefix` (0 for a KEL begun by icp), up to MAX + 1, counted over the
+   * whole delegator chain as resolution walks it: a delegator whose current copy is refused but
+   * whose last accepted state is kept is resolved through that state, so it counts as a level too
+   * (SPEC §3.5 rule 8, rev 4). The walk stops at a delegator with no KEL or no state at all.
+   */
   const depth = (prefix: string): number => {
     let levels = 0;
     let at: string | null = prefix;
     const seen = new Set<string>();
     while (at !== null && levels <= MAX_DELEGATION_DEPTH) {
       const st = stages.get(at);
-      if (st === undefined || !st.verdict.ok || seen.has(at)) return levels;
+      if (st === undefined || seen.has(at)) return levels;
       seen.add(at);
-      const first = st.verdict.kel.events[0]!.event;
+      const kel = st.verdict.ok ? st.verdict.kel : (st.prev?.inForce?.kel ?? null);
+      if (kel === null) return levels;
+      const first = kel.events[0]!.event;
       if (first.t !== 'dip') return levels;
       levels++;
       at = first.di;

@@ -11,7 +11,7 @@ import type { EventAttachment } from './attachments.ts';
 import type { KelReason } from './errors.ts';
 import { computeSaid, type KelEvent } from './event.ts';
 import { decodeQb64 } from './qb64.ts';
-import { revealedCommitments, verifiedSignatures } from './signatures.ts';
+import { atLeast, checkSignatures } from './signatures.ts';
 import type { KelKey } from './types.ts';
 
 /** The state after an event, with what the next event is checked against. */
@@ -194,23 +194,11 @@ export function verifyRange(prefix: string, events: readonly ParsedEvent[], from
     // Once rule 4 or 5 has failed, no later signature can change the reason (rules 5 and 6 of a
     // later event lose to it): the signatures of the rest are not verified.
     if (firsts[0] === null && firsts[1] === null) {
-      const verified = verifiedSignatures(keys, e.bytes, attachment.signatures);
-      if (!(verified.length >= kt)) {
-        keep(5, {
-          reason: 'signature_invalid',
-          seq: j,
-          detail: `${verified.length} verified signature(s), kt is ${Number.isNaN(kt) ? 'weighted' : kt}`,
-        });
-      }
-      if ((e.t === 'rot' || e.t === 'drt') && state !== null) {
-        const revealed = revealedCommitments(keys, verified, state.n);
-        if (revealed < state.nt) {
-          keep(6, {
-            reason: 'prior_next_unmet',
-            seq: j,
-            detail: `${revealed} prior next-key commitment(s) revealed by verified signatures, prior nt is ${state.nt}`,
-          });
-        }
+      const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, nt: atLeast(state.nt) } : null;
+      const check = checkSignatures(keys, e.bytes, attachment.signatures, atLeast(kt), prior);
+      if (!check.ok) {
+        const kind = check.rule === 5 ? 'signature_invalid' : 'prior_next_unmet';
+        keep(check.rule, { reason: kind, seq: j, detail: check.detail });
       }
     }
     if (state !== null) keep(7, checkSequence(e, j, state));

@@ -3,7 +3,7 @@
  * (cumulative as an integer literal), duplicity proofs as JSON, hashes and signatures as bytes.
  */
 import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
-import type { Anchor, AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import type { Anchor, DuplicityProof } from '../anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { StoreUnavailableError } from './errors.ts';
 import type { OriginState, SeedRecord } from './types.ts';
@@ -11,11 +11,10 @@ import type { OriginState, SeedRecord } from './types.ts';
 const CUMULATIVE = new Set(['cumulative']);
 
 export const encodeStoredAnchor = (a: Anchor): string => stringifyJson(encodeAnchor(a));
-export const decodeStoredAnchor = (text: string): Anchor =>
-  decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as AnchorWire, '');
+export const decodeStoredAnchor = (text: string): Anchor => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }), '');
 export const encodeStoredProof = (p: DuplicityProof): string => stringifyJson(encodeDuplicityProof(p));
 export const decodeStoredProof = (text: string): DuplicityProof =>
-  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }) as DuplicityProofWire);
+  decodeDuplicityProof(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }));
 
 export function toBytes(v: unknown): Uint8Array {
   if (!(v instanceof Uint8Array)) throw new StoreUnavailableError('store: corrupt row (expected bytes)');

@@ -7,7 +7,7 @@
  */
 import { decodeDuplicityProof } from '../anchor/codec.ts';
 import { duplicityPairVerdict } from '../anchor/duplicity-pair.ts';
-import type { DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+import type { DuplicityProof } from '../anchor/types.ts';
 import { fail, wrap } from './errors.ts';
 import { checkPartyKeyPinned, verifyPartySignature, type PinnedParty } from './receipt.ts';
 import { isJsonObject } from '../encoding/json.ts';
@@ -28,7 +28,7 @@ export async function verifyDuplicityProof(doc: unknown, party?: PinnedParty): P
   ) {
     fail('malformed_response', 'not a duplicity proof (seed_id, index, anchor_a, anchor_b)');
   }
-  const proof = wrap('malformed_response', 'duplicity proof', () => decodeDuplicityProof(doc as unknown as DuplicityProofWire));
+  const proof = wrap('malformed_response', 'duplicity proof', () => decodeDuplicityProof(doc));
   const structural = duplicityPairVerdict(proof);
   if (structural !== undefined && !structural.valid) fail('duplicity_proof_invalid', structural.reason);
   if (party !== undefined) checkPartyKeyPinned(proof.anchorA, party);

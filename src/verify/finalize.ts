@@ -10,7 +10,7 @@
  *   {"v": "anchor-witness/finalized/v1", "anchor": Anchor, "witness_set": WitnessSet, "receipts": [Receipt…]}
  */
 import { decodeAnchor } from '../anchor/codec.ts';
-import type { Anchor, AnchorWire } from '../anchor/types.ts';
+import type { Anchor } from '../anchor/types.ts';
 import { VerificationError } from './errors.ts';
 import { parseReceipt, verifyPartyPin, verifyPartySignature, verifyReceipt, type PinnedParty, type Receipt } from './receipt.ts';
 import { findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet } from './witness-set.ts';
@@ -204,7 +204,7 @@ export async function parseFinalizedBundle(doc: unknown): Promise<FinalizedBundl
   if (typeof d.anchor !== 'object' || d.anchor === null) bad('anchor missing');
   let anchor: Anchor;
   try {
-    anchor = decodeAnchor(d.anchor as AnchorWire, '/anchor');
+    anchor = decodeAnchor(d.anchor, '/anchor');
   } catch (e) {
     return bad((e as Error).message);
   }

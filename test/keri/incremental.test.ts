@@ -53,7 +53,7 @@ void test('a grown KEL verifies only its new suffix; an unchanged source is not 
   const resigned = {
     ...raw,
     sourceHash: 'resigned',
-    attachments: raw.attachments.map((a, j) => (j === 15 ? signEvent(b.events[15]!, [k('i0'), k('i0')]) : a)),
+    attachments: raw.attachments.map((a, j) => (j === 15 ? `-AAC${a.slice(4)}${signEvent(b.events[15]!, [k('i0')]).slice(4)}` : a)),
   };
   const re = run(new Map([[b.prefix, resigned]]), grown.cache);
   assert.equal(one(re, b.prefix).status, 'accepted');

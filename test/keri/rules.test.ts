@@ -181,7 +181,7 @@ void test('rule 5: signatures must reach kt under the right keys', () => {
   const one = signEvent(m.events[0]!, [k('s0')]);
   const twice = `-AAC${one.slice(4)}${one.slice(4)}`;
   refused({ ...m.rawKel(), attachments: [twice] }, 'signature_invalid', 0);
-  // A signature by the right key at an index beyond the keys does not count.
+  // A signature by the right key at an index beyond the keys refuses the event (keripy).
   const shifted = signEvent(m.events[0]!, [k('s0'), k('s0'), k('s1')]);
   refused({ ...m.rawKel(), attachments: [`-AAB${shifted.slice(4 + 88 * 2)}`] }, 'signature_invalid', 0);
 });
@@ -358,20 +358,31 @@ void test('every reason of the closed union is produced by a test of this suite 
   ]);
 });
 
-void test('hostile signature lists cost at most one verification per key, and none after a decided failure', () => {
+void test('hostile signature lists: more than 2 per key is malformed before any verification; nothing verified after a decided failure', () => {
   const b = KelBuilder.incept({ signers: [k('x0')], next: [k('x1')] });
   for (let i = 0; i < 5; i++) b.interact([]);
   const good = b.rawKel();
-  // 200 copies of a bad signature at index 0, then the good one: one verification, and the
-  // good one (at an index already tried) does not count.
+  // 200 copies of a bad signature at index 0, then the good one: malformed (rule 1), nothing verified.
   const bad = signEvent(b.events[1]!, [k('intruder')]).slice(4);
   const real = b.attachments[1]!.slice(4);
-  const flood = `-ADJ${bad.repeat(200)}${real}`;
   let before = signatureCounters.verified;
-  const ev = refused({ ...good, attachments: [good.attachments[0]!, flood, ...good.attachments.slice(2)] }, 'signature_invalid', 1);
-  assert.match(String(ev.detail), /0 verified/);
-  // Events 0 and 1 verified once each; events 2–5 are not verified at all (their rule 5 and 6 lose to event 1's).
-  assert.equal(signatureCounters.verified - before, 2);
+  refused({ ...good, attachments: [good.attachments[0]!, `-ADJ${bad.repeat(200)}${real}`, ...good.attachments.slice(2)] }, 'malformed', 1);
+  assert.equal(signatureCounters.verified - before, 0);
+  // Within the bound, a bad signature then the good one at the same index counts (keripy).
+  assert.equal(
+    evaluate({ ...good, attachments: [good.attachments[0]!, `-AAC${bad}${real}`, ...good.attachments.slice(2)] }).get(b.prefix)!.status,
+    'accepted',
+  );
+  // Event 1 carries only a bad signature: events 0 and 1 are verified once each; events 2–5 not at
+  // all (their rules 5 and 6 lose to event 1's).
+  before = signatureCounters.verified;
+  const ev = refused(
+    { ...good, attachments: [good.attachments[0]!, `-AAC${bad}${bad}`, ...good.attachments.slice(2)] },
+    'signature_invalid',
+    1,
+  );
+  assert.match(String(ev.detail), /^0 /);
+  assert.equal(signatureCounters.verified - before, 1 + 2);
   before = signatureCounters.verified;
   assert.equal(evaluate(good).get(b.prefix)!.status, 'accepted');
   assert.equal(signatureCounters.verified - before, 6);

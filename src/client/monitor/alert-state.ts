@@ -44,8 +44,10 @@ export function checkAlertState(doc: unknown, bad: (m: string) => never): void {
   const a = doc as { episodes?: unknown; queue?: unknown } | null;
   if (typeof a !== 'object' || a === null || typeof a.episodes !== 'object' || a.episodes === null || !Array.isArray(a.queue))
     bad('alerts must be {episodes, queue}');
-  for (const [key, e] of Object.entries(a.episodes as Record<string, Partial<AlertEpisode>>)) {
+  for (const [key, e] of Object.entries(a.episodes as Record<string, Partial<AlertEpisode> | null>)) {
     if (
+      typeof e !== 'object' ||
+      e === null ||
       typeof e.id !== 'string' ||
       !Number.isSafeInteger(e.first_seen) ||
       !Number.isSafeInteger(e.last_seen) ||
@@ -53,8 +55,10 @@ export function checkAlertState(doc: unknown, bad: (m: string) => never): void {
     )
       bad(`alert episode ${key} is malformed`);
   }
-  for (const q of a.queue as Partial<QueuedAlert>[]) {
+  for (const q of a.queue as (Partial<QueuedAlert> | null)[]) {
     if (
+      typeof q !== 'object' ||
+      q === null ||
       typeof q.id !== 'string' ||
       typeof q.webhook !== 'string' ||
       typeof q.body !== 'string' ||

@@ -69,36 +69,35 @@ export function emptyMonitorState(): MonitorState {
   return { v: MONITOR_STATE_V, witnesses: {}, seeds: {} };
 }
 
-/** Check the shape of a loaded state document. */
+/** A JSON object (not null, not an array): what every record of the state is. */
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Check the shape of a loaded state document (structurally wrong JSON is `state_invalid`, never a TypeError). */
 export function parseMonitorState(doc: unknown): MonitorState {
   const bad = (m: string): never => {
     throw new ClientError('state_invalid', `monitor state: ${m}`);
   };
-  if (typeof doc !== 'object' || doc === null) return bad('not an object');
+  if (!isObject(doc)) return bad('not an object');
   const d = doc as Partial<MonitorState>;
   if (d.v !== MONITOR_STATE_V) bad(`v must be ${MONITOR_STATE_V}`);
-  if (typeof d.witnesses !== 'object' || typeof d.seeds !== 'object') bad('witnesses and seeds must be objects');
+  if (!isObject(d.witnesses) || !isObject(d.seeds)) bad('witnesses and seeds must be objects');
   for (const [name, w] of Object.entries(d.witnesses as Record<string, Partial<WitnessRecord>>)) {
-    if (
-      typeof w.public_key !== 'string' ||
-      typeof w.log_origin !== 'string' ||
-      typeof w.anchors !== 'object' ||
-      typeof w.behind !== 'object'
-    )
+    if (!isObject(w) || typeof w.public_key !== 'string' || typeof w.log_origin !== 'string' || !isObject(w.anchors) || !isObject(w.behind))
       bad(`witness ${name} is malformed`);
     if (w.url !== undefined && typeof w.url !== 'string') bad(`witness ${name}: url must be a string`);
     if (w.checkpoints !== undefined && !(Array.isArray(w.checkpoints) && w.checkpoints.every((c) => typeof c === 'string')))
       bad(`witness ${name}: checkpoints must be an array of signed notes`);
   }
   for (const [seed, s] of Object.entries(d.seeds as Record<string, { observations?: unknown }>)) {
-    if (!Array.isArray(s.observations)) bad(`seed ${seed} is malformed`);
+    if (!isObject(s) || !Array.isArray(s.observations)) bad(`seed ${seed} is malformed`);
   }
   if (
     d.peer_checkpoints !== undefined &&
     !(
       Array.isArray(d.peer_checkpoints) &&
       d.peer_checkpoints.every(
-        (p: Partial<PeerCheckpoint>) => typeof p.peer === 'string' && typeof p.public_key === 'string' && typeof p.note === 'string',
+        (p: Partial<PeerCheckpoint> | null) =>
+          isObject(p) && typeof p.peer === 'string' && typeof p.public_key === 'string' && typeof p.note === 'string',
       )
     )
   )
