@@ -30,7 +30,7 @@ import { collectList, envProgram, intArg } from './options.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
-import { VERSION } from '../version.ts';
+import { addVersionOption } from './version-option.ts';
 
 interface ServeFlags extends HttpLimits {
   listen: string;
@@ -248,9 +248,7 @@ function addToken(program: Command, io: CliIo): void {
 }
 
 export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
-  const program = envProgram('token-bridge', 'TB_')
-    .description('OIDC provider that exchanges attestation chains for JWTs, and the federation tooling')
-    .version(VERSION);
+  const program = addVersionOption(envProgram('token-bridge', 'TB_')).description('OIDC provider that exchanges attestation chains for JWTs, and the federation tooling');
   addServe(program, io);
   addKeys(program, io);
   addToken(program, io);
