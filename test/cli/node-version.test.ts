@@ -9,8 +9,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { nodeProblem } from '../../bin/node-check.js';
 import { oldNode } from '../helpers/old-node.ts';
+
+// bin/node-check.js is plain JavaScript without declarations (the checkout's tsconfig has no allowJs).
+type NodeProblem = (program: string, versions: { node: string }, features: object | undefined, checkout: boolean) => string | undefined;
+const { nodeProblem } = (await import('../../bin/node-check.js' as string)) as { nodeProblem: NodeProblem };
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
