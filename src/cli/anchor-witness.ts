@@ -19,7 +19,9 @@ import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
 
 export function anchorWitnessProgram(): Command {
-  const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description('Witness node for append-only anchor chains, with a C2SP tlog-witness cosign role');
+  const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(
+    'Witness node for append-only anchor chains, with a C2SP tlog-witness cosign role',
+  );
 
   program
     .command('keygen')

@@ -192,7 +192,7 @@ async function fetchOrSay(url: string, init?: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (e) {
-    throw new Error(`${url}: ${(e as Error).message}${fetchCause(e, url)}`);
+    throw new Error(`${url}: ${(e as Error).message}${fetchCause(e, url)}`, { cause: e });
   }
 }
 
@@ -258,7 +258,9 @@ function addToken(program: Command, io: CliIo): void {
 }
 
 export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
-  const program = addVersionOption(envProgram('token-bridge', 'TB_')).description('OIDC provider that exchanges attestation chains for JWTs, and the federation tooling');
+  const program = addVersionOption(envProgram('token-bridge', 'TB_')).description(
+    'OIDC provider that exchanges attestation chains for JWTs, and the federation tooling',
+  );
   addServe(program, io);
   addKeys(program, io);
   addToken(program, io);

@@ -23,7 +23,10 @@ const NO_HINTS = /fetch failed$/m;
 
 function runBin(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NODE_EXTRA_CA_CERTS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -60,7 +63,9 @@ before(async () => {
   const root = generateEd25519();
   const device = generateEd25519();
   const now = Math.floor(Date.now() / 1000);
-  const chain = buildDidKeyChain(root.privateKey, [{ deviceKey: device.privateKey, capabilities: ['x'], expiresAt: now + 3600, timestamp: now - 60 }]);
+  const chain = buildDidKeyChain(root.privateKey, [
+    { deviceKey: device.privateKey, capabilities: ['x'], expiresAt: now + 3600, timestamp: now - 60 },
+  ]);
   writeFileSync(join(tmp.dir, 'chain.json'), JSON.stringify(chain));
   writeNewKeyFile(join(tmp.dir, 'device.pem'), ed25519PrivateKeyToPem(device.privateKey));
   common = ['--chain', join(tmp.dir, 'chain.json'), '--root-key', hexKey(root.privateKey), '--device-key', join(tmp.dir, 'device.pem')];
@@ -75,7 +80,10 @@ after(async () => {
 async function both(bridge: string, env: Record<string, string> = {}) {
   const [token, credentials] = await Promise.all([
     runBin(['token', '--bridge', bridge, ...common], env),
-    runBin(['credentials', '--bridge', bridge, '--issuer', 'https://bridge.test', '--role-arn', 'arn:aws:iam::123456789012:role/x', ...common], env),
+    runBin(
+      ['credentials', '--bridge', bridge, '--issuer', 'https://bridge.test', '--role-arn', 'arn:aws:iam::123456789012:role/x', ...common],
+      env,
+    ),
   ]);
   for (const r of [token, credentials]) {
     assert.equal(r.code, 1, r.stderr);
@@ -89,15 +97,24 @@ async function both(bridge: string, env: Record<string, string> = {}) {
 void test('a refused connection: the URL, fetch failed (ECONNREFUSED; … nothing listens there)', async () => {
   const url = `http://127.0.0.1:${refusedPort}`;
   const r = await both(url);
-  assert.equal(r.token, `token-bridge: ${url}/.well-known/openid-configuration: fetch failed (ECONNREFUSED; connection refused: nothing listens there)\n`);
-  assert.match(r.credentials, new RegExp(`^token-bridge: ${url}/token: fetch failed \\(ECONNREFUSED; connection refused: nothing listens there\\)\\n$`));
+  assert.equal(
+    r.token,
+    `token-bridge: ${url}/.well-known/openid-configuration: fetch failed (ECONNREFUSED; connection refused: nothing listens there)\n`,
+  );
+  assert.match(
+    r.credentials,
+    new RegExp(`^token-bridge: ${url}/token: fetch failed \\(ECONNREFUSED; connection refused: nothing listens there\\)\\n$`),
+  );
 });
 
 void test('a self-signed certificate: the verification code and the NODE_EXTRA_CA_CERTS hint, which works', async () => {
   const url = `https://127.0.0.1:${tlsPort}`;
   const r = await both(url);
   for (const line of [r.token, r.credentials]) {
-    assert.match(line, /fetch failed \(DEPTH_ZERO_SELF_SIGNED_CERT; the server certificate is not signed by a trusted CA: for a private CA, set NODE_EXTRA_CA_CERTS to its certificate file \(PEM\)\)\n$/);
+    assert.match(
+      line,
+      /fetch failed \(DEPTH_ZERO_SELF_SIGNED_CERT; the server certificate is not signed by a trusted CA: for a private CA, set NODE_EXTRA_CA_CERTS to its certificate file \(PEM\)\)\n$/,
+    );
   }
   // As the hint says: with the CA (here the certificate itself) trusted, the request gets through.
   const trusted = await runBin(['token', '--bridge', url, ...common], { NODE_EXTRA_CA_CERTS: certFile });

@@ -31,7 +31,12 @@ function capturingLog(): { log: pino.Logger; lines: () => Record<string, unknown
   const out: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      out.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      out.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -68,13 +73,20 @@ void test('a nonce store outage: /health 200 degraded naming the store, one log 
   };
   const { log, lines } = capturingLog();
   const health = new StoreHealth('postgres', log, { probe: () => flaky.probe() });
-  const service = new TokenService({ policy: policy({ startedAt: null }), trustedRoots: () => undefined, signingKey: () => key, nonces: flaky, now: () => NOW_MS });
+  const service = new TokenService({
+    policy: policy({ startedAt: null }),
+    trustedRoots: () => undefined,
+    signingKey: () => key,
+    nonces: flaky,
+    now: () => NOW_MS,
+  });
   const keys = { active: key, entries: [], jwks: () => ({ keys: [key.jwk] }), algs: () => [key.alg] };
   const { app } = await createBridgeServer(
     { service, keys, issuer: validateIssuer(ISSUER, false), store: health },
     { rateLimit: null, logger: log, storeHealth: health },
   );
-  const send = () => app.inject({ method: 'POST', url: '/token', payload: JSON.stringify(request()), headers: { 'content-type': 'application/json' } });
+  const send = () =>
+    app.inject({ method: 'POST', url: '/token', payload: JSON.stringify(request()), headers: { 'content-type': 'application/json' } });
   const healthNow = async () => {
     const r = await app.inject({ url: '/health' });
     assert.equal(r.statusCode, 200, 'SPEC §6: /health stays 200');
@@ -119,7 +131,15 @@ void test('TLS bridge: the listening line says https://, /health and the start l
   selfSignedCertificate({ certFile, keyFile, host: 'localhost', subjectAltName: 'IP:127.0.0.1' });
   const { log, lines } = capturingLog();
   const bridge = await startBridge(
-    { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, 'keys'), issuer: ISSUER, tlsCertFile: certFile, tlsKeyFile: keyFile, rateLimit: null },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      keyDir: join(tmp.dir, 'keys'),
+      issuer: ISSUER,
+      tlsCertFile: certFile,
+      tlsKeyFile: keyFile,
+      rateLimit: null,
+    },
     log,
   );
   try {
@@ -137,55 +157,82 @@ void test('TLS bridge: the listening line says https://, /health and the start l
     const b = buildInfo();
     assert.ok(
       metrics.includes(`build_info{version="${b.version}",commit="${b.commit}",node="${b.node}"} 1`),
-      metrics.split('\n').filter((l) => l.includes('build_info')).join('\n'),
+      metrics
+        .split('\n')
+        .filter((l) => l.includes('build_info'))
+        .join('\n'),
     );
   } finally {
     await bridge.close();
   }
 });
 
-void test('PostgreSQL nonce store stopped and started again: 503s, /health degraded then ok, two log lines in all', { skip: pgSkip() }, async () => {
-  pgServer ??= await startPgServer();
-  const url = await pgServer.createDatabase('tbh');
-  const { log, lines } = capturingLog();
-  const bridge = await startBridge(
-    { host: '127.0.0.1', port: 0, keyDir: join(tmp.dir, 'pg-keys'), issuer: ISSUER, store: url, rateLimit: null, noncePurgeIntervalMs: 600_000 },
-    log,
-  );
-  const live = () => {
-    const now = Math.floor(Date.now() / 1000);
-    const links = chain(ROOT, [
-      { device: DEV1, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
-      { device: DEV2, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
-    ]);
-    return buildTokenRequest({ chain: links, rootPublicKey: ROOT.hex, audience: 'sts.amazonaws.com', issuer: ISSUER, deviceKey: DEV2.key, iat: now });
-  };
-  const send = async () => {
-    const r = await fetch(`${bridge.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(live()) });
-    return { status: r.status, body: (await r.json()) as { code?: string } };
-  };
-  const healthNow = async () => (await (await fetch(`${bridge.url}/health`)).json()) as { status: string; store: { kind: string; state: string } };
-  try {
-    assert.equal((await send()).status, 200);
-    assert.deepEqual([(await healthNow()).status, (await healthNow()).store.kind], ['ok', 'postgres']);
-    pgServer.halt();
-    for (let i = 0; i < 3; i++) {
-      const r = await send();
-      assert.equal(r.status, 503);
-      assert.equal(r.body.code, 'store_unavailable');
+void test(
+  'PostgreSQL nonce store stopped and started again: 503s, /health degraded then ok, two log lines in all',
+  { skip: pgSkip() },
+  async () => {
+    pgServer ??= await startPgServer();
+    const url = await pgServer.createDatabase('tbh');
+    const { log, lines } = capturingLog();
+    const bridge = await startBridge(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        keyDir: join(tmp.dir, 'pg-keys'),
+        issuer: ISSUER,
+        store: url,
+        rateLimit: null,
+        noncePurgeIntervalMs: 600_000,
+      },
+      log,
+    );
+    const live = () => {
+      const now = Math.floor(Date.now() / 1000);
+      const links = chain(ROOT, [
+        { device: DEV1, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
+        { device: DEV2, capabilities: ['deploy'], expiresAt: now + 600, timestamp: now - 10 },
+      ]);
+      return buildTokenRequest({
+        chain: links,
+        rootPublicKey: ROOT.hex,
+        audience: 'sts.amazonaws.com',
+        issuer: ISSUER,
+        deviceKey: DEV2.key,
+        iat: now,
+      });
+    };
+    const send = async () => {
+      const r = await fetch(`${bridge.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(live()),
+      });
+      return { status: r.status, body: (await r.json()) as { code?: string } };
+    };
+    const healthNow = async () =>
+      (await (await fetch(`${bridge.url}/health`)).json()) as { status: string; store: { kind: string; state: string } };
+    try {
+      assert.equal((await send()).status, 200);
+      assert.deepEqual([(await healthNow()).status, (await healthNow()).store.kind], ['ok', 'postgres']);
+      pgServer.halt();
+      for (let i = 0; i < 3; i++) {
+        const r = await send();
+        assert.equal(r.status, 503);
+        assert.equal(r.body.code, 'store_unavailable');
+      }
+      const degraded = await healthNow();
+      assert.deepEqual([degraded.status, degraded.store.kind, degraded.store.state], ['degraded', 'postgres', 'down']);
+      pgServer.resume();
+      // The probe (every 5 s) notices the recovery without any request.
+      await until('the probe to see the store again', async () => ((await healthNow()).status === 'ok' ? true : undefined), 60_000);
+      assert.equal((await send()).status, 200);
+      const all = lines();
+      assert.equal(msgs(all, /^postgres store unavailable/).length, 1);
+      assert.equal(msgs(all, /^postgres store available again/).length, 1);
+      assert.deepEqual(msgs(all, /^service unavailable$/), []);
+      assert.ok(!JSON.stringify(all).includes('"stack"'), 'no stack trace in the log');
+    } finally {
+      await bridge.close();
     }
-    const degraded = await healthNow();
-    assert.deepEqual([degraded.status, degraded.store.kind, degraded.store.state], ['degraded', 'postgres', 'down']);
-    pgServer.resume();
-    // The probe (every 5 s) notices the recovery without any request.
-    await until('the probe to see the store again', async () => ((await healthNow()).status === 'ok' ? true : undefined), 60_000);
-    assert.equal((await send()).status, 200);
-    const all = lines();
-    assert.equal(msgs(all, /^postgres store unavailable/).length, 1);
-    assert.equal(msgs(all, /^postgres store available again/).length, 1);
-    assert.deepEqual(msgs(all, /^service unavailable$/), []);
-    assert.ok(!JSON.stringify(all).includes('"stack"'), 'no stack trace in the log');
-  } finally {
-    await bridge.close();
-  }
-});
+  },
+);

@@ -13,7 +13,8 @@ import { oldNode } from '../helpers/old-node.ts';
 
 // bin/node-check.js is plain JavaScript without declarations (the checkout's tsconfig has no allowJs).
 type NodeProblem = (program: string, versions: { node: string }, features: object | undefined, checkout: boolean) => string | undefined;
-const { nodeProblem } = (await import('../../bin/node-check.js' as string)) as { nodeProblem: NodeProblem };
+const NODE_CHECK = '../../bin/node-check.js';
+const { nodeProblem } = (await import(NODE_CHECK)) as { nodeProblem: NodeProblem };
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -40,7 +41,7 @@ void test('nodeProblem: Node < 22 is refused; a checkout also needs type strippi
   assert.match(nodeProblem('anchor-witness', { node: '22.12.0' }, { typescript: false }, true) ?? '', /TypeScript sources >= 22\.18/);
   assert.equal(nodeProblem('anchor-witness', { node: '22.18.0' }, ts, true), undefined);
   assert.equal(nodeProblem('anchor-witness', { node: '24.21.0' }, ts, true), undefined);
-  assert.equal(nodeProblem('anchor-witness', process.versions, process.features, true), undefined, 'the test runner\'s Node passes');
+  assert.equal(nodeProblem('anchor-witness', process.versions, process.features, true), undefined, "the test runner's Node passes");
 });
 
 const old = oldNode();

@@ -17,7 +17,10 @@ let found: OldNode | null | undefined;
 export function oldNode(): OldNode | undefined {
   if (found !== undefined) return found ?? undefined;
   const candidates = [
-    ...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, 'node')),
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((d) => d !== '')
+      .map((d) => join(d, 'node')),
     '/usr/local/bin/node',
     '/usr/bin/node',
   ];

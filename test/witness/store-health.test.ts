@@ -22,7 +22,12 @@ function capturingLog(): { log: pino.Logger; lines: () => Record<string, unknown
   const out: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      out.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      out.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -59,7 +64,10 @@ void test('witness /health names the store kind (sqlite), status ok; /metrics ha
   const { log } = capturingLog();
   const node = await startWitness(base, log);
   try {
-    const h = (await (await fetch(`${node.url}/health`)).json()) as { status: string; store: { kind: string; state: string; last_error: null } };
+    const h = (await (await fetch(`${node.url}/health`)).json()) as {
+      status: string;
+      store: { kind: string; state: string; last_error: null };
+    };
     assert.equal(h.status, 'ok');
     assert.deepEqual([h.store.kind, h.store.state, h.store.last_error], ['sqlite', 'up', null]);
     const b = buildInfo();
@@ -70,35 +78,39 @@ void test('witness /health names the store kind (sqlite), status ok; /metrics ha
   }
 });
 
-void test('witness on PostgreSQL stopped and started again: /health 200 degraded then ok, one log line each way, no stack', { skip: pgSkip() }, async () => {
-  pgServer ??= await startPgServer();
-  const store = await pgServer.createDatabase('awh');
-  const { log, lines } = capturingLog();
-  const node = await startWitness({ ...base, dataDir: join(tmp.dir, 'pg-data'), store }, log);
-  const health = async () => {
-    const r = await fetch(`${node.url}/health`);
-    assert.equal(r.status, 200, 'SPEC §6: /health stays 200');
-    return (await r.json()) as { status: string; store: { kind: string; state: string; last_error: string | null } };
-  };
-  try {
-    assert.deepEqual(Object.values(await health()).slice(0, 1), ['ok']);
-    assert.equal((await health()).store.kind, 'postgres');
-    pgServer.halt();
-    for (let i = 0; i < 3; i++) {
-      const r = await fetch(`${node.url}/v1/anchor/${'ab'.repeat(32)}`);
-      assert.equal(r.status, 503, await r.text());
+void test(
+  'witness on PostgreSQL stopped and started again: /health 200 degraded then ok, one log line each way, no stack',
+  { skip: pgSkip() },
+  async () => {
+    pgServer ??= await startPgServer();
+    const store = await pgServer.createDatabase('awh');
+    const { log, lines } = capturingLog();
+    const node = await startWitness({ ...base, dataDir: join(tmp.dir, 'pg-data'), store }, log);
+    const health = async () => {
+      const r = await fetch(`${node.url}/health`);
+      assert.equal(r.status, 200, 'SPEC §6: /health stays 200');
+      return (await r.json()) as { status: string; store: { kind: string; state: string; last_error: string | null } };
+    };
+    try {
+      assert.deepEqual(Object.values(await health()).slice(0, 1), ['ok']);
+      assert.equal((await health()).store.kind, 'postgres');
+      pgServer.halt();
+      for (let i = 0; i < 3; i++) {
+        const r = await fetch(`${node.url}/v1/anchor/${'ab'.repeat(32)}`);
+        assert.equal(r.status, 503, await r.text());
+      }
+      const down = await health();
+      assert.deepEqual([down.status, down.store.state], ['degraded', 'down']);
+      assert.match(down.store.last_error ?? '', /PostgreSQL/);
+      pgServer.resume();
+      await until('the probe to see the store again', async () => ((await health()).status === 'ok' ? true : undefined), 60_000);
+      const all = lines();
+      assert.equal(msgs(all, /^postgres store unavailable/).length, 1, JSON.stringify(msgs(all, /store/)));
+      assert.equal(msgs(all, /^postgres store available again/).length, 1);
+      assert.deepEqual(msgs(all, /^service unavailable$/), []);
+      assert.ok(!JSON.stringify(all).includes('"stack"'), 'no stack trace in the log');
+    } finally {
+      await node.close();
     }
-    const down = await health();
-    assert.deepEqual([down.status, down.store.state], ['degraded', 'down']);
-    assert.match(down.store.last_error ?? '', /PostgreSQL/);
-    pgServer.resume();
-    await until('the probe to see the store again', async () => ((await health()).status === 'ok' ? true : undefined), 60_000);
-    const all = lines();
-    assert.equal(msgs(all, /^postgres store unavailable/).length, 1, JSON.stringify(msgs(all, /store/)));
-    assert.equal(msgs(all, /^postgres store available again/).length, 1);
-    assert.deepEqual(msgs(all, /^service unavailable$/), []);
-    assert.ok(!JSON.stringify(all).includes('"stack"'), 'no stack trace in the log');
-  } finally {
-    await node.close();
-  }
-});
+  },
+);
