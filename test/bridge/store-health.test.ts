@@ -44,6 +44,20 @@ function capturingLog(): { log: pino.Logger; lines: () => Record<string, unknown
 }
 const msgs = (lines: Record<string, unknown>[], re: RegExp) => lines.filter((l) => typeof l.msg === 'string' && re.test(l.msg));
 
+/**
+ * fetch, tried again when the connection fails before an answer: the test blocks its own event
+ * loop while PostgreSQL stops and starts (pg_ctl), so a kept-alive socket may close under a request.
+ */
+async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
 let tmp: { dir: string; cleanup: () => void };
 let key: SigningKey;
 let pgServer: PgServer | undefined;
@@ -202,7 +216,7 @@ void test(
       });
     };
     const send = async () => {
-      const r = await fetch(`${bridge.url}/token`, {
+      const r = await fetchAgain(`${bridge.url}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(live()),
@@ -210,7 +224,7 @@ void test(
       return { status: r.status, body: (await r.json()) as { code?: string } };
     };
     const healthNow = async () =>
-      (await (await fetch(`${bridge.url}/health`)).json()) as { status: string; store: { kind: string; state: string } };
+      (await (await fetchAgain(`${bridge.url}/health`)).json()) as { status: string; store: { kind: string; state: string } };
     try {
       assert.equal((await send()).status, 200);
       assert.deepEqual([(await healthNow()).status, (await healthNow()).store.kind], ['ok', 'postgres']);

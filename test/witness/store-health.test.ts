@@ -35,6 +35,20 @@ function capturingLog(): { log: pino.Logger; lines: () => Record<string, unknown
 }
 const msgs = (lines: Record<string, unknown>[], re: RegExp) => lines.filter((l) => typeof l.msg === 'string' && re.test(l.msg));
 
+/**
+ * fetch, tried again when the connection fails before an answer: the test blocks its own event
+ * loop while PostgreSQL stops and starts (pg_ctl), so a kept-alive socket may close under a request.
+ */
+async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
 let tmp: { dir: string; cleanup: () => void };
 let pgServer: PgServer | undefined;
 let base: WitnessConfig;
@@ -64,14 +78,14 @@ void test('witness /health names the store kind (sqlite), status ok; /metrics ha
   const { log } = capturingLog();
   const node = await startWitness(base, log);
   try {
-    const h = (await (await fetch(`${node.url}/health`)).json()) as {
+    const h = (await (await fetchAgain(`${node.url}/health`)).json()) as {
       status: string;
       store: { kind: string; state: string; last_error: null };
     };
     assert.equal(h.status, 'ok');
     assert.deepEqual([h.store.kind, h.store.state, h.store.last_error], ['sqlite', 'up', null]);
     const b = buildInfo();
-    const metrics = await (await fetch(`${node.url}/metrics`)).text();
+    const metrics = await (await fetchAgain(`${node.url}/metrics`)).text();
     assert.ok(metrics.includes(`build_info{version="${b.version}",commit="${b.commit}",node="${b.node}"} 1`));
   } finally {
     await node.close();
@@ -87,7 +101,7 @@ void test(
     const { log, lines } = capturingLog();
     const node = await startWitness({ ...base, dataDir: join(tmp.dir, 'pg-data'), store }, log);
     const health = async () => {
-      const r = await fetch(`${node.url}/health`);
+      const r = await fetchAgain(`${node.url}/health`);
       assert.equal(r.status, 200, 'SPEC §6: /health stays 200');
       return (await r.json()) as { status: string; store: { kind: string; state: string; last_error: string | null } };
     };
@@ -96,7 +110,7 @@ void test(
       assert.equal((await health()).store.kind, 'postgres');
       pgServer.halt();
       for (let i = 0; i < 3; i++) {
-        const r = await fetch(`${node.url}/v1/anchor/${'ab'.repeat(32)}`);
+        const r = await fetchAgain(`${node.url}/v1/anchor/${'ab'.repeat(32)}`);
         assert.equal(r.status, 503, await r.text());
       }
       const down = await health();
