@@ -156,7 +156,10 @@ try {
   bridge = await onPortOrAny('token bridge', 'TB_DEV_PORT', bridgePort, (p) => startBridge({ ...bridgeConfig, port: p }, bridgeLog));
 } catch (e) {
   // A store or configuration refusal (say an `anchor-witness serve --data-dir` on the same dir): its one line.
-  if (!(e instanceof ProtocolError)) throw e;
+  if (!(e instanceof ProtocolError)) {
+    releaseLog(); // what was logged may explain the failure
+    throw e;
+  }
   const hint = /locked/.test(e.code) ? ` (another process uses ${shownDir}: stop it, or set AW_DEV_DATA_DIR to another dir)` : '';
   die(`${e.message}${hint}`);
 }
