@@ -2,6 +2,7 @@
  * What the bridge's HTTP layer needs from the rest of the bridge: the token service, the signing
  * keys and the issuer. Its own module so the routes, metrics and status page share it without a cycle.
  */
+import type { StoreHealth } from '../store/health.ts';
 import type { IssuerInfo } from './issuer.ts';
 import type { KeyEntry } from './keyring.ts';
 import type { TokenService } from './service.ts';
@@ -19,4 +20,6 @@ export interface BridgeDeps {
   service: TokenService;
   keys: KeySource;
   issuer: IssuerInfo;
+  /** The nonce store's health: `/health` names its kind and says `degraded` while it is down. */
+  store?: StoreHealth;
 }

@@ -36,6 +36,7 @@ import type { NonceStore } from './nonces.ts';
 import { PostgresNonceStore } from './nonces-postgres.ts';
 import { NONCES_SQLITE_FILE, SqliteNonceStore } from './nonces-sqlite.ts';
 import { TokenService } from './service.ts';
+import { StoreHealth } from '../store/health.ts';
 import type { SigningAlg } from './signing.ts';
 import { parseTrustedRoots } from './trusted-roots.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -155,6 +156,25 @@ async function openNonceStore(config: BridgeConfig, issuer: string, keyDir: stri
   return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs, clock });
 }
 
+/** The nonce store, telling `health` of each successful consume (a committed write: the store is up). */
+function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
+  return {
+    kind: store.kind,
+    capacity: store.capacity,
+    get size() {
+      return store.size;
+    },
+    consume: async (key, iat, now) => {
+      const result = await store.consume(key, iat, now);
+      health.succeeded();
+      return result;
+    },
+    peek: (key, iat, now) => store.peek(key, iat, now),
+    probe: () => store.probe(),
+    close: () => store.close(),
+  };
+}
+
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
   checkBridgeConfig(config);
   const dev = config.dev === true;
@@ -219,21 +239,24 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     trustedRoots?.stop();
     throw e;
   }
+  // Up or down, from the requests (a consumed nonce is a write) and a probe every 5 s.
+  const storeHealth = new StoreHealth(nonces.kind, log, { probe: () => nonces.probe() });
   const service = new TokenService({
     policy,
     trustedRoots: () => trustedRoots?.current(),
     signingKey: () => keyring.active,
-    nonces,
+    nonces: reportingSuccess(nonces, storeHealth),
     ...(config.clock === undefined ? {} : { now: config.clock }),
   });
 
   const serverOpts = {
     logger: log,
     https: tls,
+    storeHealth,
     ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
     ...httpLimitOptions(config),
   };
-  const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer }, serverOpts);
+  const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer, store: storeHealth }, serverOpts);
   late.metrics = metrics;
 
   const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
@@ -254,6 +277,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   };
   keyring.start(config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report);
   trustedRoots?.start();
+  storeHealth.start();
 
   let info: ListenInfo;
   try {
@@ -261,6 +285,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   } catch (e) {
     keyring.stop();
     trustedRoots?.stop();
+    storeHealth.stop();
     await app.close();
     await nonces.close();
     throw e;
@@ -314,6 +339,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       closed = true;
       keyring.stop();
       trustedRoots?.stop();
+      storeHealth.stop();
       await closeGracefully(app);
       await nonces.close();
     },

@@ -314,6 +314,11 @@ export class PostgresNonceStore implements NonceStore {
     }
   }
 
+  async probe(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('nonce store: closed');
+    await this.query('SELECT 1', []);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     clearInterval(this.timer);

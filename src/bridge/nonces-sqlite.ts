@@ -191,6 +191,16 @@ export class SqliteNonceStore implements NonceStore {
     });
   }
 
+  probe(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      this.db.prepare('SELECT count(*) FROM nonces WHERE 0').get();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     clearInterval(this.timer);

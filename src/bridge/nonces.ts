@@ -60,6 +60,8 @@ export interface NonceStore {
    * `consume` decides: two requests may both read 'unused'.
    */
   peek(key: string, iat: number, now: number): Promise<PeekResult>;
+  /** A trivial query: resolves while the store serves, rejects (StoreUnavailableError) while it does not (`/health`). */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,10 @@ export class MemoryNonceStore implements NonceStore {
     if (!iatFresh(iat, now)) return Promise.resolve('stale');
     const expiry = this.entries.get(key);
     return Promise.resolve(expiry !== undefined && expiry > now ? 'replayed' : 'unused');
+  }
+
+  probe(): Promise<void> {
+    return Promise.resolve();
   }
 
   close(): Promise<void> {

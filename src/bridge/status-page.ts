@@ -14,8 +14,11 @@ import { html, joinHtml, safeHref, shellCommand, type SafeHtml } from '../pages/
 import { renderPage } from '../pages/layout.ts';
 
 export function healthBody(deps: BridgeDeps): Record<string, unknown> {
+  const store = deps.store?.snapshot();
   return {
-    status: 'ok',
+    // 200 either way (SPEC §6): `degraded` while the nonce store is down and /token answers 503.
+    status: store?.state === 'down' ? 'degraded' : 'ok',
+    ...(store === undefined ? {} : { store }),
     version: VERSION,
     issuer: deps.issuer.issuer,
     proof_of_possession: deps.service.policy.proofOfPossession,

@@ -10,7 +10,7 @@ import { validateName } from '../note/checkpoint.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
 import { envProgram } from './options.ts';
-import { VERSION } from '../version.ts';
+import { addVersionOption } from './version-option.ts';
 import { addServeCommand } from './serve-witness.ts';
 import { addClientCommands } from './client-commands.ts';
 import { addBuildCommands } from './build-commands.ts';
@@ -19,9 +19,9 @@ import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
 
 export function anchorWitnessProgram(): Command {
-  const program = envProgram('anchor-witness', 'AW_')
-    .description('Witness node for append-only anchor chains, with a C2SP tlog-witness cosign role')
-    .version(VERSION);
+  const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(
+    'Witness node for append-only anchor chains, with a C2SP tlog-witness cosign role',
+  );
 
   program
     .command('keygen')

@@ -4,8 +4,10 @@
  * demo anchor request; prints copy-paste commands. Ctrl-C stops it.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { pino } from 'pino';
+import { ProtocolError } from '../errors.ts';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
@@ -22,7 +24,47 @@ import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
 import { demoAnchorRequest, ensureKelDemo, kelDemoRequest } from './dev-kel.ts';
 
 const dataDir = resolve(process.env.AW_DEV_DATA_DIR ?? '.data/dev');
+/** The data dir as the user would type it: relative to the working directory when inside it. */
+const shownDir = ((r) => (r !== '' && !r.startsWith('..') && !isAbsolute(r) ? r : dataDir))(relative(process.cwd(), dataDir));
 mkdirSync(dataDir, { recursive: true });
+
+// The JSON log lines of the start (dev-mode notices) are held back and written to stderr after
+// the banner, under a heading, so the banner on stdout reads as one block.
+const held: string[] = [];
+let holding = true;
+const logSink = {
+  write(line: string): void {
+    if (holding) held.push(line);
+    else process.stderr.write(line);
+  },
+};
+function releaseLog(heading = ''): void {
+  if (!holding) return;
+  holding = false;
+  if (held.length > 0) process.stderr.write(heading + held.join(''));
+}
+
+/** Stop with one line on stderr (no stack): what went wrong and what to do. */
+function die(message: string): never {
+  releaseLog();
+  process.stderr.write(`npm start: ${message}\n`);
+  process.exit(1);
+}
+
+// One `npm start` per data dir, checked before anything in it is rewritten: an exclusive SQLite
+// lock on npm-start.lock, held while this process lives (the OS drops it when the process ends).
+// Kept referenced for the life of the process (a collected handle would close and release it).
+const devLock = new Database(join(dataDir, 'npm-start.lock'), { timeout: 0 });
+try {
+  devLock.pragma('locking_mode = EXCLUSIVE');
+  devLock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); COMMIT;');
+} catch (e) {
+  const code = (e as { code?: string }).code ?? '';
+  if (!code.startsWith('SQLITE_BUSY') && !code.startsWith('SQLITE_LOCKED')) throw e;
+  die(
+    `another npm start is running on ${shownDir} (stop it, or run a second one on another data dir: AW_DEV_DATA_DIR=${shownDir}-2 npm start)`,
+  );
+}
 
 function keyAt(path: string) {
   if (!existsSync(path)) writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
@@ -75,7 +117,8 @@ const checkpointNote = signNote(formatCheckpoint({ origin: DEMO_LOG, size: 0, ro
 const addCheckpointFile = join(dataDir, 'demo-add-checkpoint.txt');
 writeFileSync(addCheckpointFile, `old 0\n\n${checkpointNote}`);
 
-const log = pino({ base: { svc: 'anchor-witness' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
+const logLevel = process.env.AW_LOG_LEVEL ?? 'warn';
+const log = pino({ base: { svc: 'anchor-witness' }, level: logLevel }, logSink);
 const port = Number(process.env.AW_DEV_PORT ?? 8420);
 const witnessConfig: WitnessConfig = {
   host: '127.0.0.1',
@@ -90,26 +133,38 @@ const witnessConfig: WitnessConfig = {
   logsFile,
   kel,
 };
+/** Start on the asked port, or on any free one when it is taken (`notes` says which it took). */
+async function onPortOrAny<T extends { url: string }>(what: string, variable: string, asked: number, start: (port: number) => Promise<T>) {
+  try {
+    return await start(asked);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+  }
+  const started = await start(0);
+  notes.push(`port ${asked} is in use: the ${what} listens on port ${new URL(started.url).port} instead (${variable}=PORT to choose one)`);
+  return started;
+}
+const notes: string[] = [];
 let node;
+let bridge;
+const bridgeLog = pino({ base: { svc: 'token-bridge' }, level: logLevel }, logSink);
 try {
-  node = await startWitness(witnessConfig, log);
+  node = await onPortOrAny('witness', 'AW_DEV_PORT', port, (p) => startWitness({ ...witnessConfig, port: p }, log));
+  // The token bridge: persistent signing keys under the data dir, a fresh demo chain each start.
+  const bridgeConfig = { host: '127.0.0.1', keyDir: join(dataDir, 'bridge-keys'), dev: true };
+  const bridgePort = Number(process.env.TB_DEV_PORT ?? 8421);
+  bridge = await onPortOrAny('token bridge', 'TB_DEV_PORT', bridgePort, (p) => startBridge({ ...bridgeConfig, port: p }, bridgeLog));
 } catch (e) {
-  if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-  node = await startWitness({ ...witnessConfig, port: 0 }, log);
+  // A store or configuration refusal (say an `anchor-witness serve --data-dir` on the same dir): its one line.
+  if (!(e instanceof ProtocolError)) {
+    releaseLog(); // what was logged may explain the failure
+    throw e;
+  }
+  const hint = /locked/.test(e.code) ? ` (another process uses ${shownDir}: stop it, or set AW_DEV_DATA_DIR to another dir)` : '';
+  die(`${e.message}${hint}`);
 }
 const url = node.url;
 const seed = encodeHex(seedId);
-
-// The token bridge: persistent signing keys under the data dir, a fresh demo chain each start.
-const bridgeLog = pino({ base: { svc: 'token-bridge' }, level: process.env.AW_LOG_LEVEL ?? 'warn' }, pino.destination(2));
-const bridgeConfig = { host: '127.0.0.1', keyDir: join(dataDir, 'bridge-keys'), dev: true };
-let bridge;
-try {
-  bridge = await startBridge({ ...bridgeConfig, port: Number(process.env.TB_DEV_PORT ?? 8421) }, bridgeLog);
-} catch (e) {
-  if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-  bridge = await startBridge({ ...bridgeConfig, port: 0 }, bridgeLog);
-}
 const demoDir = join(dataDir, 'bridge-demo');
 rmSync(demoDir, { recursive: true, force: true });
 mkdirSync(demoDir, { recursive: true });
@@ -118,7 +173,7 @@ process.stdout.write(`listening on ${url}
 listening on ${bridge.url}
 
 anchor-witness (development mode) — data in ${dataDir}
-  witness key  ${encodeHex(node.witnessPublicKey)}
+${notes.map((n) => `  ${n}\n`).join('')}  witness key  ${encodeHex(node.witnessPublicKey)}
   log origin   ${node.logOrigin}
   demo party   ${AGENT} (delegated by ${ROOT}); its key: ${join(dataDir, 'demo-party-key.pem')}
   KEL party    ${kelDemo.agentId} (delegated by ${kelDemo.rootId}); keys from the KELs in ${kelDemo.kelDir}
@@ -154,6 +209,7 @@ token-bridge (development mode: http issuer ${bridge.issuer.issuer}, keys in ${b
 
 Ctrl-C to stop.
 `);
+releaseLog(`\n-- log: JSON lines (level ${logLevel} and above; AW_LOG_LEVEL=info shows requests) --\n`);
 const stop = (): void => {
   Promise.all([node.close(), bridge.close()]).then(
     () => process.exit(0),

@@ -1,7 +1,8 @@
 /**
  * `anchor-witness healthcheck --url URL`: a probe for container HEALTHCHECKs, systemd watchdogs and
  * load balancers that can only run a command. GET `<URL>/health` (or URL itself when it already ends
- * in `/health`); exit 0 when the answer is 200 with a JSON body whose `status` is `"ok"`, 1 for
+ * in `/health`); exit 0 when the answer is 200 with a JSON body whose `status` is `"ok"` or
+ * `"degraded"` (alive, with the store or a signer down: SPEC §1.1, a liveness check), 1 for
  * anything else (refused connection, timeout, other status, other body). One line on stdout (healthy)
  * or stderr (not), unless `--quiet`. Works for `token-bridge` too: its `/health` has the same
  * `status`. No keys, no store: safe to run as any user, inside a read-only container.
@@ -82,9 +83,14 @@ export async function checkHealth(text: string, timeoutMs: number): Promise<Heal
   } catch {
     return { healthy: false, line: `unhealthy ${shown}: the body is not JSON` };
   }
-  if (doc.status !== 'ok') return { healthy: false, line: `unhealthy ${shown}: status ${JSON.stringify(doc.status)}` };
+  // A liveness check (SPEC §1.1): `degraded` (say the store is down) is alive; restarting would not help.
+  if (doc.status !== 'ok' && doc.status !== 'degraded')
+    return { healthy: false, line: `unhealthy ${shown}: status ${JSON.stringify(doc.status)}` };
   const log = doc.log as { size?: unknown } | undefined;
-  const detail = `${typeof doc.version === 'string' ? `, version ${doc.version}` : ''}${typeof log?.size === 'number' ? `, log size ${log.size}` : ''}`;
+  const store = doc.store as { kind?: unknown; state?: unknown } | undefined;
+  const degraded =
+    doc.status === 'degraded' ? `, degraded${store?.state === 'down' ? `: the ${String(store.kind)} store is down` : ''}` : '';
+  const detail = `${typeof doc.version === 'string' ? `, version ${doc.version}` : ''}${typeof log?.size === 'number' ? `, log size ${log.size}` : ''}${degraded}`;
   return { healthy: true, line: `healthy ${shown} (${ms} ms${detail})` };
 }
 

@@ -347,7 +347,10 @@ export function addServeCommand(program: Command): void {
           process.stdout.write(`serving via bastion ${c.addr}\n`);
         });
       }
-      log.info({ url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin }, 'witness started');
+      log.info(
+        { url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin, store: node.storeHealth.kind },
+        'witness started',
+      );
       closeOnSignals(() => node.close(), log);
     });
 }

@@ -17,6 +17,7 @@ import { parseStrictJson } from '../encoding/json.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
 import { parseRateLimit } from '../server/rate-limit.ts';
 import { buildTokenRequest } from '../bridge/client.ts';
+import { fetchCause } from '../client/http.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from '../bridge/decide.ts';
 import { writeDemo } from '../bridge/demo.ts';
 import { KeyDir } from '../bridge/key-dir.ts';
@@ -30,7 +31,7 @@ import { collectList, envProgram, intArg } from './options.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
-import { VERSION } from '../version.ts';
+import { addVersionOption } from './version-option.ts';
 
 interface ServeFlags extends HttpLimits {
   listen: string;
@@ -186,8 +187,17 @@ interface TokenFlags {
   printRequest?: boolean;
 }
 
+/** fetch, with a failure that names the URL and the cause (`fetch failed (ECONNREFUSED…)`, src/client/http.ts). */
+async function fetchOrSay(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    throw new Error(`${url}: ${(e as Error).message}${fetchCause(e, url)}`, { cause: e });
+  }
+}
+
 async function fetchIssuer(bridge: string): Promise<string> {
-  const res = await fetch(bridge + DISCOVERY_PATH);
+  const res = await fetchOrSay(bridge + DISCOVERY_PATH);
   if (!res.ok) throw new Error(`${bridge}${DISCOVERY_PATH}: HTTP ${res.status}`);
   const doc = (await res.json()) as { issuer?: unknown };
   if (typeof doc.issuer !== 'string') throw new Error(`${bridge}${DISCOVERY_PATH}: no issuer`);
@@ -232,7 +242,7 @@ function addToken(program: Command, io: CliIo): void {
         io.out(JSON.stringify(body) + '\n');
         return;
       }
-      const res = await fetch(bridge + TOKEN_PATH, {
+      const res = await fetchOrSay(bridge + TOKEN_PATH, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -248,9 +258,9 @@ function addToken(program: Command, io: CliIo): void {
 }
 
 export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
-  const program = envProgram('token-bridge', 'TB_')
-    .description('OIDC provider that exchanges attestation chains for JWTs, and the federation tooling')
-    .version(VERSION);
+  const program = addVersionOption(envProgram('token-bridge', 'TB_')).description(
+    'OIDC provider that exchanges attestation chains for JWTs, and the federation tooling',
+  );
   addServe(program, io);
   addKeys(program, io);
   addToken(program, io);

@@ -145,7 +145,9 @@ export async function httpRequest(
       if (e instanceof ClientError) throw e; // response_too_large, unexpected_redirect: the witness's doing, not the network's
       const err = e as Error;
       reason =
-        err.name === 'TimeoutError' || err.name === 'AbortError' ? `no response within ${timeoutMs} ms` : `${err.message}${causeOf(err)}`;
+        err.name === 'TimeoutError' || err.name === 'AbortError'
+          ? `no response within ${timeoutMs} ms`
+          : `${err.message}${fetchCause(err, url)}`;
       if (!idempotent || attempt > retries) throw new HttpFailure(`${url}: ${reason}`, lastStatus);
     }
     const wait = delay ?? backoff * 2 ** (attempt - 1);
@@ -212,10 +214,38 @@ async function readCapped(res: Response, maxBytes: number, url: string): Promise
   return bytes;
 }
 
-function causeOf(err: Error): string {
-  const cause = (err as { cause?: unknown }).cause;
-  if (cause instanceof Error) return ` (${(cause as NodeJS.ErrnoException).code ?? cause.message})`;
-  return '';
+/** Certificate verification failures that a private (or self-signed) CA causes: NODE_EXTRA_CA_CERTS fixes them. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+]);
+
+/**
+ * Why a fetch failed, for the line after its "fetch failed": ` (CODE)` from the error's cause,
+ * with a hint for the common mistakes — a private CA (NODE_EXTRA_CA_CERTS), `http://` to a TLS
+ * port (the server closes the connection), `https://` to a plain HTTP port — or ` (message)` when
+ * the cause has no code; '' without a cause.
+ */
+export function fetchCause(err: unknown, url?: string): string {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  if (!(cause instanceof Error)) return '';
+  const code = (cause as NodeJS.ErrnoException).code;
+  if (code === undefined) return cause.message === '' ? '' : ` (${cause.message})`;
+  const scheme = url === undefined ? '' : url.slice(0, url.indexOf(':') + 1);
+  let hint = '';
+  if (UNTRUSTED_CERTIFICATE.has(code))
+    hint =
+      '; the server certificate is not signed by a trusted CA: for a private CA, set NODE_EXTRA_CA_CERTS to its certificate file (PEM)';
+  else if (code === 'CERT_HAS_EXPIRED' || code === 'ERR_TLS_CERT_ALTNAME_INVALID') hint = `: ${cause.message}`;
+  else if (code === 'ECONNREFUSED') hint = '; connection refused: nothing listens there';
+  else if (code === 'UND_ERR_SOCKET' && scheme === 'http:')
+    hint = '; the server closed the connection: if that port serves TLS, use https://';
+  else if (scheme === 'https:' && /^ERR_SSL_/.test(code)) hint = '; no TLS handshake: if that port serves plain HTTP, use http://';
+  return ` (${code}${hint})`;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { KeyObject } from 'node:crypto';
 import { Agent } from 'node:https';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { buildTokenRequest } from '../bridge/client.ts';
+import { fetchCause } from '../client/http.ts';
 import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { checkSessionName, sessionNameFor } from './aws.ts';
 import { checkToken } from './check-token.ts';
@@ -59,10 +60,7 @@ export async function discoverIssuer(bridge: string, f: FetchLike): Promise<stri
   try {
     res = await f(url);
   } catch (e) {
-    throw new FederationError(
-      'token_request_failed',
-      `${url}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`,
-    );
+    throw new FederationError('token_request_failed', `${url}: ${(e as Error).message}${fetchCause(e, url)}`);
   }
   if (!res.ok) throw new FederationError('token_request_failed', `${url}: HTTP ${res.status}`);
   const doc = (await res.json()) as { issuer?: unknown };
@@ -88,10 +86,7 @@ export async function requestBridgeToken(input: BridgeTokenInput): Promise<Bridg
   try {
     res = await f(bridge + TOKEN_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   } catch (e) {
-    throw new FederationError(
-      'token_request_failed',
-      `${bridge}${TOKEN_PATH}: ${(e as Error).message}${(e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : ''}`,
-    );
+    throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH}: ${(e as Error).message}${fetchCause(e, bridge)}`);
   }
   const text = await res.text();
   if (!res.ok) throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH} answered ${describeProblem(res.status, text)}`);

@@ -134,6 +134,10 @@ export function answerError(server: ServerState, error: unknown, request: Fastif
   if (p === null) {
     request.log.error({ err: error }, 'internal error');
     p = { status: 500, code: 'internal', detail: `internal error; request id ${request.id}` };
+  } else if (isStoreUnavailable(error)) {
+    // A store outage: one line per episode through the store's health, not a stack per request.
+    if (server.storeHealth !== undefined) server.storeHealth.failed(error, true);
+    else request.log.warn({ code: p.code, cause: error.message }, 'service unavailable');
   } else if (p.status >= 500) {
     request.log.warn({ err: error, code: p.code }, 'service unavailable');
   }

@@ -23,9 +23,15 @@ export interface ListenInfo {
  */
 export async function listen(app: App, opts: { host?: string; port?: number } = {}): Promise<ListenInfo> {
   const host = opts.host ?? '127.0.0.1';
-  await app.listen({ host, port: opts.port ?? 0 });
-  const addr = app.server.address() as AddressInfo;
   const scheme = app.server instanceof https.Server ? 'https' : 'http';
+  // fastify names the scheme from its own `https` option, which our serverFactory does not set:
+  // its "Server listening at" line would say http:// for a TLS listener.
+  await app.listen({
+    host,
+    port: opts.port ?? 0,
+    listenTextResolver: (address) => `Server listening at ${address.replace(/^https?:\/\//, `${scheme}://`)}`,
+  });
+  const addr = app.server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return { host: addr.address, port: addr.port, url: `${scheme}://${shown}:${addr.port}` };
 }

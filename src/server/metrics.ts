@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { buildInfo } from '../release/build-info.ts';
 
 export const REJECT_REASONS = ['overloaded', 'body_too_large', 'request_timeout', 'rate_limited', 'connections'] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
@@ -39,6 +40,17 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
       }),
   );
   for (const reason of REJECT_REASONS) rejected.inc({ reason }, 0);
+  reuseMetric(registry, 'build_info', () => {
+    const gauge = new Gauge({
+      name: 'build_info',
+      help: 'The running build: version, source commit (or unknown) and Node version; always 1',
+      labelNames: ['version', 'commit', 'node'],
+      registers,
+    });
+    const b = buildInfo();
+    gauge.set({ version: b.version, commit: b.commit, node: b.node }, 1);
+    return gauge;
+  });
   return {
     requests: reuseMetric(
       registry,

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import type { LoggerOptions } from 'pino';
+import type { StoreHealth } from '../store/health.ts';
 import { ServerConfigError } from './errors.ts';
 import type { ProblemInit } from './problem.ts';
 import type { RateLimitSpec } from './rate-limit.ts';
@@ -70,6 +71,11 @@ export interface ServerOptions {
   metrics?: Registry;
   problemTypeBase?: string;
   mapError?: ErrorMapper;
+  /**
+   * The store's health: a store outage a request reports goes there (one log line per outage
+   * episode, src/store/health.ts). Without it each 503 store_unavailable is logged (without stack).
+   */
+  storeHealth?: StoreHealth;
   /** Retry-After seconds on 503 overloaded / store_unavailable (default 1) */
   retryAfterSeconds?: number;
   /** register @fastify/swagger and GET /openapi.json */

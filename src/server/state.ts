@@ -29,6 +29,7 @@ import type { HttpMetrics } from './metrics.ts';
 import type { App, ErrorMapper, Limits, RouteConfig, ServerOptions } from './options.ts';
 import { DEFAULT_PROBLEM_TYPE_BASE, truncate } from './problem.ts';
 import { TokenBuckets } from './rate-limit.ts';
+import type { StoreHealth } from '../store/health.ts';
 
 export interface ServerState {
   readonly limits: Limits;
@@ -42,6 +43,7 @@ export interface ServerState {
   readonly metrics: HttpMetrics;
   readonly registry: Registry;
   readonly mapError: ErrorMapper | undefined;
+  readonly storeHealth: StoreHealth | undefined;
   readonly accessLog: boolean;
   /** every method some route answers (for 405 + Allow) */
   readonly methods: Set<string>;
@@ -138,6 +140,7 @@ export function createServerState(options: ServerOptions, limits: Limits): Serve
     metrics,
     registry,
     mapError: options.mapError,
+    storeHealth: options.storeHealth,
     accessLog: options.accessLog ?? true,
     methods: new Set(),
     perIp: new Map(),

@@ -22,6 +22,7 @@ import { SqliteStore } from '../store/sqlite/store.ts';
 import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
 import { PostgresStore } from '../store/postgres/store.ts';
 import type { WitnessStore } from '../store/types.ts';
+import { StoreHealth } from '../store/health.ts';
 import { VERSION } from '../version.ts';
 import { AnchorService } from '../anchoring/service.ts';
 import { ConfigError } from './errors.ts';
@@ -109,6 +110,8 @@ export interface RunningWitness {
   /** the bastion connections, when --bastion is given */
   bastions: BastionBackends | null;
   store: WitnessStore;
+  /** The store up or down (`/health` "store"; one log line per outage). */
+  storeHealth: StoreHealth;
   witnessPublicKey: Uint8Array;
   logOrigin: string;
   /** The witnessed own log, with --log-witnesses. */
@@ -265,6 +268,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
 
   const store = await openStore(config.store, config.dataDir);
+  // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
+  const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });
   // The pool also signs anchor cosign messages with the witness key, and the cosign role's
   // ML-DSA-44 lines with the ML-DSA-44 cosign keys (off the event loop).
   const verifyPool = new SignaturePool(
@@ -383,12 +388,18 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       openapi: { title: 'anchor-witness', version: VERSION, description: 'Witness node for append-only anchor chains (SPEC §3–§6)' },
       ...httpLimitOptions(config),
       rateLimit: config.rateLimit ?? null,
+      storeHealth,
     });
     closers.unshift(() => closeGracefully(app));
+    storeHealth.start();
+    closers.unshift(() => {
+      storeHealth.stop();
+    });
     registerMetricsRoute(app);
     registerWitnessRoutes(app, {
       log: witnessLog,
       anchors,
+      store: storeHealth,
       health: {
         name: config.name,
         roles: config.roles,
@@ -438,6 +449,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       listen: info,
       bastions,
       store,
+      storeHealth,
       witnessPublicKey,
       logOrigin,
       logWitnessing,

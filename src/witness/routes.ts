@@ -16,6 +16,8 @@ import { BuildStatementSchema } from '../release/schema.ts';
 import { Problem } from '../server/problem-schema.ts';
 import { Health } from './schemas.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
+import { isStoreUnavailable } from '../store/errors.ts';
+import type { StoreHealth } from '../store/health.ts';
 import type { StatusPageRequest } from './status-page.ts';
 import type { LogWitnessing } from '../log-witness/witnessing.ts';
 import { CheckpointQuery } from './schemas.ts';
@@ -41,6 +43,8 @@ export interface WitnessRouteDeps {
   /** The anchor role, when the node runs it. */
   anchors: AnchorService | undefined;
   health: HealthInfo;
+  /** The store's health: `/health` names the store kind and says `degraded` while it is down. */
+  store?: StoreHealth;
   /** The HTML status page (src/witness/status-page.ts) from the /health body and the request's Host. */
   statusPage: (health: Record<string, unknown>, request: StatusPageRequest) => string | Promise<string>;
   /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
@@ -53,14 +57,23 @@ const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string, unknown>> {
-  const cp = await deps.log.checkpoint();
+  // The log size from the store; while the store is down, 0 and `status` "degraded".
+  let size = 0;
+  try {
+    size = (await deps.log.checkpoint())?.size ?? 0;
+  } catch (e) {
+    if (!isStoreUnavailable(e) || deps.store === undefined) throw e;
+    deps.store.failed(e);
+  }
+  const store = deps.store?.snapshot();
   const h = deps.health;
   return {
-    status: 'ok',
+    status: store?.state === 'down' ? 'degraded' : 'ok',
+    ...(store === undefined ? {} : { store }),
     witness_name: h.name,
     roles: h.roles,
     version: h.version,
-    log: { origin: h.origin, size: cp?.size ?? 0 },
+    log: { origin: h.origin, size },
     keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
     cosign_vkeys: [...(h.cosignVkeys ?? [])],
     ...(h.bastions === undefined ? {} : { bastions: h.bastions() }),

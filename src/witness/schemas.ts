@@ -2,8 +2,18 @@
 import { Type } from 'typebox';
 import { Hex32 } from '../anchor/schema.ts';
 
+/** The store behind the node (`/health` "store"): its kind, up or down since when, and the outage's cause. */
+export const StoreHealthSchema = Type.Object({
+  kind: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres'), Type.Literal('memory')]),
+  state: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+  since: Type.String(),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+});
+
 export const Health = Type.Object({
-  status: Type.Literal('ok'),
+  /** `degraded` while the store is down (the body stays 200; SPEC §6). */
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  store: Type.Optional(StoreHealthSchema),
   witness_name: Type.String(),
   roles: Type.Array(Type.String()),
   version: Type.String(),

@@ -239,6 +239,7 @@ void test('a nonce store that cannot be written: 503 store_unavailable (no token
       return inner.consume(k, iat, now);
     },
     peek: (k, iat, now) => inner.peek(k, iat, now),
+    probe: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
   const service = new TokenService({

@@ -34,6 +34,7 @@ import { arch, platform, tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { spawnServe, type ServeChild } from '../helpers/spawn-serve.ts';
 import { buildVerifyPackage } from '../../src/release/verify-package.ts';
+import { oldNode } from '../helpers/old-node.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE24_DIR = dirname(process.execPath);
@@ -256,6 +257,25 @@ void test('the installed commands answer --help under Node 24 and Node 22', asyn
   }
   await Promise.all(checks);
 });
+
+const old = oldNode();
+void test(
+  'the installed commands under an old Node: one line naming the Node needed, exit 1 (no segfault from the native addon)',
+  { skip: old === undefined ? 'no Node older than 22 on this machine (PATH, /usr/local/bin, /usr/bin)' : false },
+  async () => {
+    const bins = join(app, 'node_modules', '.bin');
+    for (const program of ['anchor-witness', 'token-bridge']) {
+      // Through the .bin link and its `#!/usr/bin/env node` line, with the old Node first on PATH.
+      const r = await run(join(bins, program), ['serve', '--listen', '127.0.0.1:0'], { cwd: app, env: childEnv(dirname(old!.bin)) });
+      assert.equal(r.code, 1, `${program} under ${old!.version}: exit ${String(r.code)}\n${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.equal(
+        r.stderr,
+        `${program} needs Node >= 22 (ML-DSA-44 needs >= 24.6), this is Node ${old!.version}; install Node 22 or later\n`,
+      );
+    }
+  },
+);
 
 void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 24 and 22) verifies the response; a .ts consumer type-checks', async () => {
   const dir = join(tmp, 'work');

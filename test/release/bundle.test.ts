@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { bundle, EXTERNAL, ROOT, type BundleResult } from '../../src/release/bundle.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { VERSION } from '../../src/version.ts';
+import { buildInfo } from '../../src/release/build-info.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { spawnServe } from '../helpers/spawn-serve.ts';
 
@@ -90,7 +91,8 @@ void test('build digest: of the running bundle, and of a file', () => {
   const fromSources = run(srcBin, ['build', 'digest']);
   assert.notEqual(fromSources.status, 0);
   assert.match(fromSources.stderr, /not running from the bundle/);
-  assert.equal(aw(['--version']).stdout, VERSION + '\n');
+  // --version: the version, the commit (the bundle sits in this checkout's dist/) and the Node version.
+  assert.equal(aw(['--version']).stdout, `anchor-witness ${VERSION} (commit ${buildInfo().commit}, Node ${process.version})\n`);
 });
 
 void test('good attestation: served at /build and verified; wrong release key → exit 1', async () => {

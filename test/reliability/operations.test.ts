@@ -81,7 +81,9 @@ void test(
     );
     const down = await stub(503, '{"status":"ok"}');
     const notJson = await stub(200, '<html>');
-    const degraded = await stub(200, '{"status":"degraded"}');
+    // SPEC §1.1 (rev 4): healthcheck is a liveness check, `degraded` (a store or signer down) is alive.
+    const degraded = await stub(200, '{"status":"degraded","store":{"kind":"postgres","state":"down"}}');
+    const other = await stub(200, '{"status":"starting"}');
     const hang = await stub(200, '', true);
     const closed = await stub(200, '{}');
     closed.close();
@@ -92,7 +94,8 @@ void test(
         ['bridge', ['--url', bridge.url], 0],
         ['HTTP 503', ['--url', down.url], 1],
         ['not JSON', ['--url', notJson.url], 1],
-        ['status not ok', ['--url', degraded.url], 1],
+        ['status degraded', ['--url', degraded.url], 0],
+        ['status neither ok nor degraded', ['--url', other.url], 1],
         ['no answer', ['--url', hang.url, '--timeout-ms', '500'], 1],
         ['refused', ['--url', closed.url], 1],
         ['not http', ['--url', 'ftp://example.org'], 1],
@@ -105,6 +108,7 @@ void test(
         if (want === 0) assert.match(r.stdout, /^healthy http:\/\/127\.0\.0\.1:\d+\/health /);
         else assert.match(r.stderr, /unhealthy|--url/);
       }
+      assert.match(results.find((x) => x.name === 'status degraded')!.r.stdout, /, degraded: the postgres store is down\)\n$/);
       const timeout = results.find((x) => x.name === 'no answer')!.r;
       assert.match(timeout.stderr, /no answer within 500 ms/);
       const quiet = await run(AW, ['healthcheck', '--url', down.url, '--quiet']);
@@ -116,7 +120,7 @@ void test(
         Object.fromEntries(results.map(({ name, r }) => [name, { exit: r.code, ms: Math.round(r.ms) }])),
       );
     } finally {
-      for (const s of [down, notJson, degraded, hang]) s.close();
+      for (const s of [down, notJson, degraded, other, hang]) s.close();
       await bridge.close();
       await w.stop();
       cleanup();
