@@ -37,8 +37,7 @@ import { collectList, durationArg, intArg } from './options.ts';
 import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
-import { parseRegistry, type Registry } from '../anchor/registry.ts';
-import { readDocument } from '../config/config-file.ts';
+import { openMonitorParties, type MonitorParties } from './monitor-parties.ts';
 
 interface MonitorFlags extends HttpFlags {
   alertWebhook?: string[];
@@ -53,6 +52,7 @@ interface MonitorFlags extends HttpFlags {
   seed?: string[];
   witnessSet?: string;
   registry?: string;
+  kelSource?: string;
   state?: string;
   interval: number;
   once?: boolean;
@@ -64,21 +64,6 @@ interface MonitorFlags extends HttpFlags {
 
 /** Polls kept in memory for the --html report's charts (the state's observations reach further back). */
 const MAX_REPORT_POLLS = 1_000;
-
-/** The parties' keys: the SPEC §3.2 registry file (JSON, or YAML by extension), as the witnesses read it. */
-function readRegistry(path: string): Registry {
-  let doc: unknown;
-  try {
-    doc = readDocument(path);
-  } catch (e) {
-    throw new ClientError('usage', `--registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    return parseRegistry(doc);
-  } catch (e) {
-    throw new ClientError('usage', `--registry ${path}: ${e instanceof ProtocolError ? e.message : String(e)}`);
-  }
-}
 
 /** The HMAC key of --alert-secret-file: the file's bytes without one final newline (LF or CRLF); never empty. */
 function readAlertSecret(path: string): Uint8Array {
@@ -202,6 +187,10 @@ export function addMonitorCommand(program: Command): void {
           '--registry <file>',
           "the parties' keys (SPEC §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities",
         )
+        .option(
+          '--kel-source <dir:PATH|git:PATH>',
+          "with --registry: derive the parties' keys from key event logs as the witnesses do (SPEC §3.5; the same registry file and a copy of the same KEL source), read again before every poll",
+        )
         .option('--state <file>', 'what the monitor has seen, kept across restarts (recommended; without it nothing persists)')
         .option('--interval <seconds>', 'seconds between polls', intArg(1, 86_400), 60)
         .option('--once', 'poll once; exit 1 when there is any finding')
@@ -248,6 +237,7 @@ export function addMonitorCommand(program: Command): void {
         'anchor-witness monitor --once --json --witness-set set.json --registry registry.json --witness https://w1.example --witness https://w2.example --seed $SEED --state monitor.json',
         'anchor-witness monitor --interval 30 --withholding-grace 120 --witness https://w1.example --witness https://w2.example --state monitor.json',
         'anchor-witness monitor --once --witness https://w1.example,https://w2.example --registry registry.json --seed $SEED --state monitor.json --html report.html',
+        'anchor-witness monitor --witness https://w1.example --registry registry.json --kel-source dir:kels --seed $SEED --state monitor.json',
         'anchor-witness monitor --witness https://w1.example --peer https://w2.example --log-cosigner "w2.example+1a2b3c4d+BA…" --log-cosigner "w3.example+5e6f7a8b+BA…" --log-quorum 1 --alert-webhook https://hooks.example/T0KEN --alert-secret-file alert.key --registry registry.json --seed $SEED --dark-after 7d --state monitor.json',
       ],
     ),
@@ -263,6 +253,8 @@ export function addMonitorCommand(program: Command): void {
           "--seed and --all-duplicities need --registry FILE: the parties' keys (an anchor a party never signed must not count)",
         );
       }
+      if (opts.kelSource !== undefined && opts.registry === undefined)
+        throw new ClientError('usage', '--kel-source needs --registry: the registry file stays the list of parties (SPEC §3.5)');
       let state: MonitorState = emptyMonitorState();
       if (opts.state !== undefined) {
         const doc = readJsonFile(opts.state);
@@ -293,90 +285,107 @@ export function addMonitorCommand(program: Command): void {
         allDuplicities: opts.allDuplicities === true,
         http: httpOptions(opts),
         ...(opts.witnessSet !== undefined ? { witnessSet: readWitnessSet(opts.witnessSet) } : {}),
-        ...(opts.registry !== undefined ? { registry: readRegistry(opts.registry) } : {}),
         ...(opts.logCosigner !== undefined ? { logCosigners: opts.logCosigner.map((v) => vkeyArg(v, '--log-cosigner')) } : {}),
         ...(opts.logQuorum !== undefined ? { logQuorum: opts.logQuorum } : {}),
         ...(opts.logVkey !== undefined ? { logKeys: opts.logVkey.map((v) => vkeyArg(v, '--log-vkey')) } : {}),
         ...(opts.peer !== undefined ? { peers: opts.peer.map(peerArg) } : {}),
         ...(opts.darkAfter !== undefined ? { darkAfterSec: opts.darkAfter } : {}),
       };
-      const delivery: AlertDelivery = {
-        webhooks,
-        ...(secret !== undefined ? { secret } : {}),
-        http: httpOptions(opts),
-        now: () => Date.now(),
-        log: (line) => process.stderr.write(`${line}\n`),
-      };
-      const save = (): void => {
-        if (opts.state !== undefined) writeJsonAtomic(opts.state, state);
-      };
-      let sent = 0;
-      const deliver = async (): Promise<void> => {
-        if (webhooks.length === 0) return;
-        sent += (await deliverDueAlerts(state, delivery)).sent;
-        save();
-      };
-      const printed = new Set<string>();
-      const polls: PollReport[] = [];
-      const ctl = { stop: false };
-      let wake: (() => void) | undefined;
-      const onSignal = (): void => {
-        ctl.stop = true;
-        wake?.();
-      };
-      if (opts.once !== true) {
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
+      const parties: MonitorParties | undefined =
+        opts.registry === undefined ? undefined : await openMonitorParties(opts.registry, opts.kelSource);
+      try {
+        await watch(opts, config, state, parties, webhooks, secret);
+      } finally {
+        await parties?.close();
       }
-      while (!ctl.stop) {
-        const report = await monitorPoll(config, state, Math.floor(Date.now() / 1000));
-        if (webhooks.length > 0) enqueueAlerts(state, recordEpisodes(state, report.findings, report.time), webhooks, Date.now());
-        save(); // the queue is durable before any attempt
-        await deliver();
-        if (opts.html !== undefined) {
-          polls.push(report);
-          if (polls.length > MAX_REPORT_POLLS) polls.splice(0, polls.length - MAX_REPORT_POLLS);
-          writeFileAtomic(opts.html, renderMonitorReport({ state, polls, generatedAt: report.time }), 0o644);
-        }
-        // In a long run, a standing condition is printed once; --once prints everything that holds.
-        const fresh = opts.once === true ? report.findings : report.findings.filter((f) => !printed.has(f.id));
-        for (const f of fresh) printed.add(f.id);
-        const files = opts.evidenceDir === undefined ? new Map<string, string>() : writeEvidence(opts.evidenceDir, fresh);
-        const alerts = webhooks.length === 0 ? undefined : { sent, pending: pendingAlerts(state) };
-        sent = 0;
-        if (opts.json === true)
-          process.stdout.write(
-            stringifyJson({
-              time: formatTimestamp(report.time),
-              witnesses: report.witnesses,
-              findings: fresh,
-              alerts_sent: alerts?.sent ?? 0,
-              alerts_pending: alerts?.pending ?? 0,
-            }) + '\n',
-          );
-        else printHuman(report, fresh, files, alerts);
-        if (opts.once === true) {
-          process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;
-          return;
-        }
-        // Sleep until the next poll, waking for every alert retry that falls due before it.
-        const nextPoll = Date.now() + opts.interval * 1000;
-        const stopped = (): boolean => ctl.stop;
-        while (!stopped() && Date.now() < nextPoll) {
-          const due = nextAlertDue(state);
-          const until = Math.min(nextPoll, due ?? Number.POSITIVE_INFINITY);
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, Math.max(0, until - Date.now()));
-            wake = () => {
-              clearTimeout(t);
-              resolve();
-            };
-          });
-          if (!stopped() && due !== undefined && due <= Date.now()) await deliver();
-        }
-      }
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
     }),
   );
+}
+
+async function watch(
+  opts: MonitorFlags,
+  config: MonitorConfig,
+  state: MonitorState,
+  parties: MonitorParties | undefined,
+  webhooks: ReturnType<typeof parseWebhook>[],
+  secret: Uint8Array | undefined,
+): Promise<void> {
+  const delivery: AlertDelivery = {
+    webhooks,
+    ...(secret !== undefined ? { secret } : {}),
+    http: httpOptions(opts),
+    now: () => Date.now(),
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+  const save = (): void => {
+    if (opts.state !== undefined) writeJsonAtomic(opts.state, state);
+  };
+  let sent = 0;
+  const deliver = async (): Promise<void> => {
+    if (webhooks.length === 0) return;
+    sent += (await deliverDueAlerts(state, delivery)).sent;
+    save();
+  };
+  const printed = new Set<string>();
+  const polls: PollReport[] = [];
+  const ctl = { stop: false };
+  let wake: (() => void) | undefined;
+  const onSignal = (): void => {
+    ctl.stop = true;
+    wake?.();
+  };
+  if (opts.once !== true) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  while (!ctl.stop) {
+    if (parties !== undefined) config.registry = await parties.current();
+    const report = await monitorPoll(config, state, Math.floor(Date.now() / 1000));
+    if (webhooks.length > 0) enqueueAlerts(state, recordEpisodes(state, report.findings, report.time), webhooks, Date.now());
+    save(); // the queue is durable before any attempt
+    await deliver();
+    if (opts.html !== undefined) {
+      polls.push(report);
+      if (polls.length > MAX_REPORT_POLLS) polls.splice(0, polls.length - MAX_REPORT_POLLS);
+      writeFileAtomic(opts.html, renderMonitorReport({ state, polls, generatedAt: report.time }), 0o644);
+    }
+    // In a long run, a standing condition is printed once; --once prints everything that holds.
+    const fresh = opts.once === true ? report.findings : report.findings.filter((f) => !printed.has(f.id));
+    for (const f of fresh) printed.add(f.id);
+    const files = opts.evidenceDir === undefined ? new Map<string, string>() : writeEvidence(opts.evidenceDir, fresh);
+    const alerts = webhooks.length === 0 ? undefined : { sent, pending: pendingAlerts(state) };
+    sent = 0;
+    if (opts.json === true)
+      process.stdout.write(
+        stringifyJson({
+          time: formatTimestamp(report.time),
+          witnesses: report.witnesses,
+          findings: fresh,
+          alerts_sent: alerts?.sent ?? 0,
+          alerts_pending: alerts?.pending ?? 0,
+        }) + '\n',
+      );
+    else printHuman(report, fresh, files, alerts);
+    if (opts.once === true) {
+      process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;
+      return;
+    }
+    // Sleep until the next poll, waking for every alert retry that falls due before it.
+    const nextPoll = Date.now() + opts.interval * 1000;
+    const stopped = (): boolean => ctl.stop;
+    while (!stopped() && Date.now() < nextPoll) {
+      const due = nextAlertDue(state);
+      const until = Math.min(nextPoll, due ?? Number.POSITIVE_INFINITY);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(0, until - Date.now()));
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      if (!stopped() && due !== undefined && due <= Date.now()) await deliver();
+    }
+  }
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
 }

@@ -25,7 +25,7 @@ import {
   decodeResponseAnchor,
   type AnchorResponseBody,
   type PinnedParty,
-  type PinnedWitness,
+  type PinnedWitnessBytes as PinnedWitness,
   type Receipt,
   type VerifiedReceipt,
 } from '../verify/receipt.ts';
@@ -39,7 +39,7 @@ export type {
   InclusionWire,
   PinnedParty,
   PinnedPartyKey,
-  PinnedWitness,
+  PinnedWitnessBytes as PinnedWitness,
   Receipt,
   VerifiedReceipt,
 } from '../verify/receipt.ts';

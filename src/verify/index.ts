@@ -28,6 +28,7 @@ export type {
   Receipt,
   VerifiedReceipt,
 } from './receipt.ts';
+export { decodeHex, encodeHex } from './pins.ts';
 export { verifyDuplicityProof } from './duplicity.ts';
 export {
   cosignatureNoteKey,

@@ -23,6 +23,7 @@ import { verifyEd25519, verifyP256 } from './crypto.ts';
 import { fail, wrap } from './errors.ts';
 import { hashLeaf, inclusionFailure } from './merkle.ts';
 import { ed25519NoteKey, verifyCheckpoint, type Checkpoint } from './note.ts';
+import { partyKeyPin, witnessPin } from './pins.ts';
 
 export interface CosignatureWire {
   witness_name: string;
@@ -55,8 +56,8 @@ export interface AnchorResponseBody extends Receipt {
 }
 
 export interface PinnedWitness {
-  /** Ed25519 public key of the witness. */
-  publicKey: Uint8Array;
+  /** Ed25519 public key of the witness: 32 bytes, or its 64-character hex (as `/health` shows it). Anything else is `usage`. */
+  publicKey: Uint8Array | string;
   /** The witness's log origin (key name of its checkpoints). */
   logOrigin: string;
   name?: string;
@@ -65,12 +66,17 @@ export interface PinnedWitness {
 /** A party key the verifier trusts (SPEC §3.2 registry entry `keys[]` item; the anchor's `sig_party` curve and key). */
 export interface PinnedPartyKey {
   curve: Curve;
-  /** Ed25519: 32 bytes; P-256: 33-byte compressed SEC1. */
-  publicKey: Uint8Array;
+  /** Ed25519: 32 bytes; P-256: 33-byte compressed SEC1; or their hex (as the registry has it). Anything else is `usage`. */
+  publicKey: Uint8Array | string;
 }
 
 /** The party an anchor must be signed by: one key, or every current key of its registry entry (any one may sign). */
 export type PinnedParty = PinnedPartyKey | readonly PinnedPartyKey[];
+
+/** The pins with their keys as bytes (what the checks use after `usage` validation; the client SDK's synchronous verifiers take these). */
+export type PinnedWitnessBytes = Omit<PinnedWitness, 'publicKey'> & { publicKey: Uint8Array };
+export type PinnedPartyKeyBytes = Omit<PinnedPartyKey, 'publicKey'> & { publicKey: Uint8Array };
+export type PinnedPartyBytes = PinnedPartyKeyBytes | readonly PinnedPartyKeyBytes[];
 
 export interface VerifiedReceipt {
   anchor: Anchor;
@@ -169,17 +175,21 @@ export async function verifyPartySignature(anchor: Anchor): Promise<boolean> {
   return curve === 'ed25519' ? verifyEd25519(publicKey, message, signature) : verifyP256(publicKey, message, signature);
 }
 
-/** The pinned keys, or party_unpinned (undefined, null, an empty list). */
-export function pinnedKeys(party: PinnedParty | undefined): readonly PinnedPartyKey[] {
+/**
+ * The pinned keys as bytes, or party_unpinned (undefined, null, an empty list); a key that is not
+ * bytes (or hex) of its curve's length, or an unknown curve, is `usage`.
+ */
+export function pinnedKeys(party: PinnedParty | undefined): readonly { curve: Curve; publicKey: Uint8Array }[] {
   const given = party as PinnedParty | undefined | null;
   if (given === undefined || given === null)
     fail(
       'party_unpinned',
       "no party key pinned: give the party's key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part",
     );
-  const keys: readonly PinnedPartyKey[] = 'publicKey' in given ? [given] : given;
+  if (typeof given !== 'object') fail('usage', 'the pinned party must be a key { curve, publicKey } or a list of them');
+  const keys: readonly PinnedPartyKey[] = Array.isArray(given) ? given : [given as PinnedPartyKey];
   if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
-  return keys;
+  return keys.map(partyKeyPin);
 }
 
 /** party_key_mismatch unless the anchor's `sig_party` curve and key are one of the pinned keys. */
@@ -202,7 +212,8 @@ export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promis
  * checkpoint, inclusion proof and tlog-proof. It does NOT establish who signed the anchor (use
  * verifyReceipt for that).
  */
-export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, witness: PinnedWitness): Promise<VerifiedReceipt> {
+export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, pinned: PinnedWitness): Promise<VerifiedReceipt> {
+  const witness = witnessPin(pinned);
   const signature = cosignatureSignature(receipt, witness);
   const message = cosignMessage(anchor);
   if (!(await verifyEd25519(witness.publicKey, message, signature)))
@@ -228,7 +239,8 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, wit
  */
 
 /** The cosignature names the pinned witness and key, has a valid timestamp; its signature bytes. */
-export function cosignatureSignature(receipt: Receipt, witness: PinnedWitness): Uint8Array {
+export function cosignatureSignature(receipt: Receipt, pinned: PinnedWitness): Uint8Array {
+  const witness = witnessPin(pinned);
   const cos = receipt.cosignature;
   if (witness.name !== undefined && cos.witness_name !== witness.name)
     fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
@@ -270,6 +282,7 @@ export async function verifyReceipt(
   witness: PinnedWitness,
   party: PinnedParty,
 ): Promise<VerifiedReceipt> {
+  witnessPin(witness);
   pinnedKeys(party);
   const v = await verifyWitnessReceipt(anchor, receipt, witness);
   await verifyPartyPin(anchor, party);
@@ -278,6 +291,9 @@ export async function verifyReceipt(
 
 /** A 200 body of POST /v1/anchor or GET /v1/anchor/{seed} (parsed JSON), the witness and the party pinned. */
 export async function verifyAnchorResponse(body: unknown, witness: PinnedWitness, party: PinnedParty): Promise<VerifiedReceipt> {
+  // The caller's pins first: a wrong pin is `usage`, whatever the response.
+  witnessPin(witness);
+  pinnedKeys(party);
   const parsed = parseAnchorResponse(body);
   return verifyReceipt(decodeResponseAnchor(parsed.anchor), parsed, witness, party);
 }

@@ -12,7 +12,7 @@ import { compareBytes } from '../encoding/portable.ts';
 import { isValidName } from '../note/checkpoint.ts';
 import { sha256 } from './crypto.ts';
 import { VerificationError } from './errors.ts';
-import type { PinnedWitness } from './receipt.ts';
+import type { PinnedWitnessBytes } from './receipt.ts';
 import { isJsonObject } from '../encoding/json.ts';
 
 export const WITNESS_SET_V = 'anchor-witness/witness-set/v1';
@@ -200,7 +200,7 @@ export async function parseWitnessSet(doc: unknown): Promise<WitnessSet> {
 }
 
 /** The pinned identity of a member, for verifyAnchorResponse. */
-export function memberPin(m: WitnessSetMember): PinnedWitness & { name: string } {
+export function memberPin(m: WitnessSetMember): PinnedWitnessBytes & { name: string } {
   return { name: m.name, publicKey: m.publicKey, logOrigin: m.logOrigin };
 }
 

@@ -17,6 +17,21 @@ export function commandBaseUrl(req: StatusPageRequest): { url: string; usable: b
   return { url: `${req.encrypted || !plainOk ? 'https' : 'http'}://${host}`, usable: true };
 }
 
+/**
+ * The monitor command: with the anchor role it watches `$SEED` under the parties' keys, read as
+ * this witness reads them (`$REGISTRY`, and `$KEL_SOURCE` when the registry takes keys from KELs).
+ */
+export function monitorCommand(d: Pick<WitnessPageData, 'roles' | 'kel'>, url: string): string[] {
+  const words = ['anchor-witness', 'monitor', '--witness', url];
+  if (d.roles.includes('anchor')) {
+    words.push('--registry', '$REGISTRY');
+    if (d.kel !== undefined) words.push('--kel-source', '$KEL_SOURCE');
+    words.push('--seed', '$SEED');
+  }
+  words.push('--state', 'monitor.json');
+  return words;
+}
+
 /** The "Use this witness" section. */
 export function renderCommands(d: WitnessPageData): SafeHtml {
   const url = d.baseUrl;
@@ -79,7 +94,7 @@ export function renderCommands(d: WitnessPageData): SafeHtml {
         '--witness-key',
         d.witnessKeyHex,
       ]),
-      q(['anchor-witness', 'monitor', '--witness', url, '--seed', '$SEED', '--state', 'monitor.json']),
+      q(monitorCommand(d, url)),
     ].join('\n')}</pre>`,
   );
   if (d.cosign !== null) {
@@ -92,5 +107,12 @@ export function renderCommands(d: WitnessPageData): SafeHtml {
   const note = d.hostUsable
     ? ''
     : html`<p class="finding"><strong>Set <code>WITNESS_URL</code> first</strong>: the request's Host header was missing or not a plain host name, so the commands do not name this witness.</p>`;
-  return html`${note}<p class="muted">Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.</p>${blocks}`;
+  const registry = d.roles.includes('anchor')
+    ? html` Set <code>REGISTRY</code> to a copy of this witness's party registry file${
+        d.kel === undefined
+          ? ''
+          : html` and <code>KEL_SOURCE</code> to the same KEL source (<code>dir:PATH</code> of a copy of its KEL files, or <code>git:PATH</code> of a repository fetched from the same remote)`
+      } for the monitor: it checks every anchor's party signature under the parties' keys, derived as this witness derives them.`
+    : '';
+  return html`${note}<p class="muted">Set <code>HEAD</code> (the 64-hex head to anchor) and <code>SEED</code> (a 64-hex seed id to watch) where the commands use them.${registry}</p>${blocks}`;
 }
