@@ -310,7 +310,7 @@ void test('a fork is detected: 409 with a duplicity proof that verifies offline;
 
   // Offline: the proof alone, serialized and read back, verifies; both heads are in it.
   const text = stringifyJson(dup.wire);
-  const proof = decodeDuplicityProof(parseJsonBody(text) as DuplicityProofWire);
+  const proof = decodeDuplicityProof(parseJsonBody(text));
   assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
   assert.deepEqual([encodeHex(proof.anchorA.head), encodeHex(proof.anchorB.head)], [encodeHex(fill(0xa1)), encodeHex(fill(0xb2))]);
   // The witness serves the same proof, and any later submission gets it again.
@@ -318,7 +318,7 @@ void test('a fork is detected: 409 with a duplicity proof that verifies offline;
   assert.equal(stored.status, 200);
   assert.deepEqual(parseJsonBody(await stored.text()), parseJsonBody(text));
   // A tampered proof does not verify.
-  const tampered = decodeDuplicityProof(parseJsonBody(text.replace(encodeHex(fill(0xb2)), encodeHex(fill(0xb3)))) as DuplicityProofWire);
+  const tampered = decodeDuplicityProof(parseJsonBody(text.replace(encodeHex(fill(0xb2)), encodeHex(fill(0xb3)))));
   assert.equal(verifyDuplicityProof(tampered).valid, false);
 });
 

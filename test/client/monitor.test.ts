@@ -107,7 +107,7 @@ void test('disagreement: two witnesses co-sign different heads at one index; the
     d.message,
     /witnesses disagree on seed .* index 1: w1\.test co-signed head aaaa.*w2\.test co-signed bbbb.*duplicity proof attached/,
   );
-  const proof = decodeDuplicityProof(d.evidence!.duplicity_proof as DuplicityProofWire);
+  const proof = decodeDuplicityProof(d.evidence!.duplicity_proof);
   assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
   assert.equal(encodeHex(proof.seedId), encodeHex(seed));
 

@@ -130,7 +130,7 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
       acked.push({ seed: encodeHex(receipt.anchor.seedId), index: 1, leaf: receipt.leafIndex, message: cosignMessage(receipt.anchor) });
       const proofs = conflicts.map((r) => JSON.stringify(r.json));
       assert.equal(proofs[0], proofs[1], 'the frozen seed answers the same stored proof');
-      const proof = decodeDuplicityProof(conflicts[0]!.json as DuplicityProofWire);
+      const proof = decodeDuplicityProof(conflicts[0]!.json);
       assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
       assert.equal(encodeHex(proof.seedId), encodeHex(seedOf(0xa0, s)));
       assert.equal(proof.index, 1);
