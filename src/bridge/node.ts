@@ -182,8 +182,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   checkBridgeConfig(config);
   const dev = config.dev === true;
   const startedAt = config.startedAt ?? Date.now();
-  const tls =
-    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined ? loadTls(config.tlsCertFile, config.tlsKeyFile) : null;
+  const tls = config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined ? loadTls(config.tlsCertFile, config.tlsKeyFile) : null;
   const scheme = tls === null ? 'http' : 'https';
 
   let port = config.port;

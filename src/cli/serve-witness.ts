@@ -81,7 +81,12 @@ export interface ReplacedList {
  */
 function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
   const replaced: ReplacedList[] = [];
-  const doc = readInputFile('--config', path, () => readDocument(path), (m) => new ConfigError('invalid_config', m));
+  const doc = readInputFile(
+    '--config',
+    path,
+    () => readDocument(path),
+    (m) => new ConfigError('invalid_config', m),
+  );
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new ConfigError('invalid_config', `--config ${path}: must be an object of flag names`);
   const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));

@@ -72,7 +72,10 @@ function addServe(program: Command, io: CliIo): void {
   addHttpLimitOptions(program.command('serve'))
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
     .option('--listen <host:port>', 'address to listen on (port 0 = any free port); required')
-    .option('--key-dir <dir>', 'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start; required without --dev')
+    .option(
+      '--key-dir <dir>',
+      'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start; required without --dev',
+    )
     .option('--issuer <url>', 'issuer URL: https://host[/path], no port, query, fragment or trailing slash; required without --dev')
     .option('--audience <aud>', `allowed audience (repeatable, comma-separated; default ${DEFAULT_AUDIENCE})`, collectList)
     .option(
@@ -234,7 +237,9 @@ function addToken(program: Command, io: CliIo): void {
         rootPublicKey,
         audience: flags.audience,
         issuer,
-        ...(flags.deviceKey === undefined ? {} : { deviceKey: readInputFile('--device-key', flags.deviceKey, () => ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey!))) }),
+        ...(flags.deviceKey === undefined
+          ? {}
+          : { deviceKey: readInputFile('--device-key', flags.deviceKey, () => ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey!))) }),
         ...(flags.ttl === undefined ? {} : { ttlSecs: flags.ttl }),
         ...(flags.capability === undefined ? {} : { requestedCapabilities: flags.capability }),
       });

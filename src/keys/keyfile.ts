@@ -30,7 +30,10 @@ export function readKeyFile(path: string): string {
     mode = statSync(path).mode;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new KeyFileError('key_missing', `key file ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(e)})`}`);
+    throw new KeyFileError(
+      'key_missing',
+      `key file ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(e)})`}`,
+    );
   }
   if ((mode & 0o077) !== 0) {
     throw new KeyFileError(
