@@ -97,13 +97,13 @@ export function envProgram(name: string, prefix: string): EnvCommand {
 
 /**
  * One line naming every missing required flag of `cmd` (by attribute name, in the order given):
- * `missing required flags: --a <x>, --b <y> (or set P_A, P_B)`.
+ * `missing required flags: --a <x>, --b <y> (or set P_A, P_B<orElse>)`.
  */
-export function missingFlagsMessage(cmd: Command, names: readonly string[], prefix: string): string {
+export function missingFlagsMessage(cmd: Command, names: readonly string[], prefix: string, orElse = ''): string {
   const options = names.map((n) => cmd.options.find((o) => o.attributeName() === n)).filter((o): o is Option => o !== undefined);
   const list = options.map((o) => o.flags).join(', ');
   const vars = options.map((o) => envName(prefix, o)).join(', ');
-  return `missing required flag${options.length === 1 ? '' : 's'}: ${list} (or set ${vars})`;
+  return `missing required flag${options.length === 1 ? '' : 's'}: ${list} (or set ${vars}${orElse})`;
 }
 
 export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {

@@ -143,7 +143,8 @@ function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
 
 /**
  * Every missing required flag in one message: --data-dir and --name; the keys unless --dev
- * (--cosign-key with the cosign role, the default); --bastion-key with --bastion.
+ * (--cosign-key with the cosign role, the default). The node checks the rules between flags
+ * (--bastion needs --bastion-key, …) after these.
  */
 function checkRequired(flags: ServeFlags, cmd: Command): void {
   const dev = flags.dev === true;
@@ -152,14 +153,12 @@ function checkRequired(flags: ServeFlags, cmd: Command): void {
     flags.name === undefined && 'name',
     !dev && flags.key === undefined && 'key',
     !dev && (flags.roles ?? ['cosign']).includes('cosign') && (flags.cosignKey ?? []).length === 0 && 'cosignKey',
-    (flags.bastion ?? []).length > 0 && flags.bastionKey === undefined && 'bastionKey',
   ].filter((x): x is string => x !== false);
   if (missing.length === 0) return;
   const keys = missing.some((m) => m.endsWith('ey'));
   throw new ConfigError(
     missing.includes('dataDir') || missing.includes('name') ? 'missing_option' : 'key_required',
-    missingFlagsMessage(cmd, missing, 'AW_') +
-      (flags.config === undefined ? '' : ` or give them in --config ${flags.config}`) +
+    missingFlagsMessage(cmd, missing, 'AW_', flags.config === undefined ? '' : `, or give them in --config ${flags.config}`) +
       (keys ? '; create a key with: anchor-witness keygen --out FILE (or try --dev)' : ''),
   );
 }
