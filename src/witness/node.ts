@@ -288,7 +288,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         parties = () => kel.current();
         kelStatus = () => kel.status();
       } else if (config.registryFile !== undefined) {
-        const source = new Reloadable(config.registryFile, (p) => parseRegistry(readDocument(p)), {
+        const source = new Reloadable(config.registryFile, (p) => readInputFile('--registry', p, () => parseRegistry(readDocument(p))), {
           loaded: (why) => {
             m.reloads.inc();
             log.info({ source: why }, 'party registry reloaded');
