@@ -15,6 +15,7 @@ import type { Registry } from 'prom-client';
 import { bastionKeyHash } from '../crypto/bastion-certificate.ts';
 import { ed25519PrivateKeyFromPem } from '../crypto/ed25519.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
+import { readInputFile } from '../config/input-file.ts';
 import type { App } from '../server/options.ts';
 import { parseBastionAddresses } from './address.ts';
 import { BastionConnection } from './connection.ts';
@@ -37,7 +38,7 @@ const spki = (k: KeyObject): Buffer => createPublicKey(k).export({ format: 'der'
  * (the witness key, the cosign keys): a key signs one kind of statement only.
  */
 export function loadBastionKey(file: string, otherKeys: readonly { what: string; key: KeyObject }[]): BastionKey {
-  const key = ed25519PrivateKeyFromPem(readKeyFile(file));
+  const key = readInputFile('--bastion-key', file, () => ed25519PrivateKeyFromPem(readKeyFile(file)));
   const mine = spki(key);
   for (const o of otherKeys) {
     if (spki(o.key).equals(mine))

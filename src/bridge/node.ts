@@ -10,13 +10,16 @@
  * directory when `--key-dir` is missing. Each relaxation is logged at start.
  */
 import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { readKeyFile } from '../keys/keyfile.ts';
+import { fileProblem, readInputFile } from '../config/input-file.ts';
 import { closeGracefully, listen } from '../server/lifecycle.ts';
 import type { ListenInfo } from '../server/lifecycle.ts';
 import type { App } from '../server/options.ts';
@@ -175,14 +178,31 @@ function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
   };
 }
 
+/**
+ * --tls-cert and --tls-key, checked before the listener needs them: each file's problem (and a
+ * key that does not belong to the certificate) named by its flag, in plain words.
+ */
+function loadTls(certFile: string, keyFile: string): { cert: Buffer; key: string } {
+  const coded = (m: string): Error => new BridgeConfigError('invalid_option', m);
+  const cert = readInputFile('--tls-cert', certFile, () => readFileSync(certFile), coded);
+  const first = readInputFile('--tls-cert', certFile, () => new X509Certificate(cert), coded);
+  const key = readInputFile('--tls-key', keyFile, () => readKeyFile(keyFile), coded);
+  const privateKey = readInputFile('--tls-key', keyFile, () => createPrivateKey(key), coded);
+  if (!first.checkPrivateKey(privateKey))
+    fail('invalid_option', `--tls-key ${keyFile}: not the private key of the certificate in --tls-cert ${certFile}`);
+  try {
+    createSecureContext({ cert, key });
+  } catch (e) {
+    fail('invalid_option', `--tls-cert ${certFile} with --tls-key ${keyFile}: ${fileProblem(e, certFile)}`);
+  }
+  return { cert, key };
+}
+
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
   checkBridgeConfig(config);
   const dev = config.dev === true;
   const startedAt = config.startedAt ?? Date.now();
-  const tls =
-    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
-      ? { cert: readFileSync(config.tlsCertFile), key: readKeyFile(config.tlsKeyFile) }
-      : null;
+  const tls = config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined ? loadTls(config.tlsCertFile, config.tlsKeyFile) : null;
   const scheme = tls === null ? 'http' : 'https';
 
   let port = config.port;
@@ -210,7 +230,14 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   let trustedRoots: Reloadable<TrustedRoots> | undefined;
   const late: { metrics?: BridgeMetrics } = {};
   if (config.trustedRootsFile !== undefined) {
-    trustedRoots = new Reloadable(config.trustedRootsFile, (p) => parseTrustedRoots(readDocument(p)), {
+    const read = (p: string): TrustedRoots =>
+      readInputFile(
+        '--trusted-roots',
+        p,
+        () => parseTrustedRoots(readDocument(p)),
+        (m) => new BridgeConfigError('invalid_trusted_roots', m),
+      );
+    trustedRoots = new Reloadable(config.trustedRootsFile, read, {
       loaded: (source) => {
         log.info({ file: config.trustedRootsFile, source }, 'trusted roots loaded');
       },

@@ -10,6 +10,7 @@ import { ed25519PrivateKeyFromPem } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { parseStrictJson } from '../encoding/json.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
+import { readInputFile } from '../config/input-file.ts';
 import { AWS_STS_AUDIENCE, checkAudience, checkRoleArn, checkSessionName, providerPath, sessionNameFor } from '../federation/aws.ts';
 import { checkToken, formatTokenCheck } from '../federation/check-token.ts';
 import { FederationError } from '../federation/errors.ts';
@@ -267,10 +268,18 @@ interface CredentialsFlags {
 }
 
 function readChain(file: string): unknown[] {
-  const doc = parseStrictJson(readFileSync(file, 'utf8'), { maxDepth: 32 });
+  const doc = readInputFile(
+    '--chain',
+    file,
+    () => parseStrictJson(readFileSync(file, 'utf8'), { maxDepth: 32 }),
+    (m) => new FederationError('invalid_option', m),
+  );
   const chain = Array.isArray(doc) ? doc : (doc as { attestation_chain?: unknown }).attestation_chain;
   if (!Array.isArray(chain))
-    throw new FederationError('invalid_option', `${file}: expected a JSON array of attestations (or an object with "attestation_chain")`);
+    throw new FederationError(
+      'invalid_option',
+      `--chain ${file}: expected a JSON array of attestations (or an object with "attestation_chain")`,
+    );
   return chain as unknown[];
 }
 
@@ -314,7 +323,7 @@ function addCredentials(program: Command, io: FederationIo): void {
         bridge: flags.bridge,
         chain: readChain(flags.chain),
         rootPublicKey: encodeHex(decodeHex(flags.rootKey, 32)),
-        deviceKey: ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey)),
+        deviceKey: readInputFile('--device-key', flags.deviceKey, () => ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey))),
         audience,
         ...(flags.issuer === undefined ? {} : { issuer: flags.issuer }),
         ...(flags.ttl === undefined ? {} : { ttlSecs: flags.ttl }),

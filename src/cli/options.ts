@@ -46,6 +46,20 @@ export class EnvCommand extends Command {
     return c;
   }
 
+  /**
+   * Required options are checked in the program's preAction hook (after the environment is read),
+   * all at once, rather than by commander one at a time.
+   */
+  override addOption(option: Option): this {
+    if (option.mandatory) {
+      option.makeOptionMandatory(false);
+      (this.requiredOptions ??= []).push(option);
+    }
+    return super.addOption(option);
+  }
+
+  requiredOptions: Option[] | undefined;
+
   override createOption(flags: string, description?: string): Option {
     const o = new Option(flags, description);
     if (this.envPrefix !== '' && !isSwitch(o) && !isMeta(o)) o.env(envName(this.envPrefix, o));
@@ -58,6 +72,16 @@ export function envProgram(name: string, prefix: string): EnvCommand {
   const program = new EnvCommand(name);
   program.envPrefix = prefix;
   program.hook('preAction', (_root, action) => {
+    const required = action instanceof EnvCommand ? (action.requiredOptions ?? []) : [];
+    const missing = required.filter((o) => action.getOptionValue(o.attributeName()) === undefined);
+    if (missing.length > 0)
+      throw new Error(
+        missingFlagsMessage(
+          action,
+          missing.map((o) => o.attributeName()),
+          prefix,
+        ),
+      );
     for (const option of action.options) {
       if (!isSwitch(option) || isMeta(option)) continue;
       const key = option.attributeName();
@@ -69,6 +93,17 @@ export function envProgram(name: string, prefix: string): EnvCommand {
     }
   });
   return program;
+}
+
+/**
+ * One line naming every missing required flag of `cmd` (by attribute name, in the order given):
+ * `missing required flags: --a <x>, --b <y> (or set P_A, P_B<orElse>)`.
+ */
+export function missingFlagsMessage(cmd: Command, names: readonly string[], prefix: string, orElse = ''): string {
+  const options = names.map((n) => cmd.options.find((o) => o.attributeName() === n)).filter((o): o is Option => o !== undefined);
+  const list = options.map((o) => o.flags).join(', ');
+  const vars = options.map((o) => envName(prefix, o)).join(', ');
+  return `missing required flag${options.length === 1 ? '' : 's'}: ${list} (or set ${vars}${orElse})`;
 }
 
 export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {

@@ -3,12 +3,13 @@ import { pino } from 'pino';
 import type { Command } from 'commander';
 import { parseRateLimit } from '../server/rate-limit.ts';
 import { readDocument } from '../config/config-file.ts';
+import { readInputFile } from '../config/input-file.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
 import { DEFAULT_KEL_AGGREGATE } from '../registry/kel-evaluator.ts';
-import { collectList, envName, intArg } from './options.ts';
+import { collectList, envName, intArg, missingFlagsMessage } from './options.ts';
 import { durationArg } from '../config/duration.ts';
 import {
   DEFAULT_LIST_INTERVAL_SECONDS,
@@ -84,9 +85,14 @@ export interface ReplacedList {
  */
 function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
   const replaced: ReplacedList[] = [];
-  const doc = readDocument(path);
+  const doc = readInputFile(
+    '--config',
+    path,
+    () => readDocument(path),
+    (m) => new ConfigError('invalid_config', m),
+  );
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    throw new ConfigError('invalid_config', `${path}: must be an object of flag names`);
+    throw new ConfigError('invalid_config', `--config ${path}: must be an object of flag names`);
   const known = new Map(cmd.options.map((o) => [o.attributeName(), o]));
   for (const [rawKey, value] of Object.entries(doc as Record<string, unknown>)) {
     let key = rawKey.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
@@ -100,7 +106,7 @@ function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
     }
     const option = known.get(key);
     if (option === undefined || key === 'config')
-      throw new ConfigError('invalid_config', `${path}: unknown setting ${JSON.stringify(rawKey)}`);
+      throw new ConfigError('invalid_config', `--config ${path}: unknown setting ${JSON.stringify(rawKey)}`);
     const source = cmd.getOptionValueSource(key);
     const overridden = source === 'cli' || source === 'env';
     const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
@@ -125,14 +131,40 @@ function applyConfigFile(cmd: Command, path: string): ReplacedList[] {
     if (option.isBoolean()) {
       v = value === true || value === 'true' || value === 1;
     } else if (scalar === undefined) {
-      throw new ConfigError('invalid_config', `${path}: ${rawKey} must be a string or a number`);
+      throw new ConfigError('invalid_config', `--config ${path}: ${rawKey} must be a string or a number`);
     } else {
       const parse = option.parseArg as ((text: string, previous: unknown) => unknown) | undefined;
-      v = parse ? parse(scalar, undefined) : scalar;
+      try {
+        v = parse ? parse(scalar, undefined) : scalar;
+      } catch (e) {
+        throw new ConfigError('invalid_config', `--config ${path}: ${rawKey}: ${e instanceof Error ? e.message : String(e)}`);
+      }
     }
     cmd.setOptionValueWithSource(key, v, 'config');
   }
   return replaced;
+}
+
+/**
+ * Every missing required flag in one message: --data-dir and --name; the keys unless --dev
+ * (--cosign-key with the cosign role, the default). The node checks the rules between flags
+ * (--bastion needs --bastion-key, …) after these.
+ */
+function checkRequired(flags: ServeFlags, cmd: Command): void {
+  const dev = flags.dev === true;
+  const missing = [
+    flags.dataDir === undefined && 'dataDir',
+    flags.name === undefined && 'name',
+    !dev && flags.key === undefined && 'key',
+    !dev && (flags.roles ?? ['cosign']).includes('cosign') && (flags.cosignKey ?? []).length === 0 && 'cosignKey',
+  ].filter((x): x is string => x !== false);
+  if (missing.length === 0) return;
+  const keys = missing.some((m) => m.endsWith('ey'));
+  throw new ConfigError(
+    missing.includes('dataDir') || missing.includes('name') ? 'missing_option' : 'key_required',
+    missingFlagsMessage(cmd, missing, 'AW_', flags.config === undefined ? '' : `, or give them in --config ${flags.config}`) +
+      (keys ? '; create a key with: anchor-witness keygen --out FILE (or try --dev)' : ''),
+  );
 }
 
 export function addServeCommand(program: Command): void {
@@ -237,16 +269,15 @@ export function addServeCommand(program: Command): void {
       const file = cmd.getOptionValue('config') as string | undefined;
       if (file !== undefined) replacedLists = applyConfigFile(cmd, file);
     })
-    .action(async (flags: ServeFlags) => {
-      if (flags.dataDir === undefined) throw new ConfigError('missing_option', '--data-dir is required');
-      if (flags.name === undefined) throw new ConfigError('missing_option', '--name is required');
+    .action(async (flags: ServeFlags, cmd: Command) => {
+      checkRequired(flags, cmd);
       const noListen = flags.listen === false;
       const { host, port } = flags.listen === false ? { host: '', port: 0 } : parseListen(flags.listen ?? '127.0.0.1:8420');
       const config: WitnessConfig = {
         host,
         port,
-        dataDir: flags.dataDir,
-        name: flags.name,
+        dataDir: flags.dataDir!,
+        name: flags.name!,
         roles: parseRoles(flags.roles ?? ['anchor', 'cosign']),
         allowUnderivedSeeds: flags.allowUnderivedSeeds ?? false,
         dev: flags.dev ?? false,

@@ -27,14 +27,16 @@ import type { BridgeConfig } from '../bridge/node.ts';
 import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
-import { collectList, envProgram, intArg } from './options.ts';
+import { collectList, envProgram, intArg, missingFlagsMessage } from './options.ts';
+import { BridgeConfigError } from '../bridge/errors.ts';
+import { readInputFile } from '../config/input-file.ts';
 import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { addVersionOption } from './version-option.ts';
 
 interface ServeFlags extends HttpLimits {
-  listen: string;
+  listen?: string;
   keyDir?: string;
   issuer?: string;
   audience?: string[];
@@ -70,9 +72,12 @@ const stdoutIo: CliIo = {
 function addServe(program: Command, io: CliIo): void {
   addHttpLimitOptions(program.command('serve'))
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
-    .requiredOption('--listen <host:port>', 'address to listen on (port 0 = any free port)')
-    .option('--key-dir <dir>', 'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start')
-    .option('--issuer <url>', 'issuer URL: https://host[/path], no port, query, fragment or trailing slash')
+    .option('--listen <host:port>', 'address to listen on (port 0 = any free port); required')
+    .option(
+      '--key-dir <dir>',
+      'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start; required without --dev',
+    )
+    .option('--issuer <url>', 'issuer URL: https://host[/path], no port, query, fragment or trailing slash; required without --dev')
     .option('--audience <aud>', `allowed audience (repeatable, comma-separated; default ${DEFAULT_AUDIENCE})`, collectList)
     .option(
       '--trusted-roots <file>',
@@ -110,8 +115,16 @@ function addServe(program: Command, io: CliIo): void {
         .choices(['durable', 'memory'])
         .default('durable'),
     )
-    .action(async (flags: ServeFlags) => {
-      const { host, port } = parseListen(flags.listen);
+    .action(async (flags: ServeFlags, cmd: Command) => {
+      // every missing required flag in one message
+      const dev = flags.dev === true;
+      const missing = [
+        flags.listen === undefined && 'listen',
+        !dev && flags.keyDir === undefined && 'keyDir',
+        !dev && flags.issuer === undefined && 'issuer',
+      ].filter((x): x is string => x !== false);
+      if (missing.length > 0) throw new BridgeConfigError('invalid_option', missingFlagsMessage(cmd, missing, 'TB_'));
+      const { host, port } = parseListen(flags.listen!);
       const config: BridgeConfig = {
         host,
         port,
@@ -224,9 +237,9 @@ function addToken(program: Command, io: CliIo): void {
     .option('--print-request', 'print the request body instead of sending it (pipe it to curl --data-binary @-)')
     .action(async (flags: TokenFlags) => {
       const bridge = flags.bridge.replace(/\/+$/, '');
-      const doc = parseStrictJson(readFileSync(flags.chain, 'utf8'), { maxDepth: 32 });
+      const doc = readInputFile('--chain', flags.chain, () => parseStrictJson(readFileSync(flags.chain, 'utf8'), { maxDepth: 32 }));
       const chain = Array.isArray(doc) ? doc : (doc as { attestation_chain?: unknown }).attestation_chain;
-      if (!Array.isArray(chain)) throw new Error(`${flags.chain}: expected a JSON array of attestations`);
+      if (!Array.isArray(chain)) throw new Error(`--chain ${flags.chain}: expected a JSON array of attestations`);
       const rootPublicKey = encodeHex(decodeHex(flags.rootKey, 32));
       const issuer = flags.issuer ?? (await fetchIssuer(bridge));
       const body = buildTokenRequest({
@@ -234,7 +247,9 @@ function addToken(program: Command, io: CliIo): void {
         rootPublicKey,
         audience: flags.audience,
         issuer,
-        ...(flags.deviceKey === undefined ? {} : { deviceKey: ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey)) }),
+        ...(flags.deviceKey === undefined
+          ? {}
+          : { deviceKey: readInputFile('--device-key', flags.deviceKey, () => ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey!))) }),
         ...(flags.ttl === undefined ? {} : { ttlSecs: flags.ttl }),
         ...(flags.capability === undefined ? {} : { requestedCapabilities: flags.capability }),
       });

@@ -21,6 +21,7 @@
  * merged snapshot.
  */
 import { readDocument } from '../config/config-file.ts';
+import { inputFileMessage } from '../config/input-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { LogsConfigError } from './errors.ts';
@@ -111,12 +112,12 @@ export function loadLogsFile(path: string, ownOrigin?: string, policy: LogsPolic
   try {
     doc = readDocument(path);
   } catch (e) {
-    throw configError(`${path}: ${(e as Error).message}`);
+    throw configError(inputFileMessage('--logs', path, e));
   }
   try {
     return parseLogsConfig(doc, ownOrigin, policy);
   } catch (e) {
-    throw configError(`${path}: ${(e as Error).message}`);
+    throw configError(`--logs ${path}: ${(e as Error).message}`);
   }
 }
 

@@ -30,12 +30,15 @@ export function readKeyFile(path: string): string {
     mode = statSync(path).mode;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new KeyFileError('key_missing', `cannot read key file ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
+    throw new KeyFileError(
+      'key_missing',
+      `key file ${path}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code ?? String(e)})`}`,
+    );
   }
   if ((mode & 0o077) !== 0) {
     throw new KeyFileError(
       'key_permissions',
-      `key file ${path} is accessible by group or others (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${path}`,
+      `key file ${path}: accessible by group or others (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${path}`,
     );
   }
   return readFileSync(path, 'utf8');

@@ -13,6 +13,7 @@
  * so one key's line would count for two witnesses. Unknown members are refused.
  */
 import { readDocument } from '../config/config-file.ts';
+import { inputFileMessage } from '../config/input-file.ts';
 import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
@@ -125,12 +126,12 @@ export function loadLogWitnesses(path: string): LogWitnessSet {
   try {
     doc = readDocument(path);
   } catch (e) {
-    throw bad(`${path}: ${(e as Error).message}`);
+    throw bad(inputFileMessage('--log-witnesses', path, e));
   }
   try {
     return parseLogWitnesses(doc);
   } catch (e) {
-    if (e instanceof LogWitnessConfigError) throw new LogWitnessConfigError(e.code, `${path}: ${e.message}`);
+    if (e instanceof LogWitnessConfigError) throw new LogWitnessConfigError(e.code, `--log-witnesses ${path}: ${e.message}`);
     throw e;
   }
 }

@@ -18,6 +18,7 @@ import { basename } from 'node:path';
 import { registryFromKels, shadowedParties, type KelView } from '../anchor/kel-registry.ts';
 import { parseRegistryFile, type Registry, type RegistryFile } from '../anchor/registry.ts';
 import { readDocument } from '../config/config-file.ts';
+import { readInputFile } from '../config/input-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import type { KelEvaluation, KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage, KelTip } from '../store/types.ts';
@@ -118,7 +119,7 @@ export class KelPartyRegistry {
     this.file = new Reloadable(
       opts.registryFile,
       (p) => {
-        const file = parseRegistryFile(readDocument(p));
+        const file = readInputFile('--registry', p, () => parseRegistryFile(readDocument(p)));
         this.snapshot = registryFromKels(file, this.views, this.tips);
         this.reportShadowed(file);
         return file;

@@ -14,6 +14,7 @@ import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes
 import { signingKeyFromPem, type SigningKey } from '../crypto/signing-key.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
+import { readInputFile } from '../config/input-file.ts';
 import { validateName } from '../note/checkpoint.ts';
 import { createServer, registerMetricsRoute } from '../server/server.ts';
 import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
@@ -150,18 +151,14 @@ function keyPath(file: string | undefined, devFile: string, dev: boolean, what: 
 
 /** The witness key: Ed25519 only. */
 function loadWitnessKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): KeyObject {
-  return ed25519PrivateKeyFromPem(readKeyFile(keyPath(file, devFile, dev, 'witness', log)));
+  const path = keyPath(file, devFile, dev, 'witness', log);
+  return readInputFile('--key', path, () => ed25519PrivateKeyFromPem(readKeyFile(path)));
 }
 
 /** A cosign key: Ed25519 or ML-DSA-44, the type from the PKCS#8 algorithm OID (SPEC §5.1). */
 function loadCosignKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): SigningKey {
   const path = keyPath(file, devFile, dev, 'cosign', log);
-  try {
-    return signingKeyFromPem(readKeyFile(path));
-  } catch (e) {
-    if (e instanceof Error && !(e instanceof ConfigError)) e.message = `cosign key ${path}: ${e.message}`;
-    throw e;
-  }
+  return readInputFile('--cosign-key', path, () => signingKeyFromPem(readKeyFile(path)));
 }
 
 export async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
@@ -296,7 +293,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         parties = () => kel.current();
         kelStatus = () => kel.status();
       } else if (config.registryFile !== undefined) {
-        const source = new Reloadable(config.registryFile, (p) => parseRegistry(readDocument(p)), {
+        const source = new Reloadable(config.registryFile, (p) => readInputFile('--registry', p, () => parseRegistry(readDocument(p))), {
           loaded: (why) => {
             m.reloads.inc();
             log.info({ source: why }, 'party registry reloaded');

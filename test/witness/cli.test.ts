@@ -45,7 +45,7 @@ void test('serve refuses: missing key, group-readable key, bad name, cosign key 
       assert.notEqual(r.status, 0);
       assert.match(r.stderr, pattern);
     };
-    fails(['--name', 'w.test/a'], /witness key file is required/);
+    fails(['--name', 'w.test/a'], /missing required flag: --key <file>/);
     fails(['--name', 'w.test/a', '--key', join(dir, 'missing.pem')], /no such file/);
     fails(['--name', 'no-dot/a', '--key', key], /name/i);
     fails(['--name', 'w.test/a+b', '--key', key], /name/i);
