@@ -60,7 +60,7 @@ export function registerAnchorRoutes(app: FastifyInstance, anchors: AnchorServic
     '/v1/anchor',
     {
       schema: {
-        summary: 'Submit an anchor for co-signing (SPEC §3.3)',
+        summary: 'Submit an anchor for co-signing (docs/protocol.md §3.3)',
         body: AnchorRequestSchema,
         response: { 200: AnchorResponse, 409: DuplicityProofSchema, '4xx': Problem, '5xx': Problem },
       },

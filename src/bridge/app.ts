@@ -114,7 +114,11 @@ export async function createBridgeServer(deps: BridgeDeps, opts: BridgeServerOpt
     ...opts,
     problemTypeBase: opts.problemTypeBase ?? 'urn:token-bridge:problem:',
     rateLimit: rl === null ? null : { ...rl, scope: 'opt-in' },
-    openapi: { title: 'token-bridge', version: VERSION, description: 'OIDC provider that exchanges attestation chains for JWTs (SPEC §7)' },
+    openapi: {
+      title: 'token-bridge',
+      version: VERSION,
+      description: 'OIDC provider that exchanges attestation chains for JWTs (docs/protocol.md §7)',
+    },
   });
   const metrics = registerBridgeRoutes(app, deps);
   return { app, metrics };

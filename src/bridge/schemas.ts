@@ -12,7 +12,7 @@ const capability = { type: 'string', pattern: '^[a-z0-9_:-]{1,64}$' };
 
 export const ATTESTATION_SCHEMA = {
   type: 'object',
-  description: 'auths v1 attestation; signed bytes = JCS of the decoded fields (SPEC §7)',
+  description: 'auths v1 attestation; signed bytes = JCS of the decoded fields (docs/protocol.md §7)',
   required: ['version', 'rid', 'issuer', 'subject', 'device_public_key'],
   additionalProperties: false,
   properties: {

@@ -25,7 +25,9 @@ export function anchorWitnessProgram(): Command {
 
   program
     .command('keygen')
-    .description('write a new key file (PKCS#8 PEM, mode 0600) and print its public key hex, or with --name the cosign vkey (SPEC §5.1)')
+    .description(
+      'write a new key file (PKCS#8 PEM, mode 0600) and print its public key hex, or with --name the cosign vkey (docs/protocol.md §5.1)',
+    )
     .addOption(new Option('--type <type>', 'key type').choices(['ed25519', 'ml-dsa-44']).default('ed25519'))
     .option('--name <name>', 'witness name: print the cosign vkey under it (type 0x04 Ed25519, 0x06 ML-DSA-44) instead of the hex key')
     .requiredOption('--out <file>', 'where to write the key (refuses to overwrite)')

@@ -108,7 +108,9 @@ interface VerifyFlags {
 }
 
 export function addBuildCommands(program: Command): void {
-  const build = program.command('build').description('the signed build statement of SPEC §6: digest of the bundle, release attestation');
+  const build = program
+    .command('build')
+    .description('the signed build statement of docs/protocol.md §6: digest of the bundle, release attestation');
 
   build
     .command('digest')

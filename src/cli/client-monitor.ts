@@ -185,11 +185,11 @@ export function addMonitorCommand(program: Command): void {
         )
         .option(
           '--registry <file>',
-          "the parties' keys (SPEC §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities",
+          "the parties' keys (docs/protocol.md §3.2 registry, JSON or YAML): only anchors and duplicity proofs signed under them count; required with --seed or --all-duplicities",
         )
         .option(
           '--kel-source <dir:PATH|git:PATH>',
-          "with --registry: derive the parties' keys from key event logs as the witnesses do (SPEC §3.5; the same registry file and a copy of the same KEL source), read again before every poll",
+          "with --registry: derive the parties' keys from key event logs as the witnesses do (docs/protocol.md §3.5; the same registry file and a copy of the same KEL source), read again before every poll",
         )
         .option('--state <file>', 'what the monitor has seen, kept across restarts (recommended; without it nothing persists)')
         .option('--interval <seconds>', 'seconds between polls', intArg(1, 86_400), 60)
@@ -254,7 +254,10 @@ export function addMonitorCommand(program: Command): void {
         );
       }
       if (opts.kelSource !== undefined && opts.registry === undefined)
-        throw new ClientError('usage', '--kel-source needs --registry: the registry file stays the list of parties (SPEC §3.5)');
+        throw new ClientError(
+          'usage',
+          '--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)',
+        );
       let state: MonitorState = emptyMonitorState();
       if (opts.state !== undefined) {
         const doc = readJsonFile(opts.state);

@@ -337,7 +337,7 @@ export function addVerifyCommands(program: Command): void {
     verify
       .command('log-equivocation <file>')
       .description(
-        "a monitor's log-equivocation evidence (SPEC §6.1): two checkpoints of one log, both signed by its key, same size and two roots, or proven inconsistent (proof hashes from its tiles)",
+        "a monitor's log-equivocation evidence (docs/protocol.md §6.1): two checkpoints of one log, both signed by its key, same size and two roots, or proven inconsistent (proof hashes from its tiles)",
       )
       .requiredOption('--log-vkey <vkey...>', "the log's key (type 0x01, or 0x06 ML-DSA-44; named after its origin)", collectList),
     ['anchor-witness verify log-equivocation evidence/log-equivocation-3f1c2a9e0b7d4c11.json --log-vkey "w1.example/anchors+1a2b3c4d+AQ…"'],

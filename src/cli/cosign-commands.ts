@@ -34,7 +34,7 @@ export async function forgetCosignOrigin(
 }
 
 export function addCosignCommands(program: Command): void {
-  const cosign = program.command('cosign').description('the cosign role’s stored state (SPEC §5)');
+  const cosign = program.command('cosign').description('the cosign role’s stored state (docs/protocol.md §5)');
   cosign
     .command('forget')
     .description(

@@ -142,7 +142,7 @@ function addAuthorCommands(kel: Command): void {
 }
 
 export function addKelCommands(program: Command): void {
-  const kel = program.command('kel').description('key event logs as a party registry source (SPEC §3.5)');
+  const kel = program.command('kel').description('key event logs as a party registry source (docs/protocol.md §3.5)');
   kel
     .command('verify')
     .description('verify KEL files (or dir: directories) together; one JSON line per identifier; exit 0 iff all are accepted')

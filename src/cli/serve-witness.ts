@@ -183,7 +183,7 @@ export function addServeCommand(program: Command): void {
       collectList,
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
-    .option('--kel-source <dir:PATH|git:PATH>', "parties' keys from key event logs (SPEC §3.5); needs --registry")
+    .option('--kel-source <dir:PATH|git:PATH>', "parties' keys from key event logs (docs/protocol.md §3.5); needs --registry")
     .option('--kel-poll-seconds <n>', 'how often the KEL source is re-read (0 = only on SIGHUP and, for dir:, renames)', intArg(0), 30)
     .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
     .option(
@@ -250,7 +250,10 @@ export function addServeCommand(program: Command): void {
     .option('--bastion-key <file>', 'bastion backend key (Ed25519 PKCS#8 PEM, mode 0600; its own key), required with --bastion')
     .option('--bastion-ca <file>', "PEM roots for the bastions' certificates (replace the default roots)")
     .option('--no-listen', 'serve only through --bastion (needs --roles cosign alone): no listener')
-    .option('--log-witnesses <file>', "peer witnesses that cosign this node's own log, and their quorum (JSON or YAML; SPEC §4.1)")
+    .option(
+      '--log-witnesses <file>',
+      "peer witnesses that cosign this node's own log, and their quorum (JSON or YAML; docs/protocol.md §4.1)",
+    )
     .option(
       '--log-witness-interval <duration>',
       'how often the newest checkpoint goes to the log witnesses (1s..1h)',

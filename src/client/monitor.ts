@@ -107,7 +107,7 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   if ((seeds.length > 0 || config.allDuplicities === true) && config.registry === undefined) {
     throw new ClientError(
       'usage',
-      "watching seeds or duplicities needs the parties' keys: give the registry (SPEC §3.2) the witnesses use",
+      "watching seeds or duplicities needs the parties' keys: give the registry (docs/protocol.md §3.2) the witnesses use",
     );
   }
   const witnessed = logQuorumOf(config);

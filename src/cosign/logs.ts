@@ -77,7 +77,7 @@ export function parseLogsConfig(doc: unknown, ownOrigin?: string, policy: LogsPo
       throw configError(`${at}/origin: must be a non-empty line without control characters`);
     if (seen.has(origin)) throw configError(`${at}/origin: ${JSON.stringify(origin)} is listed twice`);
     if (policy.mlDsaCosignKey === true && !fitsMlDsaOrigin(origin))
-      throw configError(`${at}/origin: longer than 255 bytes, which an ML-DSA-44 cosign key cannot sign (SPEC §5.3)`);
+      throw configError(`${at}/origin: longer than 255 bytes, which an ML-DSA-44 cosign key cannot sign (docs/protocol.md §5.3)`);
     seen.add(origin);
     if (ownOrigin !== undefined && origin === ownOrigin) {
       throw configError(`${at}/origin: ${JSON.stringify(origin)} is this node's own log origin; a witness does not cosign its own log`);

@@ -71,7 +71,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
 
     scope.post(
       '/add-checkpoint',
-      { config: { rawBody: true }, schema: { summary: 'C2SP tlog-witness add-checkpoint: cosign a log checkpoint (SPEC §5)' } },
+      { config: { rawBody: true }, schema: { summary: 'C2SP tlog-witness add-checkpoint: cosign a log checkpoint (docs/protocol.md §5)' } },
       async (request, reply) => {
         const body = request.body;
         const bytes = body instanceof Uint8Array ? body : new Uint8Array(0);
@@ -105,7 +105,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
           config: { rawBody: true },
           schema: {
             summary:
-              'C2SP tlog-witness sign-subtree: ML-DSA-44 subtree/v1 cosignatures (T = 0) of a subtree of a checkpoint this witness cosigned (SPEC §5.4)',
+              'C2SP tlog-witness sign-subtree: ML-DSA-44 subtree/v1 cosignatures (T = 0) of a subtree of a checkpoint this witness cosigned (docs/protocol.md §5.4)',
           },
         },
         async (request, reply) => {

@@ -37,7 +37,10 @@ export async function startKelRegistry(
   log: FastifyBaseLogger,
 ): Promise<KelPartyRegistry> {
   if (registryFile === undefined) {
-    throw new KelSourceError('registry_required', '--kel-source needs --registry: the registry file stays the list of parties (SPEC §3.5)');
+    throw new KelSourceError(
+      'registry_required',
+      '--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)',
+    );
   }
   const source = parseKelSourceSpec(config.source);
   const invalid = new Counter({

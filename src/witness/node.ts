@@ -382,7 +382,11 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     const app = await createServer({
       logger: log,
       metrics: registry,
-      openapi: { title: 'anchor-witness', version: VERSION, description: 'Witness node for append-only anchor chains (SPEC §3–§6)' },
+      openapi: {
+        title: 'anchor-witness',
+        version: VERSION,
+        description: 'Witness node for append-only anchor chains (docs/protocol.md §3–§6)',
+      },
       ...httpLimitOptions(config),
       rateLimit: config.rateLimit ?? null,
       storeHealth,
