@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { cosignMessage } from '../../src/anchor/messages.ts';
-import type { DuplicityProofWire } from '../../src/anchor/types.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes, signEd25519 } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';

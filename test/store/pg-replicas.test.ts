@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { decodeDuplicityProof, encodeAnchor } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { cosignMessage } from '../../src/anchor/messages.ts';
-import type { Anchor, DuplicityProofWire } from '../../src/anchor/types.ts';
+import type { Anchor } from '../../src/anchor/types.ts';
 import { parseAnchorResponse, verifyAnchorResponse } from '../../src/client/verify-anchor.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
