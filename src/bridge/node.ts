@@ -167,6 +167,9 @@ function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
     get size() {
       return store.size;
     },
+    get clockSkewMs() {
+      return store.clockSkewMs;
+    },
     consume: async (key, iat, now) => {
       const result = await store.consume(key, iat, now);
       health.succeeded();

@@ -12,6 +12,7 @@ import { isValidOrigin } from '../cosign/log-keys.ts';
 import type { CosignStateStorage, ForgottenOrigin } from '../store/types.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { openStore } from '../witness/node.ts';
+import { progress } from './progress.ts';
 
 /** Forget `origin` in `store`; the lines to print. */
 export async function forgetCosignOrigin(
@@ -46,12 +47,18 @@ export function addCosignCommands(program: Command): void {
     .action(async (origin: string, o: { dataDir?: string; store?: string }) => {
       if (!isValidOrigin(origin)) throw new ConfigError('invalid_config', `origin ${JSON.stringify(origin)}: not a valid origin line`);
       if (o.dataDir === undefined && o.store === undefined) throw new ConfigError('missing_option', '--data-dir (or --store) is required');
-      const store = await openStore(o.store, o.dataDir ?? '.');
+      const shown = progress('cosign forget');
+      let lines: string[];
       try {
-        const { lines } = await forgetCosignOrigin(store.cosign, origin);
-        for (const l of lines) process.stdout.write(l + '\n');
+        const store = await shown.during('opening the store', () => openStore(o.store, o.dataDir ?? '.'));
+        try {
+          ({ lines } = await shown.during(`deleting what is stored for ${origin}`, () => forgetCosignOrigin(store.cosign, origin)));
+        } finally {
+          await store.close();
+        }
       } finally {
-        await store.close();
+        shown.done(); // the status line is cleared before any output or error message
       }
+      for (const l of lines) process.stdout.write(l + '\n');
     });
 }

@@ -134,3 +134,30 @@ void test('serve with a log list: stderr not a TTY → only JSON log lines', { t
     cleanup();
   }
 });
+
+void test(
+  'cosign forget: stderr not a TTY → no progress output; on a terminal the status line is drawn, then cleared before the output',
+  { timeout: 60_000 },
+  async () => {
+    const { dir, cleanup } = tempDir('aw-progress-forget-');
+    try {
+      const r = await run(process.execPath, [BIN, 'cosign', 'forget', 'example.com/log', '--data-dir', dir]);
+      assert.equal(r.stdout, 'nothing stored for example.com/log\n');
+      assert.equal(r.stderr, '');
+
+      if (spawnSync('script', ['--version'], { stdio: 'ignore' }).status !== 0) return;
+      const out = join(dir, 'out.txt');
+      const typescript = join(dir, 'typescript');
+      const cmd = [process.execPath, BIN, 'cosign', 'forget', 'example.com/log', '--data-dir', dir].map((a) => `'${a}'`).join(' ');
+      const s = spawnSync('script', ['-q', '-e', '-c', `${cmd} > '${out}'`, typescript], { encoding: 'utf8', timeout: 50_000 });
+      assert.equal(s.status, 0, s.stderr);
+      const screen = readFileSync(typescript, 'utf8');
+      assert.ok(screen.includes('\r\x1b[Kcosign forget: '), `no status line on the terminal: ${JSON.stringify(screen)}`);
+      // the last status line is cleared before the command ends (before `script`'s own trailer line)
+      assert.ok(screen.includes('for example.com/log\r\x1b[K\n'), `the status line is cleared at the end: ${JSON.stringify(screen)}`);
+      assert.equal(readFileSync(out, 'utf8'), 'nothing stored for example.com/log\n', 'stdout unchanged');
+    } finally {
+      cleanup();
+    }
+  },
+);
