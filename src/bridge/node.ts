@@ -187,9 +187,10 @@ function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
  */
 function loadTls(certFile: string, keyFile: string): { cert: Buffer; key: string } {
   const coded = (m: string): Error => new BridgeConfigError('invalid_option', m);
+  // the key file first: a group- or world-readable private key is refused whatever the certificate
+  const key = readInputFile('--tls-key', keyFile, () => readKeyFile(keyFile), coded);
   const cert = readInputFile('--tls-cert', certFile, () => readFileSync(certFile), coded);
   const first = readInputFile('--tls-cert', certFile, () => new X509Certificate(cert), coded);
-  const key = readInputFile('--tls-key', keyFile, () => readKeyFile(keyFile), coded);
   const privateKey = readInputFile('--tls-key', keyFile, () => createPrivateKey(key), coded);
   if (!first.checkPrivateKey(privateKey))
     fail('invalid_option', `--tls-key ${keyFile}: not the private key of the certificate in --tls-cert ${certFile}`);
