@@ -65,6 +65,12 @@ try {
     `another npm start is running on ${shownDir} (stop it, or run a second one on another data dir: AW_DEV_DATA_DIR=${shownDir}-2 npm start)`,
   );
 }
+// A closure over the handle keeps it alive: a module-level binding that no closure captures may be
+// collected once the top level has run, and a collected handle closes and drops the lock (seen once:
+// a second npm start got past the lock and only met the store's own lock).
+process.on('exit', () => {
+  devLock.close();
+});
 
 function keyAt(path: string) {
   if (!existsSync(path)) writeNewKeyFile(path, ed25519PrivateKeyToPem(generateEd25519().privateKey));
