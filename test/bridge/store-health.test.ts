@@ -7,9 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { pino } from 'pino';
 import { createBridgeServer } from '../../src/bridge/app.ts';
 import { buildTokenRequest } from '../../src/bridge/client.ts';
 import { validateIssuer } from '../../src/bridge/issuer.ts';
@@ -23,40 +21,9 @@ import { buildInfo } from '../../src/release/build-info.ts';
 import { pgSkip, startPgServer, type PgServer } from '../helpers/pg-server.ts';
 import { until } from '../helpers/poll.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
+import { capturingLog, fetchAgain, msgs } from '../helpers/store-outage.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { chain, DEV1, DEV2, ISSUER, NOW_MS, policy, request, ROOT } from './_helpers.ts';
-
-/** A pino logger whose JSON lines are kept. */
-function capturingLog(): { log: pino.Logger; lines: () => Record<string, unknown>[] } {
-  const out: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      out.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l !== ''),
-      );
-      done();
-    },
-  });
-  return { log: pino({ level: 'info' }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-const msgs = (lines: Record<string, unknown>[], re: RegExp) => lines.filter((l) => typeof l.msg === 'string' && re.test(l.msg));
-
-/**
- * fetch, tried again when the connection fails before an answer: the test blocks its own event
- * loop while PostgreSQL stops and starts (pg_ctl), so a kept-alive socket may close under a request.
- */
-async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fetch(url, init);
-    } catch (e) {
-      if (attempt >= 3) throw e;
-    }
-  }
-}
 
 let tmp: { dir: string; cleanup: () => void };
 let key: SigningKey;
