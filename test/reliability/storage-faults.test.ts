@@ -8,6 +8,7 @@
 // injects the failure (SQLite's SQLITE_FULL / SQLITE_READONLY at commit, after the transaction's
 // writes, so SQLite really rolls back) — that wrapper also covers machines where mounting is not
 // allowed.
+import Database from 'better-sqlite3';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -127,6 +128,7 @@ void test(
     const acked: AckedAnchor[] = [];
     const lanes = Array.from({ length: 4 }, (_, i) => new Lane(d.party, `disk-${i}`));
     const log = d.logs[0]!;
+    let pin: Database.Database | undefined;
     try {
       // warm up: the store, its WAL and the log exist and hold data
       for (let i = 0; i < 3; i++) for (const l of lanes) acceptAnchor(await postAnchor(c, l), l, acked);
@@ -152,14 +154,19 @@ void test(
       assert.equal(refusedAnchors, 1, 'the full disk was never noticed');
       let before = await observe(c, d, lanes);
       // more refusals: every lane, the cosign role, again and again; reads and health still work.
-      // A cosign write is smaller than an anchor batch: it may fit in the WAL space a refused batch
-      // had already allocated (rolled back, not given back to the file system), and a write that fits
+      // A cosign write rewrites one `origins` row: it may fit in the WAL space already allocated
+      // (the checkpointer resets the WAL and writers reuse it from the start), and a write that fits
       // is durably committed, so 200 is then right. It must never be partial: the stored state then
-      // moves by exactly that cosignature, and the next request continues from it.
+      // moves by exactly that cosignature, and the next request continues from it. So that the cosign
+      // role surely meets the full disk, a reader (like an online backup) holds a snapshot open: the
+      // WAL cannot be reset under it, every write appends frames, and the WAL must grow.
+      pin = new Database(join(mnt, 'data', 'witness.db'), { fileMustExist: true });
+      pin.prepare('BEGIN').run();
+      pin.prepare('SELECT count(*) FROM origins').get();
       let refusedCosign = 0;
       let cosignedWhileFull = 0;
       let cosigned = logSize;
-      for (let round = 0; round < 5; round++) {
+      for (let round = 0; round < 60 && (round < 5 || refusedCosign === 0); round++) {
         for (const l of lanes) {
           const a = await postAnchor(c, l);
           assertUnavailable(a, 'anchor');
@@ -179,6 +186,7 @@ void test(
         assertUnavailable(cp, 'cosign');
         refusedCosign++;
       }
+      pin.close(); // ends the read transaction
       assert.ok(refusedCosign >= 1, `the cosign role never met the full disk (${cosignedWhileFull} cosigned while full)`);
       assert.equal((await httpRequest(`${c.url}/health`, { agent: c.agent })).status, 200);
       assert.equal(await observe(c, d, lanes), before, 'a refused write changed the stored state');
@@ -223,6 +231,7 @@ void test(
       });
       assert.match(w.stderr(), /store_unavailable|SQLITE_FULL/);
     } finally {
+      if (pin?.open === true) pin.close();
       c.agent.destroy();
       await w.stop();
       umount(mnt);
