@@ -11,7 +11,7 @@ import { deriveSeedId } from './seed.ts';
 import { makeDuplicityProof, samePartyKey } from './duplicity.ts';
 import type { Registry, RegistryParty } from './registry.ts';
 import type { Anchor, DuplicityProof, PartyClaim, PartySignature } from './types.ts';
-import type { AnchorRejectionCode } from './errors.ts';
+import { ANCHOR_REJECTION_STATUS, type AnchorRejectionCode, type AnchorRejectionStatus } from './errors.ts';
 import { partyMessage } from './messages.ts';
 import { quotaRetryAfter, type PartyUsage, type QuotaDefaults } from './quota-window.ts';
 
@@ -45,7 +45,7 @@ export interface AcceptancePolicy {
 
 export interface Rejection {
   outcome: 'reject';
-  status: 403 | 409 | 422 | 429 | 503;
+  status: AnchorRejectionStatus;
   code: AnchorRejectionCode;
   detail: string;
   retryAfter?: number;
@@ -62,8 +62,11 @@ export type Decision =
   /** Co-sign and log (check 15): a new seed, or the next anchor of a known one. */
   | { outcome: 'cosign'; newSeed: boolean };
 
-const reject = (status: Rejection['status'], code: AnchorRejectionCode, detail: string, retryAfter?: number): Rejection =>
-  retryAfter === undefined ? { outcome: 'reject', status, code, detail } : { outcome: 'reject', status, code, detail, retryAfter };
+/** A refusal; its status comes from ANCHOR_REJECTION_STATUS (src/anchor/errors.ts), never from the rule. */
+function reject(code: AnchorRejectionCode, detail: string, retryAfter?: number): Rejection {
+  const status = ANCHOR_REJECTION_STATUS[code];
+  return retryAfter === undefined ? { outcome: 'reject', status, code, detail } : { outcome: 'reject', status, code, detail, retryAfter };
+}
 
 const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
 
@@ -98,12 +101,11 @@ export function accept(
   const party = claimedParty(registry, claim);
   if (party === undefined) {
     const withheld = registry.withheld?.get(claim.agent);
-    if (withheld?.reason === 'behind') return reject(503, 'registry_behind', withheld.detail, REGISTRY_BEHIND_RETRY_SECS);
-    return reject(403, 'unknown_party', withheld?.detail ?? `${claim.agent} is not in this witness's party registry`);
+    if (withheld?.reason === 'behind') return reject('registry_behind', withheld.detail, REGISTRY_BEHIND_RETRY_SECS);
+    return reject('unknown_party', withheld?.detail ?? `${claim.agent} is not in this witness's party registry`);
   }
   // 3. not revoked by its delegator (KEL source), then the claimed delegator
-  if (party.kel?.revoked === true)
-    return reject(403, 'delegation_revoked', `${claim.agent} is revoked by its delegator ${party.delegator}`);
+  if (party.kel?.revoked === true) return reject('delegation_revoked', `${claim.agent} is revoked by its delegator ${party.delegator}`);
   if (claim.root !== undefined && claim.root !== claim.agent && claim.root !== party.delegator) {
     const detail =
       party.kel === undefined
@@ -111,7 +113,7 @@ export function accept(
         : party.delegator === undefined
           ? `the KEL of ${claim.agent} begins with icp, not a dip delegated by ${claim.root}`
           : `the dip of ${claim.agent} names ${party.delegator}, not ${claim.root}`;
-    return reject(403, 'delegation_mismatch', detail);
+    return reject('delegation_mismatch', detail);
   }
   // 4. a current key of the party (KEL source: not abandoned)
   if (!isCurrentKey(party, anchor.sigParty)) {
@@ -119,29 +121,29 @@ export function accept(
       party.kel?.abandoned === true
         ? `${claim.agent} abandoned its keys (a rotation to no next keys): it has no current key`
         : `sig_party is not a current key of ${claim.agent}`;
-    return reject(403, 'key_not_current', detail);
+    return reject('key_not_current', detail);
   }
   // 5. the party signature
-  if (!submission.signatureValid) return reject(422, 'bad_signature', 'the party signature does not verify over the party message');
+  if (!submission.signatureValid) return reject('bad_signature', 'the party signature does not verify over the party message');
   // 6. not from the future
   const ahead = anchor.timestamp - now;
   if (ahead > MAX_FUTURE_SKEW_SECS) {
-    return reject(422, 'timestamp_in_future', `anchor timestamp is ${ahead} s ahead of the witness clock (max ${MAX_FUTURE_SKEW_SECS} s)`);
+    return reject('timestamp_in_future', `anchor timestamp is ${ahead} s ahead of the witness clock (max ${MAX_FUTURE_SKEW_SECS} s)`);
   }
   // 7. seed ownership
   if (seed !== undefined) {
-    if (seed.owner !== party.id) return reject(403, 'seed_owned_by_other_party', 'this seed belongs to another party');
+    if (seed.owner !== party.id) return reject('seed_owned_by_other_party', 'this seed belongs to another party');
   } else if (!policy.allowUnderivedSeeds) {
     if (claim.root === undefined || claim.scope === undefined) {
-      return reject(403, 'seed_not_derived', 'a new seed needs party.root and party.scope to show it derives from the party');
+      return reject('seed_not_derived', 'a new seed needs party.root and party.scope to show it derives from the party');
     }
     if (!eq(deriveSeedId(claim.root, claim.agent, claim.scope), anchor.seedId)) {
-      return reject(403, 'seed_not_derived', 'seed_id does not derive from (party.root, party.agent, party.scope)');
+      return reject('seed_not_derived', 'seed_id does not derive from (party.root, party.agent, party.scope)');
     }
   }
   // 8. party quota
   const retry = quotaRetryAfter(party.limits, usage, seed === undefined, now, policy.quota);
-  if (retry !== null) return reject(429, 'party_quota_exceeded', 'this party is over its anchoring quota', retry);
+  if (retry !== null) return reject('party_quota_exceeded', 'this party is over its anchoring quota', retry);
   if (seed === undefined) return { outcome: 'cosign', newSeed: true };
   // 9. frozen
   if (seed.duplicity !== undefined) return { outcome: 'frozen', proof: seed.duplicity };
@@ -150,18 +152,17 @@ export function accept(
     if (!eq(anchor.head, prior.head)) {
       // 10 / 11
       if (samePartyKey(anchor, prior)) return { outcome: 'duplicity', proof: makeDuplicityProof(prior, anchor) };
-      return reject(422, 'index_taken', `index ${anchor.index} already carries another head, signed by another key`);
+      return reject('index_taken', `index ${anchor.index} already carries another head, signed by another key`);
     }
     // 12 / 13
     if (eq(partyMessage(anchor), partyMessage(prior))) return { outcome: 'replay' };
-    return reject(422, 'conflicting_replay', `index ${anchor.index} was co-signed with the same head but different content`);
+    return reject('conflicting_replay', `index ${anchor.index} was co-signed with the same head but different content`);
   }
   // 14. monotone growth
-  if (anchor.index < prior.index)
-    return reject(422, 'non_monotone', `index ${anchor.index} is below the latest co-signed index ${prior.index}`);
+  if (anchor.index < prior.index) return reject('non_monotone', `index ${anchor.index} is below the latest co-signed index ${prior.index}`);
   if (anchor.cumulative < prior.cumulative)
-    return reject(422, 'non_monotone', `cumulative ${anchor.cumulative} is below the latest co-signed ${prior.cumulative}`);
-  if (anchor.timestamp < prior.timestamp) return reject(422, 'non_monotone', 'timestamp is earlier than the latest co-signed anchor');
+    return reject('non_monotone', `cumulative ${anchor.cumulative} is below the latest co-signed ${prior.cumulative}`);
+  if (anchor.timestamp < prior.timestamp) return reject('non_monotone', 'timestamp is earlier than the latest co-signed anchor');
   // 15.
   return { outcome: 'cosign', newSeed: false };
 }

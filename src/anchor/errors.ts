@@ -25,3 +25,22 @@ export type AnchorRejectionCode =
   | 'index_taken'
   | 'conflicting_replay'
   | 'non_monotone';
+
+/** The HTTP status of each refusal (SPEC §3.3): data, so the rules only choose the code. */
+export const ANCHOR_REJECTION_STATUS = {
+  unknown_party: 403,
+  registry_behind: 503,
+  delegation_revoked: 403,
+  delegation_mismatch: 403,
+  key_not_current: 403,
+  bad_signature: 422,
+  timestamp_in_future: 422,
+  seed_owned_by_other_party: 403,
+  seed_not_derived: 403,
+  party_quota_exceeded: 429,
+  index_taken: 422,
+  conflicting_replay: 422,
+  non_monotone: 422,
+} as const satisfies Record<AnchorRejectionCode, 403 | 409 | 422 | 429 | 503>;
+
+export type AnchorRejectionStatus = (typeof ANCHOR_REJECTION_STATUS)[AnchorRejectionCode];

@@ -1,21 +1,17 @@
 /**
- * The node's bastion backends (SPEC §5.6): the bastion key, one BastionConnection per --bastion,
- * their metrics, the /health entries and the state file in --data-dir.
+ * The node's bastion backends (SPEC §5.6): one BastionConnection per --bastion, their metrics,
+ * the /health entries and the state file in --data-dir. The key comes from NodeKeys (which checks
+ * that it is a key of its own, SPEC §1); part.ts makes this a node part.
  *
- *   const key = loadBastionKey(file, [witnessKey, ...cosignKeys]);   // at start-up, before the store
  *   const backends = startBastionBackends({ key, addresses, app, registry, dataDir, log });
  *   backends.keyHash;        // the path prefix clients use: https://HOST/<key hash>/add-checkpoint
  *   backends.status();       // [{addr, connected}] for /health
  *   await backends.close();  // GOAWAY, then cut after the drain timeout
  */
-import { createPublicKey, X509Certificate } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import { bastionKeyHash } from '../crypto/bastion-certificate.ts';
-import { ed25519PrivateKeyFromPem } from '../crypto/ed25519.ts';
-import { readKeyFile } from '../keys/keyfile.ts';
-import { readInputFile } from '../config/input-file.ts';
+import type { BastionIdentity } from '../keys/node-keys.ts';
 import type { App } from '../server/options.ts';
 import { parseBastionAddresses } from './address.ts';
 import { BastionConnection } from './connection.ts';
@@ -25,27 +21,8 @@ import { createBastionMetrics } from './metrics.ts';
 import { BASTION_STATE_HEARTBEAT_MS, writeBastionState } from './state-file.ts';
 import type { BastionStatus } from './state-file.ts';
 
-export interface BastionKey {
-  readonly key: KeyObject;
-  /** lowercase hex SHA-256 of the 32-byte public key */
-  readonly keyHash: string;
-}
-
-const spki = (k: KeyObject): Buffer => createPublicKey(k).export({ format: 'der', type: 'spki' });
-
-/**
- * Read --bastion-key (Ed25519 PKCS#8 PEM, mode 0600) and refuse it when it is one of `otherKeys`
- * (the witness key, the cosign keys): a key signs one kind of statement only.
- */
-export function loadBastionKey(file: string, otherKeys: readonly { what: string; key: KeyObject }[]): BastionKey {
-  const key = readInputFile('--bastion-key', file, () => ed25519PrivateKeyFromPem(readKeyFile(file)));
-  const mine = spki(key);
-  for (const o of otherKeys) {
-    if (spki(o.key).equals(mine))
-      throw new BastionConfigError('bastion_key_reused', `--bastion-key must differ from the ${o.what} (a key serves one purpose only)`);
-  }
-  return { key, keyHash: bastionKeyHash(key) };
-}
+/** The bastion backend identity: NodeKeys.load reads it (src/keys/node-keys.ts). */
+export type BastionKey = BastionIdentity;
 
 /** Read --bastion-ca: PEM certificates that replace the default roots. */
 export function loadBastionCa(file: string): string {

@@ -3,7 +3,6 @@ import { CodedError } from '../errors.ts';
 
 export type BastionConfigErrorCode =
   | 'invalid_bastion' // --bastion is not HOST:PORT, or names one bastion twice
-  | 'bastion_key_reused' // --bastion-key equals the witness key or a cosign key
   | 'invalid_bastion_ca'; // --bastion-ca holds no readable PEM certificate
 
 export class BastionConfigError extends CodedError<BastionConfigErrorCode> {}

@@ -13,6 +13,7 @@ import { encodeHex } from '../encoding/hex.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { deriveSeedId } from '../anchor/seed.ts';
 import { startWitness, type WitnessConfig } from '../witness/node.ts';
+import { reloadOnSighup } from './sighup.ts';
 import { startBridge } from '../bridge/node.ts';
 import { writeDemo } from '../bridge/demo.ts';
 import { formatCheckpoint } from '../note/checkpoint.ts';
@@ -222,5 +223,6 @@ const stop = (): void => {
     () => process.exit(1),
   );
 };
+reloadOnSighup([node], log);
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

@@ -6,6 +6,7 @@ import { readDocument } from '../config/config-file.ts';
 import { readInputFile } from '../config/input-file.ts';
 import { ConfigError } from '../witness/errors.ts';
 import { parseRoles, startWitness, type WitnessConfig } from '../witness/node.ts';
+import { reloadOnSighup } from './sighup.ts';
 import { DEFAULT_QUOTA } from '../anchor/quota-window.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/index.ts';
 import { DEFAULT_KEL_AGGREGATE } from '../registry/kel-evaluator.ts';
@@ -385,6 +386,7 @@ export function addServeCommand(program: Command): void {
         { url: node.url, name: config.name, roles: config.roles, log_origin: node.logOrigin, store: node.storeHealth.kind },
         'witness started',
       );
+      reloadOnSighup([node], log);
       closeOnSignals(() => node.close(), log);
     });
 }

@@ -1,4 +1,4 @@
-/** Errors of the key files (PKCS#8 PEM, mode 0600). The CLI prints them and exits. */
+/** Errors of the key files (PKCS#8 PEM, mode 0600) and of the node's keys. The CLI prints them and exits. */
 import { CodedError } from '../errors.ts';
 
 export type KeyFileErrorCode =
@@ -8,3 +8,12 @@ export type KeyFileErrorCode =
   | 'key_permissions'; // group- or world-accessible
 
 export class KeyFileError extends CodedError<KeyFileErrorCode> {}
+
+/** The node's keys (src/keys/node-keys.ts): a key missing, or one key for two purposes (SPEC §1). */
+export type NodeKeyErrorCode =
+  | 'key_required' // a key file is required outside development mode (or --bastion without --bastion-key)
+  | 'cosign_key_reused' // a cosign key is the witness key
+  | 'cosign_key_duplicate' // two --cosign-key references hold one key
+  | 'bastion_key_reused'; // the bastion key is the witness key or a cosign key
+
+export class NodeKeyError extends CodedError<NodeKeyErrorCode> {}

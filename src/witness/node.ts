@@ -1,106 +1,39 @@
 /**
- * The anchor-witness node: turns a configuration into a running server (keys, store, registry,
- * roles, routes), and shuts it down gracefully. The CLI's `serve` and `npm start` both use it.
+ * The anchor-witness node: turns a configuration into a running server and shuts it down
+ * gracefully. It loads the keys (NodeKeys), opens the store, builds the signature pool and the
+ * log, starts the parts (docs/ARCHITECTURE.md, "One node, many parts") on an
+ * AsyncDisposableStack, so they stop in reverse order by construction, mounts their routes and
+ * listens. The CLI's `serve` and `npm start` both use it; the CLI's one SIGHUP handler calls
+ * `reload()`.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { SignaturePool } from '../anchoring/verify-pool.ts';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { parseRegistry, type Registry as PartyRegistry } from '../anchor/registry.ts';
-import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
-import { signingKeyFromPem, type SigningKey } from '../crypto/signing-key.ts';
-import { encodeHex } from '../encoding/hex.ts';
-import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
-import { readInputFile } from '../config/input-file.ts';
-import { validateName } from '../note/checkpoint.ts';
-import { createServer, registerMetricsRoute } from '../server/server.ts';
-import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
-import type { App } from '../server/options.ts';
-import { SqliteStore } from '../store/sqlite/store.ts';
-import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
-import { PostgresStore } from '../store/postgres/store.ts';
-import type { WitnessStore } from '../store/types.ts';
-import { StoreHealth } from '../store/health.ts';
-import { VERSION } from '../version.ts';
-import { AnchorService } from '../anchoring/service.ts';
-import { ConfigError } from './errors.ts';
-import { readDocument } from '../config/config-file.ts';
+import { Registry } from 'prom-client';
+import { openSignaturePool, startAnchoringPart } from '../anchoring/part.ts';
+import { planBastions, startBastionPart, type BastionBackends, type BastionPart } from '../bastion/part.ts';
+import { startCosignPart, type CosignPart } from '../cosign/part.ts';
+import { NodeKeys } from '../keys/node-keys.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
-import type { QuotaDefaults } from '../anchor/quota-window.ts';
-import { Reloadable } from '../config/reloadable.ts';
+import { startLogWitnessPart, type ForkedCheckpoint, type LogWitnessing, type LogWitnessPart } from '../log-witness/part.ts';
+import { registryReloadCounters, startRegistryPart, type RegistryPart } from '../registry/part.ts';
+import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
+import { httpLimitOptions } from '../server/limits.ts';
+import type { App } from '../server/options.ts';
+import type { NodePart, PartReload } from '../server/part.ts';
+import { createServer, registerMetricsRoute } from '../server/server.ts';
+import { StoreHealth } from '../store/health.ts';
+import { PostgresStore } from '../store/postgres/store.ts';
+import { SqliteStore } from '../store/sqlite/store.ts';
+import type { WitnessStore } from '../store/types.ts';
+import { VERSION } from '../version.ts';
+import { checkWitnessConfig, type WitnessConfig } from './config.ts';
+import { ConfigError } from './errors.ts';
 import { registerWitnessRoutes } from './routes.ts';
-import { CheckpointClock, createWitnessStatusPage, type WitnessPageSources } from './status-page.ts';
-import { createCosignRole, type CosignRole } from '../cosign/role.ts';
-import { loadBuildAttestation } from '../release/attestation.ts';
-import { startKelRegistry, type KelSourceConfig } from './kel-registry.ts';
-import { loadBastionCa, loadBastionKey, startBastionBackends, type BastionBackends } from '../bastion/backends.ts';
-import { parseBastionAddresses } from '../bastion/address.ts';
-import type { BastionTiming } from '../bastion/connection.ts';
-import { startLogWitnessing } from '../log-witness/node-part.ts';
-import type { ForkedCheckpoint, LogWitnessing } from '../log-witness/witnessing.ts';
+import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
 
-export const ROLES = ['anchor', 'cosign'] as const;
-export type Role = (typeof ROLES)[number];
-
-export interface WitnessConfig extends HttpLimits {
-  host: string;
-  port: number;
-  dataDir: string;
-  keyFile?: string;
-  name: string;
-  roles: Role[];
-  /** One or more cosign keys (one cosignature line each). */
-  cosignKeyFiles?: string[];
-  registryFile?: string;
-  logsFile?: string;
-  /** logs/v0 lists, files or https URLs: add new origins only (SPEC §5.5). */
-  logsLists?: string[];
-  /** `--logs-list-interval`, seconds. */
-  logsListIntervalSeconds?: number;
-  /** `--logs-list-max-qpd`, `-max-new`, `-max-origins`. */
-  logsListLimits?: { maxQpd: number; maxNew: number; maxOrigins: number };
-  logOrigin?: string;
-  store?: string;
-  allowUnderivedSeeds: boolean;
-  dev: boolean;
-  quota: QuotaDefaults;
-  rateLimit?: { rps: number; burst: number } | null;
-  /** POST /sign-subtree with an ML-DSA-44 cosign key (default true; `--no-sign-subtree`: false). */
-  signSubtree?: boolean;
-  /** `--sign-subtree-rate`: its own per-client bucket (default 2:10; null = off). */
-  signSubtreeRate?: { rps: number; burst: number } | null;
-  /** Worker threads for Ed25519 verification (default: cores − 1; 0 = on the event loop). */
-  verifyThreads?: number;
-  /** DSSE build attestation served at /build (SPEC §6); refused unless it names the running bundle. */
-  buildAttestation?: string;
-  /** Parties' keys from key event logs (SPEC §3.5; needs registryFile). */
-  kel?: KelSourceConfig;
-  /** `--bastion HOST:PORT`…: serve the cosign routes through these bastions (SPEC §5.6). */
-  bastions?: string[];
-  /** `--bastion-key`: the backend identity (Ed25519), required with `bastions`. */
-  bastionKeyFile?: string;
-  /** `--bastion-ca`: PEM roots for the bastions' certificates, instead of the default ones. */
-  bastionCaFile?: string;
-  /** `--no-listen`: serve only through the bastions (role cosign alone). */
-  noListen?: boolean;
-  /** Bastion ping and reconnect timing (tests). */
-  bastionTiming?: Partial<BastionTiming>;
-  /** `--log-witnesses FILE` (SPEC §4.1): peer witnesses cosign this node's own checkpoints. */
-  logWitnessesFile?: string;
-  /** `--log-witness-interval` in ms (default 1 000). */
-  logWitnessIntervalMs?: number;
-  /** `--log-witness-alert-lag` in ms (default 10 min). */
-  logWitnessAlertLagMs?: number;
-  /**
-   * TEST-ONLY: expose `RunningWitness.testHooks` (fault injection). Set only by tests through this
-   * programmatic API; no flag, variable or config-file setting reaches it.
-   */
-  testOnlyFaultHooks?: boolean;
-}
+export { ROLES, parseRoles, type Role, type WitnessConfig } from './config.ts';
 
 export interface RunningWitness {
   app: App;
@@ -119,46 +52,9 @@ export interface RunningWitness {
   logWitnessing: LogWitnessing | undefined;
   /** TEST-ONLY (config.testOnlyFaultHooks): make the node sign and offer a second, inconsistent checkpoint. */
   testHooks?: { forkLogCheckpoint(): Promise<ForkedCheckpoint> };
+  /** Re-read every part's files and sources (the CLI calls it on SIGHUP); one report per reloadable part. */
+  reload(): Promise<PartReload[]>;
   close(): Promise<void>;
-}
-
-export function parseRoles(text: string[]): Role[] {
-  const roles = new Set<Role>();
-  for (const r of text) {
-    if (!(ROLES as readonly string[]).includes(r))
-      throw new ConfigError('invalid_role', `unknown role ${JSON.stringify(r)} (valid: ${ROLES.join(', ')})`);
-    roles.add(r as Role);
-  }
-  if (roles.size === 0) throw new ConfigError('invalid_role', '--roles must name at least one role');
-  return [...roles];
-}
-
-/** The key file's path; with --dev a missing key is created once in the data dir (and kept). */
-function keyPath(file: string | undefined, devFile: string, dev: boolean, what: 'witness' | 'cosign', log: FastifyBaseLogger): string {
-  const flag = what === 'witness' ? '--key' : '--cosign-key';
-  if (file !== undefined) return file;
-  if (!dev)
-    throw new ConfigError(
-      'key_required',
-      `the ${what} key file is required (${flag} FILE; create one with: anchor-witness keygen --out FILE)`,
-    );
-  if (!existsSync(devFile)) {
-    writeNewKeyFile(devFile, ed25519PrivateKeyToPem(generateEd25519().privateKey));
-    log.warn({ path: devFile }, `--dev: generated a ${what} key for a first try (kept in the data dir; use ${flag} for a real deployment)`);
-  }
-  return devFile;
-}
-
-/** The witness key: Ed25519 only. */
-function loadWitnessKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): KeyObject {
-  const path = keyPath(file, devFile, dev, 'witness', log);
-  return readInputFile('--key', path, () => ed25519PrivateKeyFromPem(readKeyFile(path)));
-}
-
-/** A cosign key: Ed25519 or ML-DSA-44, the type from the PKCS#8 algorithm OID (SPEC §5.1). */
-function loadCosignKey(file: string | undefined, devFile: string, dev: boolean, log: FastifyBaseLogger): SigningKey {
-  const path = keyPath(file, devFile, dev, 'cosign', log);
-  return readInputFile('--cosign-key', path, () => signingKeyFromPem(readKeyFile(path)));
 }
 
 export async function openStore(spec: string | undefined, dataDir: string): Promise<WitnessStore> {
@@ -169,219 +65,76 @@ export async function openStore(spec: string | undefined, dataDir: string): Prom
   throw new ConfigError('invalid_store', `--store must be sqlite:PATH or postgres://…, got ${JSON.stringify(s)}`);
 }
 
-export type WitnessMetrics = ReturnType<typeof witnessMetrics>;
-
-function witnessMetrics(registry: Registry, anchorQueueDepth: () => number) {
-  return {
-    // Read at scrape time. At most --max-in-flight: an abandoned request's anchor leaves the queue.
-    queueDepth: new Gauge({
-      name: 'anchor_queue_depth',
-      help: 'POST /v1/anchor requests waiting in the sequencer for the next group commit',
-      registers: [registry],
-      collect() {
-        this.set(anchorQueueDepth());
-      },
-    }),
-    cosigned: new Counter({ name: 'anchors_cosigned_total', help: 'Anchors co-signed and logged', registers: [registry] }),
-    duplicities: new Counter({ name: 'duplicities_total', help: 'Duplicity proofs stored (seeds frozen)', registers: [registry] }),
-    logSize: new Gauge({ name: 'log_size', help: "Size of the witness's own log", registers: [registry] }),
-    reloads: new Counter({ name: 'registry_reloads_total', help: 'Successful party registry reloads', registers: [registry] }),
-    reloadFailures: new Counter({
-      name: 'registry_reload_failures_total',
-      help: 'Failed registry reloads (old copy kept)',
-      registers: [registry],
-    }),
-    // Group commit: how many POST /v1/anchor requests share one durable commit, and how long the
-    // batch's store transaction holds the sequencer (it runs on the event loop, fsync included).
-    batchRequests: new Histogram({
-      name: 'anchor_batch_requests',
-      help: 'Requests decided per committed anchor batch (group commit)',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
-      registers: [registry],
-    }),
-    batchSeconds: new Histogram({
-      name: 'anchor_batch_seconds',
-      help: 'Store transaction time per committed anchor batch, COMMIT (fsync) included',
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
-      registers: [registry],
-    }),
-  };
-}
-
 export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger): Promise<RunningWitness> {
   const startedAtMs = Date.now();
-  // When this process signed (or first saw) the latest checkpoint: the status page shows its age.
-  const checkpointClock = new CheckpointClock();
-  validateName(config.name);
-  const logOrigin = config.logOrigin ?? `${config.name}/anchors`;
-  validateName(logOrigin);
-  const bastionAddrs = config.bastions ?? [];
-  parseBastionAddresses(bastionAddrs);
-  if (config.noListen === true && (bastionAddrs.length === 0 || config.roles.length !== 1 || config.roles[0] !== 'cosign'))
-    throw new ConfigError(
-      'invalid_no_listen',
-      '--no-listen needs at least one --bastion and --roles cosign alone (the anchor role, /metrics and the own log need a listener)',
-    );
-  if (bastionAddrs.length > 0 && config.bastionKeyFile === undefined)
-    throw new ConfigError(
-      'key_required',
-      '--bastion needs --bastion-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
-    );
+  const { logOrigin, build } = checkWitnessConfig(config);
+  const bastionPlan = planBastions(config);
   mkdirSync(config.dataDir, { recursive: true });
   if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
-  // SPEC §6: bind the build attestation to the running bundle before anything else starts.
-  const build = config.buildAttestation === undefined ? undefined : loadBuildAttestation(config.buildAttestation);
   if (build !== undefined)
     log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
+  const keys = NodeKeys.load(config, log);
 
-  const witnessKey = loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log);
-  const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
-  const witnessKeyHex = encodeHex(witnessPublicKey);
-  const cosignKeys: SigningKey[] = [];
-  if (config.roles.includes('cosign')) {
-    const files = config.cosignKeyFiles ?? [];
-    if (files.length === 0) cosignKeys.push(loadCosignKey(undefined, join(config.dataDir, 'cosign-key.pem'), config.dev, log));
-    for (const f of files) cosignKeys.push(loadCosignKey(f, '', false, log));
-    const seen = new Map<string, number>();
-    cosignKeys.forEach((k, i) => {
-      const hex = encodeHex(k.publicKey);
-      if (k.algorithm === 'ed25519' && hex === witnessKeyHex) {
-        throw new ConfigError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
-      }
-      const first = seen.get(hex);
-      if (first !== undefined)
-        throw new ConfigError('cosign_key_duplicate', `--cosign-key ${i + 1} holds the same key as --cosign-key ${first + 1}`);
-      seen.set(hex, i);
-    });
-  }
-
-  const bastionKey =
-    config.bastionKeyFile === undefined || bastionAddrs.length === 0
-      ? undefined
-      : loadBastionKey(config.bastionKeyFile, [
-          { what: 'witness key (--key)', key: witnessKey },
-          ...cosignKeys.map((k) => ({ what: 'cosign key (--cosign-key)', key: k.privateKey })),
-        ]);
-  const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
-
-  const store = await openStore(config.store, config.dataDir);
-  // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
-  const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });
-  // The pool also signs anchor cosign messages with the witness key, and the cosign role's
-  // ML-DSA-44 lines with the ML-DSA-44 cosign keys (off the event loop).
-  const verifyPool = new SignaturePool(
-    config.verifyThreads ?? Math.max(0, availableParallelism() - 1),
-    witnessKey,
-    cosignKeys.filter((k) => k.algorithm === 'ml-dsa-44').map((k) => k.privateKey),
-  );
-  const registry = new Registry();
-  let anchors: AnchorService | undefined;
-  const m = witnessMetrics(registry, () => anchors?.queueDepth ?? 0);
-  const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close()];
+  const stack = new AsyncDisposableStack();
   try {
+    const store = await openStore(config.store, config.dataDir);
+    stack.defer(() => store.close());
+    const pool = openSignaturePool(keys, config.verifyThreads);
+    stack.defer(() => pool.close());
+    const witnessKeyHex = Buffer.from(keys.witness.publicKey).toString('hex');
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
-    const logSigner = new LogSigner(logOrigin, witnessKey);
-    const witnessLog = new TransparencyLog(store, logSigner);
+    const logSigner = new LogSigner(logOrigin, keys.witness.privateKey);
+    // When this process signed (or first saw) the latest checkpoint: the status page shows its age.
+    const clock = new CheckpointClock();
+    const metrics = new Registry();
+    // What the node lends its parts; each part takes the slice it declares.
+    const ctx = {
+      store,
+      keys,
+      log: new TransparencyLog(store, logSigner),
+      pool,
+      metrics,
+      logger: log,
+      clock,
+      name: config.name,
+      origin: logOrigin,
+      dataDir: config.dataDir,
+      dev: config.dev,
+    };
+    const parts: NodePart<unknown, unknown>[] = [];
+    const use = <P extends NodePart<unknown, unknown>>(part: P): P => (parts.push(stack.use(part)), part);
 
-    let kelStatus: WitnessPageSources['kel'];
-    if (config.roles.includes('anchor')) {
-      let parties: () => PartyRegistry;
-      if (config.kel !== undefined) {
-        // SPEC §3.5: the first load (whole source verified, kel_tips raised) finishes before listening.
-        const kel = await startKelRegistry(config.kel, config.registryFile, store.anchors, registry, m, log);
-        closers.push(() => kel.stop());
-        parties = () => kel.current();
-        kelStatus = () => kel.status();
-      } else if (config.registryFile !== undefined) {
-        const source = new Reloadable(config.registryFile, (p) => readInputFile('--registry', p, () => parseRegistry(readDocument(p))), {
-          loaded: (why) => {
-            m.reloads.inc();
-            log.info({ source: why }, 'party registry reloaded');
-          },
-          failed: (reason) => {
-            m.reloadFailures.inc();
-            log.error({ reason }, 'party registry reload failed; keeping the previous copy');
-          },
-        });
-        source.start();
-        closers.push(() => {
-          source.stop();
-        });
-        parties = () => source.current();
-      } else {
-        const empty = parseRegistry({ parties: [] });
-        log.warn('no --registry: the party registry is empty, every submission is unknown_party');
-        parties = () => empty;
-      }
-      anchors = new AnchorService({
-        log: witnessLog,
-        witnessKey,
-        name: config.name,
-        registry: parties,
+    const counters = registryReloadCounters(metrics);
+    let registry: RegistryPart | undefined;
+    if (config.roles.includes('anchor'))
+      registry = use(await startRegistryPart(ctx, { file: config.registryFile, kel: config.kel, counters }));
+    const anchoring = use(
+      startAnchoringPart(ctx, {
+        registry: registry === undefined ? undefined : () => registry.current(),
         allowUnderivedSeeds: config.allowUnderivedSeeds,
         quota: config.quota,
-        verifyPool,
-        onCommit: (e) => {
-          m.cosigned.inc(e.cosigned);
-          m.duplicities.inc(e.duplicities.length);
-          m.logSize.set(e.size);
-          m.batchRequests.observe(e.requests);
-          m.batchSeconds.observe(e.seconds);
-          checkpointClock.signed(e.size, Date.now());
-        },
-      });
-    }
-    const cp = await witnessLog.init();
-    m.logSize.set(cp.size);
-    checkpointClock.seen(cp.size, Date.now());
+      }),
+    );
+    const cp = await ctx.log.init();
+    anchoring.checkpointSize(cp.size);
+    clock.seen(cp.size, Date.now());
+    let logWitness: LogWitnessPart | undefined;
+    if (config.logWitnessesFile !== undefined)
+      logWitness = use(
+        await startLogWitnessPart(ctx, {
+          file: config.logWitnessesFile,
+          intervalMs: config.logWitnessIntervalMs,
+          alertLagMs: config.logWitnessAlertLagMs,
+        }),
+      );
+    let cosign: CosignPart | undefined;
+    if (keys.cosign.length > 0) cosign = use(await startCosignPart(ctx, config));
 
-    let bastions: BastionBackends | null = null;
-    let logWitnessing: LogWitnessing | undefined;
-    if (config.logWitnessesFile !== undefined) {
-      const part = await startLogWitnessing({
-        file: config.logWitnessesFile,
-        intervalMs: config.logWitnessIntervalMs,
-        alertLagMs: config.logWitnessAlertLagMs,
-        log: witnessLog,
-        store: store.logWitness,
-        metrics: registry,
-        logger: log,
-      });
-      logWitnessing = part.witnessing;
-      closers.unshift(part.stop); // before the store closes
-    }
-
-    let cosign: CosignRole | undefined;
-    if (cosignKeys.length > 0) {
-      if (config.logsFile === undefined && (config.logsLists ?? []).length === 0)
-        log.warn('role cosign without --logs: no log is known, every add-checkpoint is 404');
-      cosign = await createCosignRole({
-        store: store.cosign,
-        cosignKeys: cosignKeys.map((k) => k.privateKey),
-        name: config.name,
-        logsFile: config.logsFile,
-        logsLists: config.logsLists,
-        logsListIntervalSeconds: config.logsListIntervalSeconds,
-        logsListLimits: config.logsListLimits,
-        dev: config.dev,
-        sharedStore: store.capabilities.multiWriter,
-        ownOrigin: logOrigin,
-        witnessPublicKey,
-        metrics: registry,
-        log,
-        verifyPool,
-        signSubtree: config.signSubtree,
-        signSubtreeRate: config.signSubtreeRate,
-      });
-      const role = cosign;
-      closers.push(() => {
-        role.stop();
-      });
-    }
-
+    // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
+    const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });
     const app = await createServer({
       logger: log,
-      metrics: registry,
+      metrics,
       openapi: {
         title: 'anchor-witness',
         version: VERSION,
@@ -391,15 +144,16 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       rateLimit: config.rateLimit ?? null,
       storeHealth,
     });
-    closers.unshift(() => closeGracefully(app));
+    stack.defer(() => closeGracefully(app));
     storeHealth.start();
-    closers.unshift(() => {
+    stack.defer(() => {
       storeHealth.stop();
     });
     registerMetricsRoute(app);
+    let bastion: BastionPart | undefined;
+    anchoring.register?.(app); // the anchor routes first: /openapi.json keeps its order
     registerWitnessRoutes(app, {
-      log: witnessLog,
-      anchors,
+      log: ctx.log,
       store: storeHealth,
       health: {
         name: config.name,
@@ -408,63 +162,53 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         origin: logOrigin,
         witnessKeyHex,
         logVkey: logSigner.vkey,
-        cosignVkey: cosign?.healthInfo().cosignVkey ?? null,
-        cosignVkeys: cosign?.healthInfo().cosignVkeys ?? [],
-        ...(bastionKey === undefined ? {} : { bastions: () => bastions?.status() ?? [] }),
+        cosign: cosign?.health,
+        bastions: bastionPlan === null ? undefined : () => bastion?.health() ?? { bastions: [] },
+        logWitnesses: logWitness?.health,
       },
       statusPage: createWitnessStatusPage({
         store,
-        clock: checkpointClock,
-        cosign,
-        metrics: registry,
+        clock,
+        cosign: cosign?.status,
+        registry: registry?.status,
+        logWitnesses: logWitness?.status,
         build,
         startedAtMs,
-        kel: kelStatus,
-        logWitnessing,
       }),
       build,
-      logWitnessing,
+      logWitnessing: logWitness?.witnessing,
     });
-    cosign?.register(app);
+    for (const p of parts) if (p !== anchoring) p.register?.(app);
     let info: ListenInfo | null = null;
     if (config.noListen === true) await app.ready();
     else info = await listen(app, { host: config.host, port: config.port });
-    if (bastionKey !== undefined) {
-      bastions = startBastionBackends({
-        key: bastionKey,
-        addresses: bastionAddrs,
-        ca: bastionCa,
-        app,
-        registry,
-        dataDir: config.dataDir,
-        log,
-        timing: config.bastionTiming,
-      });
-      const b = bastions;
-      closers.unshift(() => b.close());
-    }
-    let closed = false;
+    if (bastionPlan !== null) bastion = use(startBastionPart(ctx, bastionPlan, app));
+
+    const running = stack.move();
+    let closed: Promise<void> | undefined;
+    const witnessing = logWitness?.witnessing;
     return {
       app,
       url: info?.url ?? '',
       listen: info,
-      bastions,
+      bastions: bastion?.backends ?? null,
       store,
       storeHealth,
-      witnessPublicKey,
+      witnessPublicKey: keys.witness.publicKey,
       logOrigin,
-      logWitnessing,
-      ...(config.testOnlyFaultHooks === true && logWitnessing !== undefined
-        ? { testHooks: { forkLogCheckpoint: () => logWitnessing.forkForTest() } }
+      logWitnessing: witnessing,
+      ...(config.testOnlyFaultHooks === true && witnessing !== undefined
+        ? { testHooks: { forkLogCheckpoint: () => witnessing.forkForTest() } }
         : {}),
-      close: async () => {
-        if (closed) return;
-        closed = true;
-        for (const c of closers) await c();
+      reload: async () => {
+        const reports: PartReload[] = [];
+        for (const p of parts) if (p.reload !== undefined) reports.push(await p.reload());
+        return reports;
       },
+      close: () => (closed ??= running.disposeAsync()),
     };
   } catch (e) {
-    for (const c of closers) await c();
+    await stack.disposeAsync();
     throw e;
   }
 }

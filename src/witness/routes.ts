@@ -1,52 +1,33 @@
 /**
  * HTTP routes of the anchor-witness node (SPEC §4, §6): its log (checkpoint, tiles, entry bundles),
- * health, the status page and the build statement, plus the anchor role's routes when it runs
- * (src/anchoring/routes.ts). Hardening (limits, timeouts, queue, problem+json, CORS, metrics) comes
+ * health (health.ts), the status page and the build statement; the parts mount their own routes.
+ * Hardening (limits, timeouts, queue, problem+json, CORS, metrics) comes
  * from the shared layer in src/server, applied once around every route.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type {} from '@fastify/swagger';
 import { encodeEntryBundle, parseTilePath, tilesAtLevel } from '../tlog/tiles.ts';
 import type { TransparencyLog } from '../log/log.ts';
-import type { AnchorService } from '../anchoring/service.ts';
-import { registerAnchorRoutes } from '../anchoring/routes.ts';
 import { witnessProblem } from './errors.ts';
 import type { BuildInfo } from '../release/attestation.ts';
 import { BuildStatementSchema } from '../release/schema.ts';
 import { Problem } from '../server/problem-schema.ts';
 import { Health } from './schemas.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
-import { isStoreUnavailable } from '../store/errors.ts';
 import type { StoreHealth } from '../store/health.ts';
 import type { StatusPageRequest } from './status-page.ts';
 import type { LogWitnessing } from '../log-witness/witnessing.ts';
 import { CheckpointQuery } from './schemas.ts';
-
-export interface HealthInfo {
-  name: string;
-  roles: string[];
-  version: string;
-  origin: string;
-  witnessKeyHex: string;
-  logVkey: string;
-  /** The first Ed25519 cosign vkey (or null). */
-  cosignVkey: string | null;
-  /** Every cosign vkey in `--cosign-key` order (empty without the cosign role). */
-  cosignVkeys?: readonly string[];
-  /** With --bastion: each bastion connection's state (SPEC §5.6). */
-  bastions?: () => { addr: string; connected: boolean }[];
-}
+import { healthBody, type HealthInfo, type WitnessHealthBody } from './health.ts';
 
 export interface WitnessRouteDeps {
   /** The witness log: checkpoint, tiles, entry bundles. */
   log: TransparencyLog;
-  /** The anchor role, when the node runs it. */
-  anchors: AnchorService | undefined;
   health: HealthInfo;
   /** The store's health: `/health` names the store kind and says `degraded` while it is down. */
   store?: StoreHealth;
   /** The HTML status page (src/witness/status-page.ts) from the /health body and the request's Host. */
-  statusPage: (health: Record<string, unknown>, request: StatusPageRequest) => string | Promise<string>;
+  statusPage: (health: WitnessHealthBody, request: StatusPageRequest) => string | Promise<string>;
   /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
   build?: BuildInfo;
   /** The witnessed own log (SPEC §4.1, --log-witnesses): /log/checkpoint serves its checkpoint. */
@@ -55,31 +36,6 @@ export interface WitnessRouteDeps {
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string, unknown>> {
-  // The log size from the store; while the store is down, 0 and `status` "degraded".
-  let size = 0;
-  try {
-    size = (await deps.log.checkpoint())?.size ?? 0;
-  } catch (e) {
-    if (!isStoreUnavailable(e) || deps.store === undefined) throw e;
-    deps.store.failed(e);
-  }
-  const store = deps.store?.snapshot();
-  const h = deps.health;
-  return {
-    status: store?.state === 'down' ? 'degraded' : 'ok',
-    ...(store === undefined ? {} : { store }),
-    witness_name: h.name,
-    roles: h.roles,
-    version: h.version,
-    log: { origin: h.origin, size },
-    keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: h.cosignVkey },
-    cosign_vkeys: [...(h.cosignVkeys ?? [])],
-    ...(h.bastions === undefined ? {} : { bastions: h.bastions() }),
-    ...deps.logWitnessing?.health(),
-  };
-}
 
 async function sendTile(log: TransparencyLog, path: string, reply: FastifyReply): Promise<FastifyReply> {
   let parsed;
@@ -104,7 +60,7 @@ async function sendTile(log: TransparencyLog, path: string, reply: FastifyReply)
 
 export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDeps): void {
   const { log } = deps;
-  if (deps.anchors !== undefined) registerAnchorRoutes(app, deps.anchors);
+  const body = (): Promise<WitnessHealthBody> => healthBody(log, deps.health, deps.store);
 
   app.get(
     '/log/checkpoint',
@@ -137,17 +93,17 @@ export function registerWitnessRoutes(app: FastifyInstance, deps: WitnessRouteDe
   app.get(
     '/health',
     { schema: { summary: 'Health and identity', response: { 200: Health } }, config: { bypassLimits: true } },
-    async (_req, reply) => reply.type(JSON_TYPE).send(await healthBody(deps)),
+    async (_req, reply) => reply.type(JSON_TYPE).send(await body()),
   );
 
   app.get(
     '/',
     { schema: { summary: 'Status page (HTML); with Accept: application/json, the /health body' }, config: { bypassLimits: true } },
     async (request, reply) => {
-      const body = await healthBody(deps);
+      const health = await body();
       const accept = request.headers.accept ?? '';
-      if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.type(JSON_TYPE).send(body);
-      const page = await deps.statusPage(body, {
+      if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.type(JSON_TYPE).send(health);
+      const page = await deps.statusPage(health, {
         host: request.headers.host,
         encrypted: 'encrypted' in request.raw.socket && request.raw.socket.encrypted === true,
       });

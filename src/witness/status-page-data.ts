@@ -1,21 +1,10 @@
 // The status page's data model: what gathering (status-page.ts) produces for one request and
 // rendering (status-page-render.ts) shows, kept apart so neither imports the other.
-import type { LogWitnessRow } from '../log-witness/witnessing.ts';
+import type { CosignStatus } from '../cosign/part.ts';
+import type { LogWitnessStatus } from '../log-witness/part.ts';
 import type { KelRegistryStatus } from '../registry/live.ts';
 
-export interface CosignLogRow {
-  origin: string;
-  /** Where the log is configured: `logs file` or `list <path>`. */
-  source: string;
-  /** Size last cosigned (null: never). */
-  size: number | null;
-  /** Unix seconds of the last cosignature (null: never). */
-  lastCosigned: number | null;
-  qpd: number | undefined;
-  /** add-checkpoint requests that reached the quota check since start, and those refused (429). */
-  counted: number;
-  refused: number;
-}
+export type { CosignLogRow } from '../cosign/part.ts';
 
 export interface WitnessPageData {
   name: string;
@@ -38,12 +27,9 @@ export interface WitnessPageData {
   /** The party registry's KEL source (SPEC §3.5); absent without one. */
   kel?: KelRegistryStatus | undefined;
   /** The peer witnesses of the own log (SPEC §4.1); null without --log-witnesses. */
-  logWitnesses?: {
-    published: number;
-    witnesses: readonly LogWitnessRow[];
-  } | null;
+  logWitnesses?: LogWitnessStatus | null;
   /** null when the cosign role is off. */
-  cosign: { logs: readonly CosignLogRow[]; total: number } | null;
+  cosign: CosignStatus | null;
   /** Base URL for the commands (`$WITNESS_URL` when the Host header was unusable). */
   baseUrl: string;
   hostUsable: boolean;

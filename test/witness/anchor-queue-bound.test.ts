@@ -29,6 +29,7 @@ import { AnchorService } from '../../src/anchoring/service.ts';
 import { TransparencyLog } from '../../src/log/log.ts';
 import { LogSigner } from '../../src/log/signer.ts';
 import { registerWitnessRoutes } from '../../src/witness/routes.ts';
+import { registerAnchorRoutes } from '../../src/anchoring/routes.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { httpRequest, sleep, toJson } from '../helpers/rel-common.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -120,9 +121,9 @@ async function scenario(withPool: boolean): Promise<void> {
   try {
     await sqlite.bindIdentity({ witnessKey: encodeHex(pinned.publicKey), name: NAME, logOrigin: ORIGIN });
     await new TransparencyLog(sqlite, logSigner).init(); // before the gate: the size-0 checkpoint commits
+    registerAnchorRoutes(app, service);
     registerWitnessRoutes(app, {
       log: witnessLog,
-      anchors: service,
       health: {
         name: NAME,
         roles: ['anchor'],
@@ -130,7 +131,6 @@ async function scenario(withPool: boolean): Promise<void> {
         origin: ORIGIN,
         witnessKeyHex: encodeHex(pinned.publicKey),
         logVkey: '',
-        cosignVkey: null,
       },
       statusPage: () => '',
     });

@@ -1,5 +1,5 @@
 /**
- * The node's party registry with a KEL source (SPEC §3.5): starts src/registry's live registry
+ * The party registry with a KEL source (SPEC §3.5), as the registry part (part.ts) starts it: the live registry
  * (first load before listening), and reports it: `kel_invalid` log lines, the reload counters
  * shared with the file registry, `registry_kel_invalid_total{reason}`,
  * `registry_kel_parties{status}`, `registry_kel_shadowed_total` (a static-keys party's KEL, logged
@@ -7,10 +7,10 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Gauge, type Registry as Metrics } from 'prom-client';
-import { KelSourceError } from '../registry/errors.ts';
-import type { KelAggregateLimits } from '../registry/kel-evaluator.ts';
-import { KelPartyRegistry } from '../registry/live.ts';
-import { parseKelSourceSpec } from '../registry/source.ts';
+import { KelSourceError } from './errors.ts';
+import type { KelAggregateLimits } from './kel-evaluator.ts';
+import { KelPartyRegistry } from './live.ts';
+import { parseKelSourceSpec } from './source.ts';
 import { KEL_REASONS, type KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage } from '../store/types.ts';
 

@@ -1,0 +1,143 @@
+/**
+ * The node's keys, read once at start (SPEC §1): the witness key, the cosign keys and the bastion
+ * key, each through `loadKey` (one place where a key reference becomes a key), and "one key, one
+ * purpose" checked here only, on PUBLIC keys, one code per condition:
+ *
+ *   cosign_key_reused      a cosign key is the witness key
+ *   cosign_key_duplicate   two --cosign-key references hold one key
+ *   bastion_key_reused     the bastion key is the witness key or a cosign key
+ *
+ *   const keys = NodeKeys.load(config, log);   // before the store opens
+ *   keys.witness.privateKey; keys.cosign; keys.bastion?.keyHash
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { bastionKeyHash } from '../crypto/bastion-certificate.ts';
+import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
+import { signingKeyFromPem, type SigningAlgorithm, type SigningKey } from '../crypto/signing-key.ts';
+import { readInputFile } from '../config/input-file.ts';
+import { NodeKeyError } from './errors.ts';
+import { readKeyFile, writeNewKeyFile } from './keyfile.ts';
+
+/** What a key signs; each purpose has its own flag and accepted algorithms. */
+export type KeyPurpose = 'witness' | 'cosign' | 'bastion';
+
+const FLAG: Readonly<Record<KeyPurpose, string>> = { witness: '--key', cosign: '--cosign-key', bastion: '--bastion-key' };
+
+/** A loaded key: the private key, its algorithm and its raw public key (compared for one key, one purpose). */
+export interface NodeKey extends SigningKey {
+  readonly purpose: KeyPurpose;
+  /** The reference it was loaded from (today a PKCS#8 PEM file path). */
+  readonly ref: string;
+}
+
+/**
+ * Load one key reference for one purpose: a PKCS#8 PEM file, mode 0600 (src/keys/keyfile.ts). The
+ * witness and bastion keys are Ed25519; a cosign key is Ed25519 or ML-DSA-44 (OID, SPEC §5.1).
+ * Other reference kinds (issue 31: `ssh-agent:`, `pkcs11:`) plug in here.
+ */
+export function loadKey(ref: string, purpose: KeyPurpose): NodeKey {
+  const flag = FLAG[purpose];
+  return readInputFile(flag, ref, () => {
+    const pem = readKeyFile(ref);
+    if (purpose === 'cosign') return { ...signingKeyFromPem(pem), purpose, ref };
+    const privateKey = ed25519PrivateKeyFromPem(pem);
+    return { algorithm: 'ed25519' as SigningAlgorithm, privateKey, publicKey: ed25519PublicKeyBytes(privateKey), purpose, ref };
+  });
+}
+
+/** What NodeKeys.load reads of the node's configuration (src/witness/node.ts WitnessConfig fits). */
+export interface NodeKeysConfig {
+  dataDir: string;
+  dev: boolean;
+  roles: readonly string[];
+  keyFile?: string | undefined;
+  cosignKeyFiles?: readonly string[] | undefined;
+  /** The bastion key is read only when bastions are configured. */
+  bastions?: readonly string[] | undefined;
+  bastionKeyFile?: string | undefined;
+}
+
+export interface KeyLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** The bastion backend identity (SPEC §5.6). */
+export interface BastionIdentity {
+  readonly key: KeyObject;
+  /** lowercase hex SHA-256 of the 32-byte public key: the path prefix clients use */
+  readonly keyHash: string;
+}
+
+/** With --dev a missing witness or cosign key is created once in the data dir (and kept). */
+function devKeyRef(file: string | undefined, purpose: 'witness' | 'cosign', config: NodeKeysConfig, log: KeyLogger): string {
+  if (file !== undefined) return file;
+  if (!config.dev)
+    throw new NodeKeyError(
+      'key_required',
+      `the ${purpose} key file is required (${FLAG[purpose]} FILE; create one with: anchor-witness keygen --out FILE)`,
+    );
+  const devFile = join(config.dataDir, `${purpose}-key.pem`);
+  if (!existsSync(devFile)) {
+    writeNewKeyFile(devFile, ed25519PrivateKeyToPem(generateEd25519().privateKey));
+    log.warn(
+      { path: devFile },
+      `--dev: generated a ${purpose} key for a first try (kept in the data dir; use ${FLAG[purpose]} for a real deployment)`,
+    );
+  }
+  return devFile;
+}
+
+const sameKey = (a: NodeKey, b: NodeKey): boolean => a.algorithm === b.algorithm && Buffer.from(a.publicKey).equals(b.publicKey);
+
+export class NodeKeys {
+  readonly witness: NodeKey;
+  /** Empty without the cosign role; in --cosign-key order (one cosignature line each). */
+  readonly cosign: readonly NodeKey[];
+  /** Only with --bastion. */
+  readonly bastion: BastionIdentity | undefined;
+
+  private constructor(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined) {
+    this.witness = witness;
+    this.cosign = cosign;
+    this.bastion = bastion === undefined ? undefined : { key: bastion.privateKey, keyHash: bastionKeyHash(bastion.privateKey) };
+  }
+
+  /** Read every key the configuration names, then check that each key serves one purpose. */
+  static load(config: NodeKeysConfig, log: KeyLogger): NodeKeys {
+    const witness = loadKey(devKeyRef(config.keyFile, 'witness', config, log), 'witness');
+    const cosign: NodeKey[] = [];
+    if (config.roles.includes('cosign')) {
+      const refs = config.cosignKeyFiles ?? [];
+      if (refs.length === 0) cosign.push(loadKey(devKeyRef(undefined, 'cosign', config, log), 'cosign'));
+      for (const ref of refs) cosign.push(loadKey(ref, 'cosign'));
+    }
+    let bastion: NodeKey | undefined;
+    if ((config.bastions ?? []).length > 0) {
+      if (config.bastionKeyFile === undefined)
+        throw new NodeKeyError(
+          'key_required',
+          '--bastion needs --bastion-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
+        );
+      bastion = loadKey(config.bastionKeyFile, 'bastion');
+    }
+    checkOnePurpose(witness, cosign, bastion);
+    return new NodeKeys(witness, cosign, bastion);
+  }
+}
+
+/** SPEC §1: the witness key, the cosign keys and the bastion key are pairwise distinct (public keys compared). */
+export function checkOnePurpose(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined): void {
+  cosign.forEach((k, i) => {
+    if (sameKey(k, witness))
+      throw new NodeKeyError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
+    const first = cosign.findIndex((o) => sameKey(o, k));
+    if (first < i) throw new NodeKeyError('cosign_key_duplicate', `--cosign-key ${i + 1} holds the same key as --cosign-key ${first + 1}`);
+  });
+  if (bastion === undefined) return;
+  for (const [what, k] of [['witness key (--key)', witness] as const, ...cosign.map((c) => ['cosign key (--cosign-key)', c] as const)]) {
+    if (sameKey(k, bastion))
+      throw new NodeKeyError('bastion_key_reused', `--bastion-key must differ from the ${what} (a key serves one purpose only)`);
+  }
+}
