@@ -1,48 +1,40 @@
 /**
- * `token-bridge serve` composition: the key directory, the trusted roots (reloaded on SIGHUP and
- * rename-into-place), the nonce store (SQLite `nonces.sqlite` in `--data-dir` by default, PostgreSQL
- * with `--store postgres://…`, in memory only with `--nonce-store memory`), the policy, the hardened
- * HTTP(S) server with the bridge routes, and the timers (the key directory is re-read — new keys,
- * promotion — every 60 s and on SIGHUP, so replicas sharing one key directory publish one JWKS).
+ * `token-bridge serve` composition, its parts (parts.ts) on an AsyncDisposableStack that stops them
+ * in reverse order: the key directory, the trusted roots (reloaded on `reload()`, which the CLI's
+ * SIGHUP handler calls, and on rename-into-place), the nonce store (SQLite `nonces.sqlite` in
+ * `--data-dir` by default, PostgreSQL with `--store postgres://…`, in memory only with
+ * `--nonce-store memory`), the policy, the hardened HTTP(S) server with the bridge routes, and the
+ * timers (the key directory is re-read — new keys, promotion — every 60 s and on `reload()`, so
+ * replicas sharing one key directory publish one JWKS).
  *
  * `--dev` relaxes only what it names: an `http://` issuer (or a port) on a loopback host — and when
  * no `--issuer` is given, the issuer is the listening URL itself —, and a generated throwaway key
  * directory when `--key-dir` is missing. Each relaxation is logged at start.
  */
-import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
-import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { readKeyFile } from '../keys/keyfile.ts';
-import { fileProblem, readInputFile } from '../config/input-file.ts';
 import { closeGracefully, listen } from '../server/lifecycle.ts';
 import type { ListenInfo } from '../server/lifecycle.ts';
+import { httpLimitOptions, type HttpLimits } from '../server/limits.ts';
 import type { App } from '../server/options.ts';
-import { readDocument } from '../config/config-file.ts';
-import { Reloadable } from '../config/reloadable.ts';
+import type { NodePart, PartReload } from '../server/part.ts';
+import { StoreHealth } from '../store/health.ts';
 import { createBridgeServer } from './app.ts';
-import type { BridgeMetrics } from './metrics.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
-import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import type { BridgePolicy } from './decide.ts';
 import { BridgeConfigError, type BridgeConfigErrorCode } from './errors.ts';
 import { isLoopbackHost, validateIssuer } from './issuer.ts';
 import type { IssuerInfo } from './issuer.ts';
 import { SigningKeyring } from './key-dir.ts';
-import { DEFAULT_NONCE_CAPACITY, MemoryNonceStore } from './nonces.ts';
+import { freePort, loadTls } from './listener.ts';
+import type { BridgeMetrics } from './metrics.ts';
 import type { NonceStore } from './nonces.ts';
-import { PostgresNonceStore } from './nonces-postgres.ts';
-import { NONCES_SQLITE_FILE, SqliteNonceStore } from './nonces-sqlite.ts';
+import { keyRefreshReporter, openNonceStore, startKeyringPart, startTrustedRootsPart } from './parts.ts';
+import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import { TokenService } from './service.ts';
-import { StoreHealth } from '../store/health.ts';
 import type { SigningAlg } from './signing.ts';
-import { parseTrustedRoots } from './trusted-roots.ts';
-import type { TrustedRoots } from './trusted-roots.ts';
 
 export const KEY_REFRESH_INTERVAL_MS = 60_000;
 /** SPEC §7: a replica whose clock differs from the database's by more than this is not fit to serve. */
@@ -103,25 +95,13 @@ export interface RunningBridge {
   metrics: BridgeMetrics;
   /** Re-read the key directory and promote a due key now (what SIGHUP and the timer do). */
   refreshKeys(): Promise<{ changed: boolean; promoted: string | null }>;
+  /** Re-read the key directory and the trusted roots (the CLI calls it on SIGHUP). */
+  reload(): Promise<PartReload[]>;
   close(): Promise<void>;
 }
 
 function fail(code: BridgeConfigErrorCode, message: string): never {
   throw new BridgeConfigError(code, message);
-}
-
-/** A free TCP port on `host` (dev only: the issuer must name the port before the server listens). */
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 /** Validate everything that does not need I/O; throws BridgeConfigError. */
@@ -144,62 +124,6 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   if (config.store !== undefined && !/^postgres(ql)?:\/\//.test(config.store)) fail('invalid_option', '--store must be a postgres:// URL');
   if (config.store !== undefined && config.nonceStore === 'memory')
     fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
-}
-
-/** The nonce store the configuration asks for (opened; the caller closes it). */
-async function openNonceStore(config: BridgeConfig, issuer: string, keyDir: string): Promise<NonceStore> {
-  const capacity = config.nonceCapacity ?? DEFAULT_NONCE_CAPACITY;
-  const purgeIntervalMs = config.noncePurgeIntervalMs ?? 10_000;
-  const clock = config.clock ?? Date.now;
-  if (config.nonceStore === 'memory') return new MemoryNonceStore(capacity);
-  if (config.store !== undefined) {
-    const databaseClock = config.storeDatabaseClock === undefined ? {} : { databaseClock: config.storeDatabaseClock };
-    return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs, clock, ...databaseClock });
-  }
-  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs, clock });
-}
-
-/** The nonce store, telling `health` of each successful consume (a committed write: the store is up). */
-function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
-  return {
-    kind: store.kind,
-    capacity: store.capacity,
-    get size() {
-      return store.size;
-    },
-    get clockSkewMs() {
-      return store.clockSkewMs;
-    },
-    consume: async (key, iat, now) => {
-      const result = await store.consume(key, iat, now);
-      health.succeeded();
-      return result;
-    },
-    peek: (key, iat, now) => store.peek(key, iat, now),
-    probe: () => store.probe(),
-    close: () => store.close(),
-  };
-}
-
-/**
- * --tls-cert and --tls-key, checked before the listener needs them: each file's problem (and a
- * key that does not belong to the certificate) named by its flag, in plain words.
- */
-function loadTls(certFile: string, keyFile: string): { cert: Buffer; key: string } {
-  const coded = (m: string): Error => new BridgeConfigError('invalid_option', m);
-  // the key file first: a group- or world-readable private key is refused whatever the certificate
-  const key = readInputFile('--tls-key', keyFile, () => readKeyFile(keyFile), coded);
-  const cert = readInputFile('--tls-cert', certFile, () => readFileSync(certFile), coded);
-  const first = readInputFile('--tls-cert', certFile, () => new X509Certificate(cert), coded);
-  const privateKey = readInputFile('--tls-key', keyFile, () => createPrivateKey(key), coded);
-  if (!first.checkPrivateKey(privateKey))
-    fail('invalid_option', `--tls-key ${keyFile}: not the private key of the certificate in --tls-cert ${certFile}`);
-  try {
-    createSecureContext({ cert, key });
-  } catch (e) {
-    fail('invalid_option', `--tls-cert ${certFile} with --tls-key ${keyFile}: ${fileProblem(e, certFile)}`);
-  }
-  return { cert, key };
 }
 
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
@@ -231,148 +155,112 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   }
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
 
-  let trustedRoots: Reloadable<TrustedRoots> | undefined;
-  const late: { metrics?: BridgeMetrics } = {};
-  if (config.trustedRootsFile !== undefined) {
-    const read = (p: string): TrustedRoots =>
-      readInputFile(
-        '--trusted-roots',
-        p,
-        () => parseTrustedRoots(readDocument(p)),
-        (m) => new BridgeConfigError('invalid_trusted_roots', m),
-      );
-    trustedRoots = new Reloadable(config.trustedRootsFile, read, {
-      loaded: (source) => {
-        log.info({ file: config.trustedRootsFile, source }, 'trusted roots loaded');
-      },
-      failed: (reason) => {
-        late.metrics?.trustedRootsReloadFailures.inc();
-        log.error({ file: config.trustedRootsFile, reason }, 'trusted roots reload failed; keeping the previous copy');
-      },
-    });
-  }
-
-  const keyring = await SigningKeyring.open(keyDir, { alg: config.alg ?? 'RS256', maxTtl, create: true }, Math.floor(Date.now() / 1000));
-  const policy: BridgePolicy = {
-    issuer: issuer.issuer,
-    audiences: config.audiences ?? [DEFAULT_AUDIENCE],
-    defaultTtl: config.defaultTtl ?? DEFAULT_TTL_SECONDS,
-    maxTtl,
-    proofOfPossession: config.proofOfPossession ?? true,
-    awsSessionTags: config.awsSessionTags ?? false,
-    // The restart rule only for a store that forgets (SPEC §7); durable stores remember instead.
-    startedAt: config.nonceStore === 'memory' ? startedAt : null,
-  };
-  let nonces: NonceStore;
+  const stack = new AsyncDisposableStack();
   try {
-    nonces = await openNonceStore(config, issuer.issuer, keyDir);
-  } catch (e) {
-    trustedRoots?.stop();
-    throw e;
-  }
-  // Up or down, from the requests (a consumed nonce is a write) and a probe every 5 s.
-  const storeHealth = new StoreHealth(nonces.kind, log, { probe: () => nonces.probe() });
-  const service = new TokenService({
-    policy,
-    trustedRoots: () => trustedRoots?.current(),
-    signingKey: () => keyring.active,
-    nonces: reportingSuccess(nonces, storeHealth),
-    ...(config.clock === undefined ? {} : { now: config.clock }),
-  });
-
-  const serverOpts = {
-    logger: log,
-    https: tls,
-    storeHealth,
-    ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
-    ...httpLimitOptions(config),
-  };
-  const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer, store: storeHealth }, serverOpts);
-  late.metrics = metrics;
-
-  const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
-    if (r.error !== undefined) {
-      metrics.keyRefreshFailures.inc();
-      log.error(
-        { source: r.source, err: r.error instanceof Error ? r.error.message : JSON.stringify(r.error) },
-        'key directory refresh failed; keeping the current keys',
-      );
-    } else if (r.promoted != null) {
-      log.info(
-        { source: r.source, kid: r.promoted },
-        'next signing key promoted to active; the previous key is retired and stays published',
-      );
-    } else if (r.changed === true) {
-      log.info({ source: r.source, keys: keyring.entries.map((e) => `${e.kid}:${e.state}`) }, 'key directory changed');
-    }
-  };
-  keyring.start(config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report);
-  trustedRoots?.start();
-  storeHealth.start();
-
-  let info: ListenInfo;
-  try {
-    info = await listen(app, { host: config.host, port });
-  } catch (e) {
-    keyring.stop();
-    trustedRoots?.stop();
-    storeHealth.stop();
-    await app.close();
-    await nonces.close();
-    throw e;
-  }
-  log.info(
-    {
-      url: info.url,
+    const parts: NodePart[] = [];
+    const late: { metrics?: BridgeMetrics } = {};
+    const trustedRoots =
+      config.trustedRootsFile === undefined
+        ? undefined
+        : stack.use(startTrustedRootsPart(config.trustedRootsFile, log, () => late.metrics));
+    if (trustedRoots !== undefined) parts.push(trustedRoots);
+    const keyring = await SigningKeyring.open(keyDir, { alg: config.alg ?? 'RS256', maxTtl, create: true }, Math.floor(Date.now() / 1000));
+    const policy: BridgePolicy = {
       issuer: issuer.issuer,
-      key_dir: keyDir,
-      active_kid: keyring.active.kid,
-      alg: keyring.active.alg,
-      audiences: policy.audiences,
-      proof_of_possession: policy.proofOfPossession,
-      trusted_roots: config.trustedRootsFile ?? null,
-      nonce_store: nonces.kind,
-    },
-    'token bridge started',
-  );
-  if (nonces.kind === 'memory' && policy.proofOfPossession) {
-    log.warn(
-      { until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() },
-      'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart',
-    );
-  }
-  if (nonces.clockSkewMs !== undefined && Math.abs(nonces.clockSkewMs) > CLOCK_SKEW_WARN_MS) {
-    log.warn(
-      { clock_skew_ms: Math.round(nonces.clockSkewMs) },
-      "this host's clock differs from the nonce store database's by more than 30 s: proofs fresh on this clock may be refused at commit (pop_stale); synchronize the clocks (NTP)",
-    );
-  }
-  if (!policy.proofOfPossession)
-    log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
-  let closed = false;
-  return {
-    app,
-    url: info.url,
-    listen: info,
-    issuer,
-    keyDir,
-    keyring,
-    service,
-    nonces,
-    metrics,
-    refreshKeys: async () => {
-      const r = await keyring.refresh(Math.floor(Date.now() / 1000));
-      report({ source: 'manual', ...r });
-      return r;
-    },
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      keyring.stop();
-      trustedRoots?.stop();
+      audiences: config.audiences ?? [DEFAULT_AUDIENCE],
+      defaultTtl: config.defaultTtl ?? DEFAULT_TTL_SECONDS,
+      maxTtl,
+      proofOfPossession: config.proofOfPossession ?? true,
+      awsSessionTags: config.awsSessionTags ?? false,
+      // The restart rule only for a store that forgets (SPEC §7); durable stores remember instead.
+      startedAt: config.nonceStore === 'memory' ? startedAt : null,
+    };
+    const nonces = await openNonceStore(config, issuer.issuer, keyDir);
+    stack.defer(() => nonces.close());
+    // Up or down, from the requests (a consumed nonce is a committed write) and a probe every 5 s.
+    const storeHealth = new StoreHealth(nonces.kind, log, { probe: () => nonces.probe() });
+    const service = new TokenService({
+      policy,
+      trustedRoots: () => trustedRoots?.current(),
+      signingKey: () => keyring.active,
+      nonces,
+      committed: () => {
+        storeHealth.succeeded();
+      },
+      ...(config.clock === undefined ? {} : { now: config.clock }),
+    });
+
+    const serverOpts = {
+      logger: log,
+      https: tls,
+      storeHealth,
+      ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
+      ...httpLimitOptions(config),
+    };
+    const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer, store: storeHealth }, serverOpts);
+    stack.defer(() => closeGracefully(app));
+    late.metrics = metrics;
+    const report = keyRefreshReporter(keyring, metrics, log);
+    parts.push(stack.use(await startKeyringPart(keyring, config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report)));
+    storeHealth.start();
+    stack.defer(() => {
       storeHealth.stop();
-      await closeGracefully(app);
-      await nonces.close();
-    },
-  };
+    });
+    const info = await listen(app, { host: config.host, port });
+    const running = stack.move();
+    log.info(
+      {
+        url: info.url,
+        issuer: issuer.issuer,
+        key_dir: keyDir,
+        active_kid: keyring.active.kid,
+        alg: keyring.active.alg,
+        audiences: policy.audiences,
+        proof_of_possession: policy.proofOfPossession,
+        trusted_roots: config.trustedRootsFile ?? null,
+        nonce_store: nonces.kind,
+      },
+      'token bridge started',
+    );
+    if (nonces.kind === 'memory' && policy.proofOfPossession) {
+      log.warn(
+        { until: new Date(startedAt + NONCE_MIN_RETENTION_SECONDS * 1000).toISOString() },
+        'in-memory nonce store (--nonce-store memory): nonces used before this start are forgotten, so proofs with iat up to 60 s after the start are refused (pop_stale) for 121 s; tokens are not issued for about a minute after each restart',
+      );
+    }
+    if (nonces.clockSkewMs !== undefined && Math.abs(nonces.clockSkewMs) > CLOCK_SKEW_WARN_MS) {
+      log.warn(
+        { clock_skew_ms: Math.round(nonces.clockSkewMs) },
+        "this host's clock differs from the nonce store database's by more than 30 s: proofs fresh on this clock may be refused at commit (pop_stale); synchronize the clocks (NTP)",
+      );
+    }
+    if (!policy.proofOfPossession)
+      log.warn('proof of possession is off: a copied chain of a trusted root mints tokens (they carry "pop": false)');
+    let closed: Promise<void> | undefined;
+    return {
+      app,
+      url: info.url,
+      listen: info,
+      issuer,
+      keyDir,
+      keyring,
+      service,
+      nonces,
+      metrics,
+      refreshKeys: async () => {
+        const r = await keyring.refresh(Math.floor(Date.now() / 1000));
+        report({ source: 'manual', ...r });
+        return r;
+      },
+      reload: async () => {
+        const reports: PartReload[] = [];
+        for (const p of parts) if (p.reload !== undefined) reports.push(await p.reload());
+        return reports;
+      },
+      close: () => (closed ??= running.disposeAsync()),
+    };
+  } catch (e) {
+    await stack.disposeAsync();
+    throw e;
+  }
 }

@@ -33,6 +33,8 @@ export interface TokenServiceOptions {
   /** unix ms */
   now?: () => number;
   jti?: () => string;
+  /** Told each time the nonce store answered a consume: a committed write, so the store is up. */
+  committed?: () => void;
 }
 
 export interface Issued {
@@ -81,7 +83,11 @@ export class TokenService {
     const key = this.opts.signingKey();
     const token = await signToken(key, grant.claims);
     // The atomic insert decides; durable stores answer once it is committed: no token before that.
-    if (nonce !== null) refuseNonce(await this.nonces.consume(nonce.key, nonce.iat, now), nonce.iat);
+    if (nonce !== null) {
+      const consumed = await this.nonces.consume(nonce.key, nonce.iat, now);
+      this.opts.committed?.();
+      refuseNonce(consumed, nonce.iat);
+    }
     return {
       response: { access_token: token, token_type: 'Bearer', expires_in: grant.expiresIn, subject: grant.claims.sub },
       grant,

@@ -223,6 +223,6 @@ const stop = (): void => {
     () => process.exit(1),
   );
 };
-reloadOnSighup([node], log);
+reloadOnSighup([node, bridge], log);
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

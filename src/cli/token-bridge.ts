@@ -23,6 +23,7 @@ import { writeDemo } from '../bridge/demo.ts';
 import { KeyDir } from '../bridge/key-dir.ts';
 import { DEFAULT_PREPUBLISH_SECONDS, encodeKeysJson } from '../bridge/keyring.ts';
 import { startBridge } from '../bridge/node.ts';
+import { reloadOnSighup } from './sighup.ts';
 import type { BridgeConfig } from '../bridge/node.ts';
 import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
@@ -150,6 +151,7 @@ function addServe(program: Command, io: CliIo): void {
         const demo = writeDemo(mkdtempSync(join(tmpdir(), 'token-bridge-demo-')), node.url, config.audiences?.[0] ?? DEFAULT_AUDIENCE);
         log.warn({ ...demo }, 'dev mode: demo chain written; run the command to get a token');
       }
+      reloadOnSighup([node], log);
       closeOnSignals(() => node.close(), log);
     });
 }
