@@ -45,7 +45,10 @@ const base = (over: Partial<NodeKeysConfig>): NodeKeysConfig => ({
 const refusedWith = (code: string) => (e: unknown) => e instanceof NodeKeyError && e.code === code;
 
 void test('the keys of a valid configuration load, each for its purpose', () => {
-  const keys = NodeKeys.load(base({ cosignKeyFiles: [edFile(2), mlDsaFile()], bastions: ['b.example:443'], bastionKeyFile: edFile(3) }), quiet);
+  const keys = NodeKeys.load(
+    base({ cosignKeyFiles: [edFile(2), mlDsaFile()], bastions: ['b.example:443'], bastionKeyFile: edFile(3) }),
+    quiet,
+  );
   assert.deepEqual(keys.witness.publicKey, ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(1))));
   assert.deepEqual(
     keys.cosign.map((k) => k.algorithm),
@@ -58,7 +61,10 @@ void test('the keys of a valid configuration load, each for its purpose', () => 
 });
 
 void test('cosign_key_reused: a cosign key that is the witness key, from another file (public keys compared, not references)', () => {
-  assert.throws(() => NodeKeys.load(base({ keyFile: edFile(5), cosignKeyFiles: [edFile(2), edFile(5)] }), quiet), refusedWith('cosign_key_reused'));
+  assert.throws(
+    () => NodeKeys.load(base({ keyFile: edFile(5), cosignKeyFiles: [edFile(2), edFile(5)] }), quiet),
+    refusedWith('cosign_key_reused'),
+  );
 });
 
 void test('cosign_key_duplicate: two --cosign-key files holding one key', () => {
@@ -71,7 +77,8 @@ void test('cosign_key_duplicate: two --cosign-key files holding one key', () => 
 });
 
 void test('bastion_key_reused: the bastion key is the witness key or a cosign key', () => {
-  const withBastion = (file: string) => base({ keyFile: edFile(8), cosignKeyFiles: [edFile(9)], bastions: ['b.example:443'], bastionKeyFile: file });
+  const withBastion = (file: string) =>
+    base({ keyFile: edFile(8), cosignKeyFiles: [edFile(9)], bastions: ['b.example:443'], bastionKeyFile: file });
   assert.throws(() => NodeKeys.load(withBastion(edFile(8)), quiet), refusedWith('bastion_key_reused'));
   assert.throws(() => NodeKeys.load(withBastion(edFile(9)), quiet), refusedWith('bastion_key_reused'));
 });
@@ -100,9 +107,18 @@ void test('--dev creates the missing witness and cosign keys once in the data di
 void test('loadKey: the purpose decides the algorithms (an ML-DSA-44 key is a cosign key only) and the flag in the message', () => {
   const ml = mlDsaFile();
   assert.equal(loadKey(ml, 'cosign').algorithm, 'ml-dsa-44');
-  assert.throws(() => loadKey(ml, 'witness'), (e: unknown) => e instanceof Error && e.message.startsWith(`--key ${ml}: `));
-  assert.throws(() => loadKey(ml, 'bastion'), (e: unknown) => e instanceof Error && e.message.startsWith(`--bastion-key ${ml}: `));
+  assert.throws(
+    () => loadKey(ml, 'witness'),
+    (e: unknown) => e instanceof Error && e.message.startsWith(`--key ${ml}: `),
+  );
+  assert.throws(
+    () => loadKey(ml, 'bastion'),
+    (e: unknown) => e instanceof Error && e.message.startsWith(`--bastion-key ${ml}: `),
+  );
   const loose = join(tmp.dir, 'loose.pem');
   writeFileSync(loose, ed25519PrivateKeyToPem(ed25519KeyFromSeed(fill(10))), { mode: 0o644 });
-  assert.throws(() => loadKey(loose, 'cosign'), (e: unknown) => (e as { code?: string }).code === 'key_permissions');
+  assert.throws(
+    () => loadKey(loose, 'cosign'),
+    (e: unknown) => (e as { code?: string }).code === 'key_permissions',
+  );
 });
