@@ -15,7 +15,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Command } from 'commander';
-import { durationArg } from './options.ts';
+import { unitArg } from './options.ts';
 import { bastionHealth } from '../bastion/state-file.ts';
 
 export interface HealthResult {
@@ -127,7 +127,7 @@ export function addHealthcheckCommand(program: Command): void {
       '--data-dir <dir>',
       'instead of --url: the data directory of a node started with --bastion (reads its bastion state file); --url wins',
     )
-    .option('--timeout-ms <ms>', 'give up after this long (milliseconds, or 5s, 1m)', durationArg(1, 600_000, 'ms'), 5_000)
+    .option('--timeout-ms <ms>', 'give up after this long (milliseconds, or 5s, 1m)', unitArg('ms', 1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
     .option(
       '--json',

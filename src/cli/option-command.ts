@@ -8,6 +8,20 @@ import { readConfigSettings } from '../config/config-settings.ts';
 import { OPTION_GROUPS, rowsInHelpOrder, type OptionRow, type OptionTable, type OptionValues } from '../config/option-table.ts';
 import { EnvCommand, envName } from './options.ts';
 
+/** A value parsed from a flag or a variable. */
+class Parsed {
+  readonly value: unknown;
+  constructor(value: unknown) {
+    this.value = value;
+  }
+}
+
+/** What `option` makes of `text` given on the command line (the table's parsed value; tests). */
+export function parseOptionText(option: Option, text: string): unknown {
+  const v: unknown = option.parseArg === undefined ? text : option.parseArg(text, undefined as never);
+  return v instanceof Parsed ? v.value : v;
+}
+
 /** The flag named in a parser's error: `--kel-poll-seconds: not a duration: "5x" (…)`. */
 function named<T>(option: Option, parse: (text: string) => T): (text: string) => T {
   return (text) => {
@@ -38,7 +52,9 @@ function addRow(cmd: Command, row: OptionRow): void {
     ]);
   } else if (row.kind === 'value') {
     if (row.choices !== undefined) option.choices(row.choices); // shown in --help; the row's parser checks them
-    option.argParser(named(option, row.parse));
+    // boxed: commander turns a parser's null (`--rate-limit 0`: off) into ''
+    const parse = named(option, row.parse);
+    option.argParser((t: string) => new Parsed(parse(t)));
     if (row.default !== undefined) option.default(row.default, row.defaultHelp);
   }
   cmd.addOption(option);
@@ -60,7 +76,8 @@ const optionOf = (cmd: Command, row: OptionRow): Option => {
 export function optionValues<Tbl extends OptionTable>(cmd: Command, table: Tbl): OptionValues<Tbl> {
   const out: Record<string, unknown> = {};
   for (const [key, row] of Object.entries(table)) {
-    const v: unknown = cmd.getOptionValue(optionOf(cmd, row).attributeName());
+    const raw: unknown = cmd.getOptionValue(optionOf(cmd, row).attributeName());
+    const v = raw instanceof Parsed ? raw.value : raw;
     if (row.kind === 'negation') out[key] = v === false;
     else if (row.kind === 'switch') out[key] = v === true;
     // `false`: the value of a `--x` whose `--no-x` was given (--listen, --no-listen)

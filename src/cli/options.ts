@@ -110,4 +110,4 @@ export function missingFlagsMessage(cmd: Command, names: readonly string[], pref
 export { intArg } from '../config/option-table.ts';
 
 /** Durations (SPEC §4.1, last paragraph) live in src/config/duration.ts; re-exported for the commands. */
-export { durationArg, parseDurationSeconds } from '../config/duration.ts';
+export { durationArg, parseDurationSeconds, unitArg } from '../config/duration.ts';

@@ -117,7 +117,7 @@ export function addServeCommand(program: Command): void {
   addOptionTable(program.command('serve'), WITNESS_SERVE_OPTIONS)
     .description('run the witness node')
     .hook('preAction', (cmd) => {
-      const file = cmd.getOptionValue('config') as string | undefined;
+      const file = optionValues(cmd, WITNESS_SERVE_OPTIONS).config;
       if (file !== undefined)
         replacedLists = applyConfigFile(cmd, WITNESS_SERVE_OPTIONS, file, 'AW_', (m) => new ConfigError('invalid_config', m));
     })

@@ -26,7 +26,7 @@ import { BRIDGE_SERVE_OPTIONS, bridgeConfig } from '../bridge/options.ts';
 import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
-import { collectList, durationArg, envProgram, missingFlagsMessage } from './options.ts';
+import { collectList, envProgram, unitArg, missingFlagsMessage } from './options.ts';
 import { BridgeConfigError } from '../bridge/errors.ts';
 import { readInputFile } from '../config/input-file.ts';
 import { closeOnSignals, parseListen } from './serve-common.ts';
@@ -51,7 +51,7 @@ function addServe(program: Command, io: CliIo): void {
   addOptionTable(program.command('serve'), BRIDGE_SERVE_OPTIONS)
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
     .hook('preAction', (cmd) => {
-      const file = cmd.getOptionValue('config') as string | undefined;
+      const file = optionValues(cmd, BRIDGE_SERVE_OPTIONS).config;
       if (file !== undefined) applyConfigFile(cmd, BRIDGE_SERVE_OPTIONS, file, 'TB_', (m) => new BridgeConfigError('invalid_option', m));
     })
     .action(async (_flags: unknown, cmd: Command) => {
@@ -92,7 +92,7 @@ function addKeys(program: Command, io: CliIo): void {
     .option(
       '--prepublish <s>',
       'how long the new key is published before it signs (seconds, or 5m, 1h, 7d)',
-      durationArg(0),
+      unitArg('s', 0),
       DEFAULT_PREPUBLISH_SECONDS,
     )
     .addOption(algOption())
@@ -162,7 +162,7 @@ function addToken(program: Command, io: CliIo): void {
     )
     .option('--audience <aud>', 'token audience', DEFAULT_AUDIENCE)
     .option('--issuer <url>', "the bridge's issuer URL (default: read from its discovery document)")
-    .option('--ttl <s>', 'token lifetime (seconds, or 5m, 1h)', durationArg(1))
+    .option('--ttl <s>', 'token lifetime (seconds, or 5m, 1h)', unitArg('s', 1))
     .option('--capability <cap>', 'request only these capabilities (repeatable, comma-separated)', collectList)
     .option('--print-request', 'print the request body instead of sending it (pipe it to curl --data-binary @-)')
     .action(async (flags: TokenFlags) => {

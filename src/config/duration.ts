@@ -35,11 +35,21 @@ export function formatDuration(value: number, unit: TimeUnit = 's'): string {
   return String(value);
 }
 
-/** A commander argument parser: a duration within [min, max] units (seconds by default). */
-export function durationArg(min: number, max = Number.MAX_SAFE_INTEGER, unit: TimeUnit = 's') {
+/**
+ * A commander argument parser: a duration within [min, max] units (seconds by default). The range
+ * in its message is written as durations (`outside 300s..604800s`) for a flag typed as a duration,
+ * or as integers of the unit (`outside 1..3600 seconds`) for one whose name carries the unit.
+ */
+export function durationArg(min: number, max = Number.MAX_SAFE_INTEGER, unit: TimeUnit = 's', rangeIn: 'durations' | 'unit' = 'durations') {
+  const range = rangeIn === 'durations' ? `${min}${unit}..${max}${unit}` : `${min}..${max} ${unit === 's' ? 'seconds' : 'milliseconds'}`;
   return (text: string): number => {
     const v = parseDuration(text, unit);
-    if (v < min || v > max) throw new Error(`${text} is outside ${min}${unit}..${max}${unit}`);
+    if (v < min || v > max) throw new Error(`${text} is outside ${range}`);
     return v;
   };
+}
+
+/** For a flag whose name carries its unit (`--timeout-ms`, `--ttl <s>`): bare integers in `unit`, or durations. */
+export function unitArg(unit: TimeUnit, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return durationArg(min, max, unit, 'unit');
 }

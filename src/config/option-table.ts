@@ -126,7 +126,8 @@ export function text(flags: string, help: string, group: OptionGroup, o: RowOpti
 /** One of `choices`. */
 export function choice<C extends string>(flags: string, help: string, group: OptionGroup, choices: readonly C[], def: C): DefaultedRow<C> {
   const parse = (t: string): C => {
-    if (!(choices as readonly string[]).includes(t)) throw new Error(`${JSON.stringify(t)} is not one of ${choices.join(', ')}`);
+    if (!(choices as readonly string[]).includes(t))
+      throw new Error(`argument ${JSON.stringify(t)} is invalid. Allowed choices are ${choices.join(', ')}.`);
     return t as C;
   };
   return build(flags, help, group, 'value', parse, { default: def, choices }) as DefaultedRow<C>;
@@ -189,7 +190,9 @@ export function time(
   o: RowOptions<number> = {},
 ): OptionRow<number> {
   const defaultHelp = o.defaultHelp ?? (o.default === undefined ? undefined : formatDuration(o.default, unit));
-  return build(flags, help, group, 'value', durationArg(range[0], range[1], unit), { ...o, defaultHelp, time: unit });
+  // a flag typed as a duration states its range in durations; one whose name carries a unit, in that unit
+  const rangeIn = flags.endsWith('<duration>') ? 'durations' : 'unit';
+  return build(flags, help, group, 'value', durationArg(range[0], range[1], unit, rangeIn), { ...o, defaultHelp, time: unit });
 }
 
 /** Repeatable, comma-separated (`--x a,b --x c`, `X=a,b,c`); a list in a config file. */

@@ -19,7 +19,7 @@ import { WITNESS_SERVE_OPTIONS } from '../../src/cli/serve-witness.ts';
 import { anchorWitnessProgram } from '../../src/cli/anchor-witness.ts';
 import { tokenBridgeProgram } from '../../src/cli/token-bridge.ts';
 import { envProgram } from '../../src/cli/options.ts';
-import { addOptionTable, applyConfigFile, optionValues } from '../../src/cli/option-command.ts';
+import { addOptionTable, applyConfigFile, optionValues, parseOptionText } from '../../src/cli/option-command.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -144,7 +144,7 @@ void test('every time flag of both programs takes the duration syntax; -ms/-seco
       checked++;
       const name = `${path} ${option.long!}`;
       assert.ok(option.parseArg !== undefined, `${name}: no parser`);
-      const parse = (t: string): number => option.parseArg!(t, undefined as never) as unknown as number;
+      const parse = (t: string): number => parseOptionText(option, t) as number;
       const unit = /-ms$/.test(option.long!) || /<ms>/.test(option.flags) ? 'ms' : 's';
       let accepted = 0;
       for (const d of ['90s', '5m', '1h', '7d', '15m', '10s', '1s']) {
