@@ -27,7 +27,7 @@ import { fileDigest, runningBundle } from '../release/running.ts';
 import { encodeStatement, IN_TOTO_PAYLOAD_TYPE } from '../release/statement.ts';
 import { verifyBuildBody } from '../release/verify.ts';
 import { CheckFailed } from './errors.ts';
-import { intArg } from './options.ts';
+import { unitArg } from './options.ts';
 import { readBodyCapped } from '../client/http.ts';
 
 /** Largest /build response read by `verify build`. */
@@ -188,7 +188,7 @@ export function addBuildCommands(program: Command): void {
     )
     .option('--expect-digest <hex>', 'also require running_digest to be this (e.g. the digest of your own reproducible build)')
     .option('--bundle <file>', 'also require running_digest to be the SHA-256 of this file (a bundle you built from the source)')
-    .option('--timeout-ms <n>', 'request timeout', intArg(1), 10_000)
+    .option('--timeout-ms <ms>', 'request timeout (milliseconds, or 10s, 1m)', unitArg('ms', 1), 10_000)
     .action(async (flags: VerifyFlags) => {
       const fail = (code: number, reason: string): void => {
         process.stderr.write(`anchor-witness verify build: ${reason}\n`);

@@ -7,7 +7,7 @@ import { ClientError } from '../client/errors.ts';
 import { parseJsonBody, RESPONSE_CAPS, type HttpOptions } from '../client/http.ts';
 import { VerificationError, type PinnedPartyKey, type PinnedWitness } from '../client/verify-anchor.ts';
 import { findMember, parseWitnessSet, type WitnessSet } from '../client/witness-set.ts';
-import { collectList, intArg } from './options.ts';
+import { collectList, intArg, unitArg } from './options.ts';
 
 /** Exit codes of the client subcommands. */
 export const EXIT = { ok: 0, finding: 1, usage: 2 } as const;
@@ -166,7 +166,7 @@ export function addPartyPinOption(cmd: Command, required: boolean): Command {
 
 export function addHttpOptions(cmd: Command): Command {
   return cmd
-    .option('--timeout-ms <n>', 'per-request timeout', intArg(1, 600_000), 10_000)
+    .option('--timeout-ms <ms>', 'per-request timeout (milliseconds, or 10s, 1m)', unitArg('ms', 1, 600_000), 10_000)
     .option('--retries <n>', 'retries on 503/429 (Retry-After honoured), timeouts and 5xx', intArg(0, 20), 3)
     .option(
       '--max-response-bytes <n>',

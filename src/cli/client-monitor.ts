@@ -33,7 +33,7 @@ import {
 } from '../client/monitor.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
-import { collectList, durationArg, intArg } from './options.ts';
+import { collectList, durationArg, intArg, unitArg } from './options.ts';
 import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
@@ -192,10 +192,15 @@ export function addMonitorCommand(program: Command): void {
           "with --registry: derive the parties' keys from key event logs as the witnesses do (docs/protocol.md §3.5; the same registry file and a copy of the same KEL source), read again before every poll",
         )
         .option('--state <file>', 'what the monitor has seen, kept across restarts (recommended; without it nothing persists)')
-        .option('--interval <seconds>', 'seconds between polls', intArg(1, 86_400), 60)
+        .option('--interval <seconds>', 'time between polls (seconds, or 5m, 1h)', unitArg('s', 1, 86_400), 60)
         .option('--once', 'poll once; exit 1 when there is any finding')
         .option('--json', 'one JSON object per poll on stdout')
-        .option('--withholding-grace <seconds>', 'report a witness behind the others only after this long', intArg(0), 0)
+        .option(
+          '--withholding-grace <seconds>',
+          'report a witness behind the others only after this long (seconds, or 5m, 1h)',
+          unitArg('s', 0),
+          0,
+        )
         .option('--all-duplicities', "also page through every witness's stored duplicity proofs")
         .option(
           '--html <file>',

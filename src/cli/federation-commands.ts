@@ -19,7 +19,7 @@ import { SETUP_FORMATS, planSetup, renderSetup } from '../federation/setup.ts';
 import type { SetupFormat } from '../federation/setup.ts';
 import { chainThumbprint, parseCertificateChain } from '../federation/thumbprint.ts';
 import { probePresentedChain } from '../federation/tls-probe.ts';
-import { collectList, intArg } from './options.ts';
+import { collectList, unitArg } from './options.ts';
 
 export interface FederationIo {
   out: (text: string) => void;
@@ -302,11 +302,15 @@ function addCredentials(program: Command, io: FederationIo): void {
     )
     .option('--audience <aud>', 'token audience (the provider client ID)', AWS_STS_AUDIENCE)
     .option('--issuer <url>', "the bridge's issuer (default: read from its discovery document)")
-    .option('--ttl <s>', 'token lifetime in seconds', intArg(1))
+    .option('--ttl <s>', 'token lifetime (seconds, or 5m, 1h)', unitArg('s', 1))
     .option('--capability <cap>', 'request only these capabilities (repeatable, comma-separated)', collectList)
     .option('--region <region>', 'STS region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)')
     .option('--sts-endpoint <url>', 'STS endpoint URL (default: the regional endpoint; AWS_ENDPOINT_URL_STS is honoured too)')
-    .option('--duration-seconds <n>', "session duration (900 up to the role's MaxSessionDuration; STS default 3600)", intArg(900, 43200))
+    .option(
+      '--duration-seconds <s>',
+      "session duration (900 up to the role's MaxSessionDuration; STS default 3600; seconds, or 15m, 1h)",
+      unitArg('s', 900, 43200),
+    )
     .option('--github-env <file>', 'with --format github: the file to append to (default: $GITHUB_ENV)')
     .action(async (flags: CredentialsFlags) => {
       // Loaded here so that the other commands (and serve) do not load the AWS SDK.

@@ -15,13 +15,19 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Command } from 'commander';
-import { intArg } from './options.ts';
+import { unitArg } from './options.ts';
 import { bastionHealth } from '../bastion/state-file.ts';
 
 export interface HealthResult {
   healthy: boolean;
   /** what to print: `healthy <url> …` or `unhealthy <url>: why` */
   line: string;
+  /** The HTTP status of the answer, when there was one. */
+  httpStatus?: number;
+  /** Milliseconds until the answer, when there was one. */
+  elapsedMs?: number;
+  /** The /health document, when the answer was JSON. */
+  health?: Record<string, unknown>;
 }
 
 /** The /health URL for `text`: a base URL gets `/health` appended; a URL ending in /health is kept. */
@@ -76,22 +82,38 @@ export async function checkHealth(text: string, timeoutMs: number): Promise<Heal
     return { healthy: false, line: `unhealthy ${shown}: ${err.code === 'ETIMEDOUT' ? err.message : (err.code ?? err.message)}` };
   }
   const ms = Math.round(performance.now() - t0);
-  if (res.status !== 200) return { healthy: false, line: `unhealthy ${shown}: HTTP ${res.status} after ${ms} ms` };
+  const answer = { httpStatus: res.status, elapsedMs: ms };
+  if (res.status !== 200) return { healthy: false, line: `unhealthy ${shown}: HTTP ${res.status} after ${ms} ms`, ...answer };
   let doc: Record<string, unknown>;
   try {
-    doc = JSON.parse(res.body) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(res.body);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+    doc = parsed as Record<string, unknown>;
   } catch {
-    return { healthy: false, line: `unhealthy ${shown}: the body is not JSON` };
+    return { healthy: false, line: `unhealthy ${shown}: the body is not a JSON object`, ...answer };
   }
+  const withDoc = { ...answer, health: doc };
   // A liveness check (SPEC §1.1): `degraded` (say the store is down) is alive; restarting would not help.
   if (doc.status !== 'ok' && doc.status !== 'degraded')
-    return { healthy: false, line: `unhealthy ${shown}: status ${JSON.stringify(doc.status)}` };
+    return { healthy: false, line: `unhealthy ${shown}: status ${JSON.stringify(doc.status)}`, ...withDoc };
   const log = doc.log as { size?: unknown } | undefined;
   const store = doc.store as { kind?: unknown; state?: unknown } | undefined;
   const degraded =
     doc.status === 'degraded' ? `, degraded${store?.state === 'down' ? `: the ${String(store.kind)} store is down` : ''}` : '';
   const detail = `${typeof doc.version === 'string' ? `, version ${doc.version}` : ''}${typeof log?.size === 'number' ? `, log size ${log.size}` : ''}${degraded}`;
-  return { healthy: true, line: `healthy ${shown} (${ms} ms${detail})` };
+  return { healthy: true, line: `healthy ${shown} (${ms} ms${detail})`, ...withDoc };
+}
+
+/** `healthcheck --json`: the result as one object (snake_case keys, as /health has). */
+export function healthJson(r: HealthResult, checked: string): Record<string, unknown> {
+  return {
+    healthy: r.healthy,
+    checked,
+    line: r.line,
+    ...(r.httpStatus === undefined ? {} : { http_status: r.httpStatus }),
+    ...(r.elapsedMs === undefined ? {} : { elapsed_ms: r.elapsedMs }),
+    ...(r.health === undefined ? {} : { health: r.health }),
+  };
 }
 
 export function addHealthcheckCommand(program: Command): void {
@@ -105,15 +127,23 @@ export function addHealthcheckCommand(program: Command): void {
       '--data-dir <dir>',
       'instead of --url: the data directory of a node started with --bastion (reads its bastion state file); --url wins',
     )
-    .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
+    .option('--timeout-ms <ms>', 'give up after this long (milliseconds, or 5s, 1m)', unitArg('ms', 1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
-    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean }) => {
+    .option(
+      '--json',
+      'print one JSON object on stdout instead of the line: {"healthy", "checked", "line"} and, for --url, "http_status", "elapsed_ms", "health" (the /health document)',
+    )
+    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean; json?: boolean }) => {
       // --url wins: a container may set AW_DATA_DIR for `serve` and probe with --url.
       let r: HealthResult;
       if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
       else if (opts.dataDir !== undefined) r = bastionHealth(opts.dataDir, Date.now());
       else throw new Error('healthcheck needs --url URL (or --data-dir DIR for a node serving through bastions)');
-      if (opts.quiet !== true) (r.healthy ? process.stdout : process.stderr).write(r.line + '\n');
+      if (opts.quiet === true) {
+        // nothing: the exit status says it all
+      } else if (opts.json === true)
+        process.stdout.write(JSON.stringify(healthJson(r, opts.url === undefined ? opts.dataDir! : healthUrl(opts.url).toString())) + '\n');
+      else (r.healthy ? process.stdout : process.stderr).write(r.line + '\n');
       process.exitCode = r.healthy ? 0 : 1;
     });
 }

@@ -106,14 +106,8 @@ export function missingFlagsMessage(cmd: Command, names: readonly string[], pref
   return `missing required flag${options.length === 1 ? '' : 's'}: ${list} (or set ${vars}${orElse})`;
 }
 
-export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (text: string): number => {
-    if (!/^(0|[1-9][0-9]*)$/.test(text)) throw new Error(`not an integer: ${text}`);
-    const n = Number(text);
-    if (n < min || n > max) throw new Error(`${text} is outside ${min}..${max}`);
-    return n;
-  };
-}
+/** Whole numbers within a range: src/config/option-table.ts (one parser for tables and commands). */
+export { intArg } from '../config/option-table.ts';
 
 /** Durations (SPEC §4.1, last paragraph) live in src/config/duration.ts; re-exported for the commands. */
-export { durationArg, parseDurationSeconds } from '../config/duration.ts';
+export { durationArg, parseDurationSeconds, unitArg } from '../config/duration.ts';

@@ -1,7 +1,5 @@
 /** Pieces both `serve` commands share: the --listen syntax and shutdown on SIGTERM/SIGINT. */
-import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
-import { collectList, intArg } from './options.ts';
 import { ListenError } from './errors.ts';
 
 /** `HOST:PORT`, IPv6 as `[::1]:PORT`; port 0 = any free port. */
@@ -30,16 +28,4 @@ export function closeOnSignals(close: () => Promise<void>, log: FastifyBaseLogge
   process.once('SIGINT', () => {
     stop('SIGINT');
   });
-}
-
-/** The SPEC §2 limit flags, the same on both `serve` commands. */
-export function addHttpLimitOptions(cmd: Command): Command {
-  return cmd
-    .option('--max-body-bytes <n>', 'request body cap', intArg(1))
-    .option('--max-in-flight <n>', 'requests in handlers at once', intArg(1))
-    .option('--max-queue <n>', 'requests waiting for a slot', intArg(0))
-    .option('--request-timeout-ms <n>', 'request deadline from the first byte', intArg(100))
-    .option('--max-connections <n>', 'open connections in total', intArg(1))
-    .option('--max-connections-per-ip <n>', 'open connections per client IP', intArg(1))
-    .option('--trust-proxy <cidr>', 'proxies whose X-Forwarded-For is believed (repeatable, comma-separated)', collectList);
 }

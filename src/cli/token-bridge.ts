@@ -15,47 +15,25 @@ import { ed25519PrivateKeyFromPem } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { parseStrictJson } from '../encoding/json.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
-import { parseRateLimit } from '../server/rate-limit.ts';
 import { buildTokenRequest } from '../bridge/client.ts';
 import { fetchCause } from '../client/http.ts';
-import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from '../bridge/decide.ts';
+import { DEFAULT_AUDIENCE } from '../bridge/decide.ts';
 import { writeDemo } from '../bridge/demo.ts';
 import { KeyDir } from '../bridge/key-dir.ts';
 import { DEFAULT_PREPUBLISH_SECONDS, encodeKeysJson } from '../bridge/keyring.ts';
 import { startBridge } from '../bridge/node.ts';
 import { reloadOnSighup } from './sighup.ts';
-import type { BridgeConfig } from '../bridge/node.ts';
+import { BRIDGE_SERVE_OPTIONS, bridgeConfig } from '../bridge/options.ts';
 import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
-import { collectList, envProgram, intArg, missingFlagsMessage } from './options.ts';
+import { collectList, envProgram, unitArg, missingFlagsMessage } from './options.ts';
 import { BridgeConfigError } from '../bridge/errors.ts';
 import { readInputFile } from '../config/input-file.ts';
-import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
-import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
+import { closeOnSignals, parseListen } from './serve-common.ts';
+import { addOptionTable, applyConfigFile, optionValues } from './option-command.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { addVersionOption } from './version-option.ts';
-
-interface ServeFlags extends HttpLimits {
-  listen?: string;
-  keyDir?: string;
-  issuer?: string;
-  audience?: string[];
-  trustedRoots?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  defaultTtl: number;
-  maxTtl: number;
-  rateLimit: string;
-  proofOfPossession: boolean;
-  awsSessionTags?: boolean;
-  dev?: boolean;
-  alg: SigningAlg;
-  nonceCapacity?: number;
-  dataDir?: string;
-  store?: string;
-  nonceStore: 'durable' | 'memory';
-}
 
 const algOption = (): Option => new Option('--alg <alg>', 'signing algorithm of a generated key').choices(SIGNING_ALGS).default('RS256');
 
@@ -71,80 +49,27 @@ const stdoutIo: CliIo = {
 };
 
 function addServe(program: Command, io: CliIo): void {
-  addHttpLimitOptions(program.command('serve'))
+  addOptionTable(program.command('serve'), BRIDGE_SERVE_OPTIONS)
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
-    .option('--listen <host:port>', 'address to listen on (port 0 = any free port); required')
-    .option(
-      '--key-dir <dir>',
-      'signing keys (PKCS#8 PEM, 0600) and keys.json; the first key is created on first start; required without --dev',
-    )
-    .option('--issuer <url>', 'issuer URL: https://host[/path], no port, query, fragment or trailing slash; required without --dev')
-    .option('--audience <aud>', `allowed audience (repeatable, comma-separated; default ${DEFAULT_AUDIENCE})`, collectList)
-    .option(
-      '--trusted-roots <file>',
-      'trusted roots (party registry format plus "revoked"; JSON or YAML), reloaded on SIGHUP and rename-into-place',
-    )
-    .option('--tls-cert <file>', 'TLS certificate chain (PEM)')
-    .option('--tls-key <file>', 'TLS private key (PEM, mode 0600)')
-    .option('--default-ttl <s>', 'token lifetime when the request names none', intArg(1, MAX_TTL_LIMIT_SECONDS), DEFAULT_TTL_SECONDS)
-    .option('--max-ttl <s>', 'longest token lifetime a request may ask for', intArg(1, MAX_TTL_LIMIT_SECONDS), MAX_TTL_LIMIT_SECONDS)
-    .option('--rate-limit <rps[:burst]>', 'per-client-IP limit on POST /token; 0 = off', '10:20')
-    .option(
-      '--no-proof-of-possession',
-      'accept requests without a proof by the leaf device key (requires --trusted-roots; tokens carry "pop": false)',
-    )
-    .option('--aws-session-tags', 'add the https://aws.amazon.com/tags claim (principal tags auths_leaf, auths_caps)')
-    .option(
-      '--dev',
-      'development: http:// or a port allowed in a loopback issuer (default: the listening URL), throwaway keys without --key-dir, a demo chain',
-    )
-    .addOption(algOption())
-    .option('--nonce-capacity <n>', 'proof-of-possession nonces remembered at once (full → 503 overloaded; default 100000)', intArg(1))
-    .option(
-      '--data-dir <dir>',
-      'where the nonce store nonces.sqlite (mode 0600) lives (default: --key-dir); one serve process per data dir',
-    )
-    .option(
-      '--store <url>',
-      'postgres://…: keep the nonce store in PostgreSQL instead, shared by bridge replicas of one issuer (the database is bound to --issuer at first use; signing keys stay in --key-dir)',
-    )
-    .addOption(
-      new Option(
-        '--nonce-store <kind>',
-        'durable: used nonces survive restarts (SQLite in --data-dir, or --store). memory: forgotten at each restart, so every proof with iat up to 60 s after the start is refused (pop_stale) for 121 s after it — no tokens for about a minute after each restart',
-      )
-        .choices(['durable', 'memory'])
-        .default('durable'),
-    )
-    .action(async (flags: ServeFlags, cmd: Command) => {
+    .hook('preAction', (cmd) => {
+      const file = optionValues(cmd, BRIDGE_SERVE_OPTIONS).config;
+      if (file !== undefined) applyConfigFile(cmd, BRIDGE_SERVE_OPTIONS, file, 'TB_', (m) => new BridgeConfigError('invalid_option', m));
+    })
+    .action(async (_flags: unknown, cmd: Command) => {
+      const v = optionValues(cmd, BRIDGE_SERVE_OPTIONS);
       // every missing required flag in one message
-      const dev = flags.dev === true;
       const missing = [
-        flags.listen === undefined && 'listen',
-        !dev && flags.keyDir === undefined && 'keyDir',
-        !dev && flags.issuer === undefined && 'issuer',
+        v.listen === undefined && 'listen',
+        !v.dev && v.keyDir === undefined && 'keyDir',
+        !v.dev && v.issuer === undefined && 'issuer',
       ].filter((x): x is string => x !== false);
-      if (missing.length > 0) throw new BridgeConfigError('invalid_option', missingFlagsMessage(cmd, missing, 'TB_'));
-      const { host, port } = parseListen(flags.listen!);
-      const config: BridgeConfig = {
-        host,
-        port,
-        defaultTtl: flags.defaultTtl,
-        maxTtl: flags.maxTtl,
-        rateLimit: parseRateLimit(flags.rateLimit),
-        proofOfPossession: flags.proofOfPossession,
-        awsSessionTags: flags.awsSessionTags ?? false,
-        dev: flags.dev ?? false,
-        alg: flags.alg,
-        nonceStore: flags.nonceStore,
-      };
-      const optional = [...HTTP_LIMIT_KEYS, 'keyDir', 'issuer', 'nonceCapacity', 'dataDir', 'store'] as const;
-      for (const k of optional) if (flags[k] !== undefined) (config as unknown as Record<string, unknown>)[k] = flags[k];
-      if (flags.audience !== undefined) config.audiences = flags.audience;
-      if (flags.trustedRoots !== undefined) config.trustedRootsFile = flags.trustedRoots;
-      if (flags.tlsCert !== undefined) config.tlsCertFile = flags.tlsCert;
-      if (flags.tlsKey !== undefined) config.tlsKeyFile = flags.tlsKey;
-      const log = pino({ base: { svc: 'token-bridge' } }, pino.destination(2));
+      if (missing.length > 0)
+        throw new BridgeConfigError(
+          'invalid_option',
+          missingFlagsMessage(cmd, missing, 'TB_', v.config === undefined ? '' : `, or give them in --config ${v.config}`),
+        );
+      const config = bridgeConfig(v, parseListen(v.listen!));
+      const log = pino({ base: { svc: 'token-bridge' }, level: v.logLevel }, pino.destination(2));
       const node = await startBridge(config, log);
       io.out(`listening on ${node.url}\n`);
       if (config.dev === true) {
@@ -166,7 +91,12 @@ function addKeys(program: Command, io: CliIo): void {
       'add a signing key: on an empty key dir the first key, active at once; otherwise a "next" key, published now and signing after --prepublish seconds',
     )
     .requiredOption('--key-dir <dir>', 'key directory')
-    .option('--prepublish <s>', 'seconds the new key is published before it signs', intArg(0), DEFAULT_PREPUBLISH_SECONDS)
+    .option(
+      '--prepublish <s>',
+      'how long the new key is published before it signs (seconds, or 5m, 1h, 7d)',
+      unitArg('s', 0),
+      DEFAULT_PREPUBLISH_SECONDS,
+    )
     .addOption(algOption())
     .action(async (flags: { keyDir: string; prepublish: number; alg: SigningAlg }) => {
       const dir = new KeyDir(flags.keyDir);
@@ -234,7 +164,7 @@ function addToken(program: Command, io: CliIo): void {
     )
     .option('--audience <aud>', 'token audience', DEFAULT_AUDIENCE)
     .option('--issuer <url>', "the bridge's issuer URL (default: read from its discovery document)")
-    .option('--ttl <s>', 'token lifetime in seconds', intArg(1))
+    .option('--ttl <s>', 'token lifetime (seconds, or 5m, 1h)', unitArg('s', 1))
     .option('--capability <cap>', 'request only these capabilities (repeatable, comma-separated)', collectList)
     .option('--print-request', 'print the request body instead of sending it (pipe it to curl --data-binary @-)')
     .action(async (flags: TokenFlags) => {
