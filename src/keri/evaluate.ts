@@ -17,6 +17,7 @@ import { MAX_DELEGATION_DEPTH, anchoredCount, indexSeals, type SealIndex } from 
 import { KelError } from './errors.ts';
 import { parseEvent } from './event.ts';
 import { MAX_SIGNATURES_PER_KEY } from './signatures.ts';
+import { keyStateOf } from './state.ts';
 import type { KelEvaluation, KelStatus, KeyState, RawKel } from './types.ts';
 import { verifyRange, type ParsedEvent, type RuleFailure, type WalkState } from './verify.ts';
 
@@ -226,21 +227,7 @@ function sealsOf(accepted: AcceptedKel): SealIndex {
 }
 
 function keyState(prefix: string, accepted: AcceptedKel): KeyState {
-  const w = accepted.kel.states[accepted.count - 1]!;
-  return {
-    prefix,
-    s: w.s,
-    d: w.d,
-    keys: w.keys,
-    kt: w.kt,
-    n: w.n,
-    nt: w.nt,
-    delegator: w.delegator,
-    revoked: accepted.revoked,
-    abandoned: w.abandoned,
-    transferable: w.transferable,
-    inception: w.inception,
-  };
+  return keyStateOf(prefix, accepted.kel.states[accepted.count - 1]!, accepted.revoked);
 }
 
 /**
