@@ -31,7 +31,7 @@ const FRACTION = /^([1-9][0-9]{0,5})\/([1-9][0-9]{0,5})$/;
 
 /** A weight of a weighted threshold, or a reason it is not one. */
 function weight(v: unknown): Weight | string {
-  if (typeof v !== 'string') return `a weight must be a string ("0", "1" or "N/D"), got ${JSON.stringify(v) ?? typeof v}`;
+  if (typeof v !== 'string') return `a weight must be a string ("0", "1" or "N/D"), got ${JSON.stringify(v)}`;
   if (v === '0') return { n: 0n, d: 1n, text: v };
   if (v === '1') return { n: 1n, d: 1n, text: v };
   const m = FRACTION.exec(v);
@@ -68,7 +68,7 @@ export function simpleValue(v: unknown): number {
 export function parseTholder(v: unknown, size: number, name: string): Tholder | string {
   if (!Array.isArray(v)) {
     const value = simpleValue(v);
-    if (Number.isNaN(value)) return `${name} ${JSON.stringify(v) ?? typeof v} is neither a hex number, an integer nor a weighted list`;
+    if (Number.isNaN(value)) return `${name} ${JSON.stringify(v)} is neither a hex number, an integer nor a weighted list`;
     return { weighted: false, value, size, text: String(value) };
   }
   if (v.length === 0) return `${name} is an empty weighted list`;
