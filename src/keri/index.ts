@@ -18,3 +18,4 @@ export { evaluateKels, verifyKels, stageKel, resolveStages, revocationSeals, typ
 export { classifyConflict, type ConflictInput, type ConflictingEvent, type ConflictClass, type ConflictKind } from './conflict.ts';
 export { parseTholder, tholderMet, type Tholder } from './tholder.ts';
 export type { KelThreshold } from './types.ts';
+export { isAhead, isRecovery, type KelTipRef } from './history.ts';
