@@ -17,6 +17,13 @@ export interface KelStateView {
   s: number;
   d: string;
   keys: readonly { curve: 'ed25519' | 'p256'; raw: Uint8Array }[];
+  /**
+   * The current keys that may sign an anchor alone (SPEC §3.5 check 4, rev 4): all of them but
+   * those whose weight in a weighted kt is "0". Absent: every key.
+   */
+  anchorKeys?: readonly { curve: 'ed25519' | 'p256'; raw: Uint8Array }[];
+  /** The last establishment event's sn (rev 4; rows and states are ordered by it first). */
+  estS?: number;
   /** The `dip`'s `di` (a bare prefix), or null for a KEL begun by `icp`. */
   delegator: string | null;
   revoked: boolean;
@@ -37,6 +44,8 @@ export interface KelView {
 export interface KelTipView {
   s: number;
   d: string;
+  /** Absent on a row written before SPEC revision 4 (compared by s alone). */
+  estS?: number;
 }
 
 /** Keyed by bare prefix. */
@@ -44,10 +53,16 @@ export type KelViews = ReadonlyMap<string, KelView>;
 
 const prefixOf = (id: string): string => id.slice(DID_KERI.length);
 
-/** The tip row is newer than (or differs from) the state this process derived. */
+/**
+ * The tip row is ahead of (or differs at the same place from) the state this process derived:
+ * ahead = a higher est_s, or the same est_s and a higher s (SPEC §3.5 rev 4; a recovery has a
+ * lower s but a higher est_s). A row or state without est_s is compared by s alone.
+ */
 function behind(state: KelStateView | null, tip: KelTipView | undefined): boolean {
   if (tip === undefined) return false;
   if (state === null) return true;
+  if (tip.estS === undefined || state.estS === undefined) return tip.s > state.s || (tip.s === state.s && tip.d !== state.d);
+  if (tip.estS !== state.estS) return tip.estS > state.estS;
   return tip.s > state.s || (tip.s === state.s && tip.d !== state.d);
 }
 
@@ -67,7 +82,7 @@ function unusable(prefix: string, view: KelView | undefined, tip: KelTipView | u
 }
 
 function kelParty(id: string, state: KelStateView, limits: PartyLimits): RegistryParty {
-  const keys: RegistryKey[] = state.keys.map((k) => ({ curve: k.curve, publicKey: k.raw }));
+  const keys: RegistryKey[] = (state.anchorKeys ?? state.keys).map((k) => ({ curve: k.curve, publicKey: k.raw }));
   const party: RegistryParty = { id, keys, limits, kel: { revoked: state.revoked, abandoned: state.abandoned } };
   if (state.delegator !== null) party.delegator = DID_KERI + state.delegator;
   return party;

@@ -103,12 +103,12 @@ export interface InceptOptions {
   signers: readonly KelSigner[];
   /** The next keys (their commitments are put in `n`), or commitments directly; [] = non-transferable. */
   next: readonly (KelSigner | string)[];
-  kt?: number;
-  nt?: number;
+  kt?: ThresholdOption;
+  nt?: ThresholdOption;
   config?: readonly string[];
   seals?: readonly Seal[];
   backers?: readonly string[];
-  bt?: number;
+  bt?: number | { json: number };
   /** Makes a `dip` delegated by this prefix. */
   delegator?: string;
   /** A basic prefix (i = the only key) instead of a self-addressing one. */
@@ -119,12 +119,12 @@ export interface InceptOptions {
 export interface RotateOptions {
   signers: readonly KelSigner[];
   next: readonly (KelSigner | string)[];
-  kt?: number;
-  nt?: number;
+  kt?: ThresholdOption;
+  nt?: ThresholdOption;
   seals?: readonly Seal[];
   cut?: readonly string[];
   add?: readonly string[];
-  bt?: number;
+  bt?: number | { json: number };
   /** On a delegated KEL, write `di` on the drt (upstream form; keripy omits it). */
   withDelegator?: boolean;
   p256Code?: 'E' | 'A';
@@ -135,6 +135,19 @@ export interface BuiltEvent {
   attachment: string;
   s: number;
   d: string;
+}
+
+/**
+ * A threshold option: a number is written as hex text (`2` → `"2"`); anything else (keripy's
+ * integer form `{ json: 2 }`, a weighted list `["1/2","1/2"]`) is written as given.
+ */
+export type ThresholdOption = number | readonly unknown[] | { json: unknown };
+
+function thresholdJson(t: ThresholdOption | undefined, fallback: number): unknown {
+  if (t === undefined) return hexText(fallback);
+  if (typeof t === 'number') return hexText(t);
+  if (Array.isArray(t)) return t;
+  return (t as { json: unknown }).json;
 }
 
 const commitments = (next: readonly (KelSigner | string)[]): string[] => next.map((x) => (typeof x === 'string' ? x : commitmentTo(x)));
@@ -168,11 +181,11 @@ export class KelBuilder {
       t,
       i: opts.basic === true ? opts.signers[0]!.key.qb64 : '',
       s: '0',
-      kt: hexText(opts.kt ?? opts.signers.length),
+      kt: thresholdJson(opts.kt, opts.signers.length),
       k: opts.signers.map((x) => x.key.qb64),
-      nt: hexText(opts.nt ?? n.length),
+      nt: thresholdJson(opts.nt, n.length),
       n,
-      bt: hexText(opts.bt ?? backers.length),
+      bt: thresholdJson(opts.bt, backers.length),
       b: backers,
       c: [...(opts.config ?? [])],
       a: [...(opts.seals ?? [])],
@@ -211,11 +224,11 @@ export class KelBuilder {
     });
     const members: Record<string, unknown> = {
       t: this.delegator === null ? 'rot' : 'drt',
-      kt: hexText(opts.kt ?? opts.signers.length),
+      kt: thresholdJson(opts.kt, opts.signers.length),
       k: opts.signers.map((x) => x.key.qb64),
-      nt: hexText(opts.nt ?? n.length),
+      nt: thresholdJson(opts.nt, n.length),
       n,
-      bt: hexText(opts.bt ?? backers.length),
+      bt: thresholdJson(opts.bt, backers.length),
       br: [...(opts.cut ?? [])],
       ba: [...(opts.add ?? [])],
       a: [...(opts.seals ?? [])],

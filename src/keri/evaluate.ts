@@ -1,7 +1,8 @@
 /**
  * Evaluate a whole source snapshot (SPEC §3.5 "Verification", "Caching, reload, rollback"): every
- * KEL is checked on its own (rules 1–7), against the state in force and the store's highest
- * accepted tip (fork, rollback), then across KELs (rule 8, delegation).
+ * KEL is checked on its own (rules 1–7, parse-kel.ts and verify.ts), against the state in force
+ * and the store's highest accepted tip (fork, rollback, recovery: history.ts), then across KELs
+ * (rule 8, delegation).
  *
  * Incremental: the cache keeps, per prefix, the verified events with the state after each. A
  * source whose hash is unchanged is not verified again; a KEL whose events begin with the cached
@@ -12,22 +13,12 @@
  * On any rejection the last accepted state stays in force; a prefix missing from the snapshot
  * has no evaluation and leaves the cache.
  */
-import { parseAttachment } from './attachments.ts';
 import { MAX_DELEGATION_DEPTH, anchoredCount, indexSeals, type SealIndex } from './delegation.ts';
-import { KelError } from './errors.ts';
-import { parseEvent } from './event.ts';
-import { MAX_SIGNATURES_PER_KEY } from './signatures.ts';
+import { checkHistory, type KelTipRef } from './history.ts';
+import { checkShape, commonPrefix, parseEvents, type VerifiedKel } from './parse-kel.ts';
+import { keyStateOf } from './state.ts';
 import type { KelEvaluation, KelStatus, KeyState, RawKel } from './types.ts';
-import { verifyRange, type ParsedEvent, type RuleFailure, type WalkState } from './verify.ts';
-
-/** Events that passed rules 1–7, with the state after each. */
-interface VerifiedKel {
-  events: readonly ParsedEvent[];
-  /** Each event's JSON value as the source gave it (to recognise unchanged events cheaply). */
-  values: readonly unknown[];
-  attachments: readonly string[];
-  states: readonly WalkState[];
-}
+import { verifyRange, type RuleFailure } from './verify.ts';
 
 /** The accepted KEL in force: the first `count` events of a verified KEL. */
 interface AcceptedKel {
@@ -57,116 +48,6 @@ interface CacheEntry {
  */
 export interface KelCache {
   readonly entries: ReadonlyMap<string, CacheEntry>;
-}
-
-type Tip = { s: number; d: string };
-
-function failure(reason: RuleFailure['reason'], seq: number | null, detail: string): { ok: false } & RuleFailure {
-  return { ok: false, reason, seq, detail };
-}
-
-/** Rule 1 for the source as a whole: its defect, no events, one attachment per event. */
-function checkShape(raw: RawKel): RuleFailure | null {
-  if (raw.defect !== undefined) return { reason: raw.defect.reason, seq: null, detail: raw.defect.detail };
-  if (raw.events.length === 0) return { reason: 'malformed', seq: null, detail: 'no events' };
-  if (raw.attachments.length !== raw.events.length) {
-    return {
-      reason: 'malformed',
-      seq: null,
-      detail: `${raw.events.length} events but ${raw.attachments.length} attachments (one per event)`,
-    };
-  }
-  return null;
-}
-
-/**
- * Rule 1 for events[from…]: each event and attachment parses, and carries at most
- * MAX_SIGNATURES_PER_KEY × its signing keys signatures (its own `k`, or for an ixn the last
- * establishment event's; `keyCount` is that of the state before `from`, null without one).
- */
-function parseEvents(
-  raw: RawKel,
-  from: number,
-  keyCount: number | null,
-): { ok: true; events: ParsedEvent[] } | ({ ok: false } & RuleFailure) {
-  const events: ParsedEvent[] = [];
-  for (let j = from; j < raw.events.length; j++) {
-    try {
-      const event = parseEvent(raw.events[j], j);
-      const attachment = parseAttachment(raw.attachments[j]!, j);
-      if (attachment.sourceSeals.length > 0 && event.t !== 'dip' && event.t !== 'drt') {
-        return failure('malformed', j, `attachment: a -G source seal on a ${event.t}`);
-      }
-      if (event.t !== 'ixn') keyCount = event.keys.length;
-      // An ixn with no establishment event before it is refused by rule 3 (not_inception).
-      if (keyCount !== null && attachment.signatures.length > MAX_SIGNATURES_PER_KEY * keyCount) {
-        return failure(
-          'malformed',
-          j,
-          `attachment: ${attachment.signatures.length} signatures for ${keyCount} signing key(s) (at most ${MAX_SIGNATURES_PER_KEY} per key)`,
-        );
-      }
-      events.push({ event, attachment });
-    } catch (err) {
-      if (err instanceof KelError) return failure(err.code, err.seq, err.message);
-      throw err;
-    }
-  }
-  return { ok: true, events };
-}
-
-/** Deep equality of two parsed JSON values (member order aside: parseEvent does not depend on it). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  let members = 0;
-  for (const k in ao) {
-    members++;
-    if (!Object.hasOwn(bo, k) || !sameJson(ao[k], bo[k])) return false;
-  }
-  for (const k in bo) if (Object.hasOwn(bo, k)) members--;
-  return members === 0;
-}
-
-/**
- * How many leading events of the source are those of `kel`: the same JSON value and the same
- * attachment, so an unchanged event is neither parsed nor verified again.
- */
-function commonPrefix(kel: VerifiedKel | null, raw: RawKel): number {
-  if (kel === null) return 0;
-  const n = Math.min(kel.values.length, raw.events.length);
-  let j = 0;
-  while (j < n && raw.attachments[j] === kel.attachments[j] && sameJson(raw.events[j], kel.values[j])) j++;
-  return j;
-}
-
-/** Fork and rollback against the state in force and the store's tip. */
-function checkHistory(saids: readonly string[], inForce: AcceptedKel | null, tip: Tip | undefined): RuleFailure | null {
-  if (inForce !== null) {
-    const upTo = Math.min(inForce.count, saids.length);
-    for (let j = 0; j < upTo; j++) {
-      const d = inForce.kel.events[j]!.event.d;
-      if (saids[j] !== d) return { reason: 'fork', seq: j, detail: `event ${j} is ${saids[j]!}, the accepted KEL has ${d}` };
-    }
-    if (saids.length < inForce.count) {
-      return { reason: 'rollback', seq: saids.length, detail: `${saids.length} events, the accepted KEL has ${inForce.count}` };
-    }
-  }
-  if (tip !== undefined) {
-    if (saids.length <= tip.s)
-      return { reason: 'rollback', seq: saids.length, detail: `${saids.length} events, the stored tip is at s=${tip.s}` };
-    if (saids[tip.s] !== tip.d)
-      return { reason: 'fork', seq: tip.s, detail: `event ${tip.s} is ${saids[tip.s]!}, the stored tip is ${tip.d}` };
-  }
-  return null;
 }
 
 /** Rules 1–7 for one source, reusing the cache where the events are unchanged. */
@@ -225,22 +106,13 @@ function sealsOf(accepted: AcceptedKel): SealIndex {
   return accepted.seals;
 }
 
-function keyState(prefix: string, accepted: AcceptedKel): KeyState {
+function tipOf(accepted: AcceptedKel): KelTipRef {
   const w = accepted.kel.states[accepted.count - 1]!;
-  return {
-    prefix,
-    s: w.s,
-    d: w.d,
-    keys: w.keys,
-    kt: w.kt,
-    n: w.n,
-    nt: w.nt,
-    delegator: w.delegator,
-    revoked: accepted.revoked,
-    abandoned: w.abandoned,
-    transferable: w.transferable,
-    inception: w.inception,
-  };
+  return { s: w.s, d: w.d, estS: w.estS, estD: w.estD };
+}
+
+function keyState(prefix: string, accepted: AcceptedKel): KeyState {
+  return keyStateOf(prefix, accepted.kel.states[accepted.count - 1]!, accepted.revoked);
 }
 
 /**
@@ -251,7 +123,7 @@ function keyState(prefix: string, accepted: AcceptedKel): KeyState {
 export function evaluateKels(
   kels: ReadonlyMap<string, RawKel>,
   previous: KelCache | null,
-  tips: ReadonlyMap<string, { s: number; d: string }>,
+  tips: ReadonlyMap<string, KelTipRef>,
 ): { evaluations: Map<string, KelEvaluation>; cache: KelCache } {
   const stages = new Map<string, KelStage>();
   for (const [prefix, raw] of kels) stages.set(prefix, stageKel(raw, previous, tips.get(prefix)));
@@ -264,12 +136,15 @@ export function evaluateKels(
  * registry's worker thread) stages each as it reads it. The stage keeps the RawKel's `source`,
  * `defect` and `sourceHash` only, never its events.
  */
-export function stageKel(raw: RawKel, previous: KelCache | null, tip: Tip | undefined): KelStage {
+export function stageKel(raw: RawKel, previous: KelCache | null, tip: KelTipRef | undefined): KelStage {
   const prev = previous?.entries.get(raw.prefix);
   const { saids, own, verifiedEvents } = verifyOwn(raw, prev);
   let verdict: Own = own;
   if (saids !== null) {
-    const history = checkHistory(saids, prev?.inForce ?? null, tip);
+    const kept = prev?.inForce ?? null;
+    const types = own.ok ? own.kel.events.map((e) => e.event.t) : null;
+    const accepted = kept === null ? null : { saids: kept.kel.events.slice(0, kept.count).map((e) => e.event.d), tip: tipOf(kept) };
+    const history = checkHistory({ saids, types }, accepted, tip);
     if (history !== null) verdict = { ok: false, ...history };
   }
   const bare: RawKel = { ...raw, events: [], attachments: [] };
@@ -351,13 +226,8 @@ export function resolveStages(stages: ReadonlyMap<string, KelStage>): { evaluati
     const { count, failure: f } = anchoredCount(prefix, kel.events, seals);
     if (f !== null) return reject(f);
     const revoked = (kept?.revoked ?? false) || seals.digests.has(prefix);
-    if (kept !== null && count < kept.count) {
-      return reject({
-        reason: 'rollback',
-        seq: count,
-        detail: `the delegator's accepted KEL no longer anchors event ${count}, which was accepted`,
-      });
-    }
+    // count < kept.count only after a recovery of the delegator superseded the ixn that anchored
+    // event `count`: that event is pending again (SPEC §3.5 rev 4 "Recovery rotations").
     const inForce = count === 0 ? null : accepted(kept, kel, count, revoked);
     if (count < kel.events.length) {
       const e = kel.events[count]!.event;

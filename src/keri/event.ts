@@ -6,7 +6,8 @@
  * JSON, its conformance fixtures have sorted keys). parseEvent checks it and re-serializes it
  * canonically: compact JSON, members in the order of MEMBERS, seal members in their shape's
  * order. Every leaf is a string of printable ASCII without `"` or `\`, so JSON.stringify writes
- * each value verbatim.
+ * each value verbatim; `kt`, `nt` and `bt` may also be JSON integers (keripy's form, rev 4) and
+ * `kt`/`nt` weighted lists, kept in the form received (an integer stays an integer in B(e)).
  */
 import { KelError } from './errors.ts';
 import { IDENTIFIER_CODES, KEY_CODES, decodeQb64, requireQb64 } from './qb64.ts';
@@ -36,8 +37,8 @@ export const LIMITS = Object.freeze({ listEntries: 32, seals: 256, eventBytes: 6
 /** A seal in `a`: its members in canonical order. */
 export type Seal = Readonly<Record<string, string>>;
 
-/** A threshold: a hex integer, or a weighted list (refused by the verifier in v1: `threshold_invalid`). */
-export type Threshold = { weighted: false; value: number } | { weighted: true };
+/** The largest JSON integer `kt`, `nt` and `bt` may be (SPEC §3.5 rev 4: keripy's `intive` form). */
+export const MAX_INTEGER_THRESHOLD = 2 ** 32 - 1;
 
 export interface KelEvent {
   t: EventType;
@@ -49,13 +50,17 @@ export interface KelEvent {
   sn: number;
   /** Prior event's SAID (not on icp/dip). */
   p: string | null;
-  /** Establishment members (empty / zero on ixn). */
-  kt: Threshold;
+  /**
+   * Establishment members (empty / zero on ixn). `kt` and `nt` are the JSON values as received
+   * (hex text, an integer, a weighted list, or anything else: rule 4 reads them, src/keri/tholder.ts);
+   * `bt` is the number its hex text or integer denotes.
+   */
+  kt: unknown;
   k: string[];
   keys: KelKey[];
-  nt: Threshold;
+  nt: unknown;
   n: string[];
-  bt: Threshold;
+  bt: number;
   /** icp/dip `b`; rot/drt `br`, `ba`. */
   b: string[];
   br: string[];
@@ -105,17 +110,23 @@ function hexMember(v: unknown, where: string, seq: number | null): { text: strin
   return { text, value };
 }
 
-function threshold(v: unknown, where: string, seq: number | null): { json: unknown; value: Threshold } {
-  if (Array.isArray(v)) {
-    // A weighted threshold (list of fractions, or list of lists): kept as it is for the SAID, refused by rule 4.
-    for (const w of v) {
-      if (Array.isArray(w)) w.forEach((x, i) => leaf(x, `${where}[…][${i}]`, seq));
-      else leaf(w, `${where}[…]`, seq);
-    }
-    return { json: v, value: { weighted: true } };
+/**
+ * `kt` or `nt`: kept as received for B(e), whatever its form; a value of the wrong form is rule 4's
+ * `threshold_invalid`, never `malformed` (SPEC §3.5 rev 4).
+ */
+function threshold(v: unknown): unknown {
+  return v;
+}
+
+/** `bt`: hex text or a JSON integer `0|[1-9][0-9]*` ≤ 2^32 − 1 (keripy's form), kept as received. */
+function backerThreshold(v: unknown, seq: number | null): { json: string | number; value: number } {
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || v < 0 || v > MAX_INTEGER_THRESHOLD)
+      fail(`bt ${v} is not an integer from 0 to ${MAX_INTEGER_THRESHOLD}`, seq);
+    return { json: v, value: v };
   }
-  const h = hexMember(v, where, seq);
-  return { json: h.text, value: { weighted: false, value: h.value } };
+  const h = hexMember(v, 'bt', seq);
+  return { json: h.text, value: h.value };
 }
 
 function stringList(v: unknown, where: string, seq: number | null, max: number): string[] {
@@ -189,9 +200,9 @@ export function parseEvent(value: unknown, seq: number | null = null): KelEvent 
   const i = identifier(leaf(value.i, 'i', seq), 'i', seq);
   const s = hexMember(value.s, 's', seq);
   const p = t === 'icp' || t === 'dip' ? null : digest(leaf(value.p, 'p', seq), 'p', seq);
-  let kt: Threshold = { weighted: false, value: 0 };
-  let nt: Threshold = { weighted: false, value: 0 };
-  let bt: Threshold = { weighted: false, value: 0 };
+  let kt: unknown = '0';
+  let nt: unknown = '0';
+  let bt = 0;
   let k: string[] = [];
   let keys: KelKey[] = [];
   let n: string[] = [];
@@ -208,18 +219,16 @@ export function parseEvent(value: unknown, seq: number | null = null): KelEvent 
   canonical.s = s.text;
   if (p !== null) canonical.p = p;
   if (establishment) {
-    const ktm = threshold(value.kt, 'kt', seq);
-    kt = ktm.value;
-    canonical.kt = ktm.json;
+    kt = threshold(value.kt);
+    canonical.kt = kt;
     k = stringList(value.k, 'k', seq, max);
     keys = k.map((x, j) => decodeKey(x, `k[${j}]`, seq));
     canonical.k = k;
-    const ntm = threshold(value.nt, 'nt', seq);
-    nt = ntm.value;
-    canonical.nt = ntm.json;
+    nt = threshold(value.nt);
+    canonical.nt = nt;
     n = stringList(value.n, 'n', seq, max).map((x, j) => digest(x, `n[${j}]`, seq));
     canonical.n = n;
-    const btm = threshold(value.bt, 'bt', seq);
+    const btm = backerThreshold(value.bt, seq);
     bt = btm.value;
     canonical.bt = btm.json;
     if (t === 'icp' || t === 'dip') {

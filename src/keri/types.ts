@@ -13,18 +13,35 @@ export interface KelKey {
   qb64: string;
 }
 
-/** The accepted key state of one identifier (SPEC §3.5: tip, current keys, kt, delegator, revoked, abandoned). */
+/**
+ * A threshold in a key state: a simple one as its number, a weighted one as its clauses of weight
+ * texts (`[["1/2","1/2","1/2"]]`: one clause; SPEC §3.5 rev 4, src/keri/tholder.ts).
+ */
+export type KelThreshold = number | string[][];
+
+/**
+ * The accepted key state of one identifier (SPEC §3.5: tip, current keys, kt, delegator, revoked,
+ * abandoned, and rev 4's last establishment event).
+ */
 export interface KeyState {
   prefix: string;
   /** Sequence number of the accepted tip. */
   s: number;
   /** SAID of the accepted tip. */
   d: string;
+  /** The last establishment event (sn, SAID): the tip itself, or the one the tip's ixns follow. */
+  estS: number;
+  estD: string;
   keys: KelKey[];
-  kt: number;
+  /**
+   * The current keys that may sign an anchor alone (SPEC §3.5 check 4): every key, except those
+   * whose weight in a weighted kt is "0".
+   */
+  anchorKeys: KelKey[];
+  kt: KelThreshold;
   /** The next-key commitments (`n`) and their threshold in force. */
   n: string[];
-  nt: number;
+  nt: KelThreshold;
   /** The delegator's prefix (from the `dip`), or null for a KEL begun by `icp`. */
   delegator: string | null;
   /** The delegator's accepted KEL carries the seal {d: <this prefix>}. */

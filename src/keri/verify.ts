@@ -11,7 +11,8 @@ import type { EventAttachment } from './attachments.ts';
 import type { KelReason } from './errors.ts';
 import { computeSaid, type KelEvent } from './event.ts';
 import { decodeQb64 } from './qb64.ts';
-import { atLeast, checkSignatures } from './signatures.ts';
+import { checkSignatures, type Threshold } from './signatures.ts';
+import { parseTholder, tholderMet, type Tholder } from './tholder.ts';
 import type { KelKey } from './types.ts';
 
 /** The state after an event, with what the next event is checked against. */
@@ -19,10 +20,13 @@ export interface WalkState {
   s: number;
   d: string;
   keys: KelKey[];
-  kt: number;
+  kt: Tholder;
   n: string[];
-  nt: number;
+  nt: Tholder;
   backers: string[];
+  /** The last establishment event (sn, SAID): this one, or the one an ixn follows. */
+  estS: number;
+  estD: string;
   delegator: string | null;
   inception: 'icp' | 'dip';
   /** Inception `n` was non-empty. */
@@ -47,7 +51,16 @@ export interface RuleFailure {
 
 export type RangeResult = { ok: true; states: WalkState[] } | ({ ok: false } & RuleFailure);
 
-const simple = (t: KelEvent['kt']): number => (t.weighted ? NaN : t.value);
+/** A threshold as the signature check counts it. */
+const counting = (t: Tholder): Threshold => ({ met: (indices) => tholderMet(t, indices), text: t.text });
+
+/** Rule 4's thresholds of an establishment event, read once its rule 4 check passed (or not: then never used for signatures). */
+function thresholdsOf(e: KelEvent): { kt: Tholder; nt: Tholder } {
+  const kt = parseTholder(e.kt, e.k.length, 'kt');
+  const nt = parseTholder(e.nt, e.n.length, 'nt');
+  const never: Tholder = { weighted: false, value: Infinity, size: 0, text: 'invalid' };
+  return { kt: typeof kt === 'string' ? never : kt, nt: typeof nt === 'string' ? never : nt };
+}
 
 /** Rule 2 for event j. */
 function checkLinks(prefix: string, events: readonly ParsedEvent[], j: number): RuleFailure | null {
@@ -103,14 +116,16 @@ function checkThresholds(e: KelEvent, j: number, prior: WalkState | null): { fai
       backerFailure = bad('ba must be distinct and disjoint from the remaining and the removed backers');
     }
   }
-  if (e.kt.weighted || e.nt.weighted || e.bt.weighted) return { failure: bad('weighted thresholds are not supported'), backers };
-  const kt = e.kt.value;
-  const nt = e.nt.value;
-  const bt = e.bt.value;
-  if (kt < 1 || kt > e.k.length) return { failure: bad(`kt ${e.kt.value} with ${e.k.length} key(s)`), backers };
-  if (e.n.length === 0 ? nt !== 0 : nt < 1 || nt > e.n.length)
-    return { failure: bad(`nt ${nt} with ${e.n.length} next-key commitment(s)`), backers };
+  const kt = parseTholder(e.kt, e.k.length, 'kt');
+  if (typeof kt === 'string') return { failure: bad(kt), backers };
+  if (!kt.weighted && (kt.value < 1 || kt.value > e.k.length)) return { failure: bad(`kt ${kt.text} with ${e.k.length} key(s)`), backers };
+  const nt = parseTholder(e.nt, e.n.length, 'nt');
+  if (typeof nt === 'string') return { failure: bad(nt), backers };
+  if (!nt.weighted && (e.n.length === 0 ? nt.value !== 0 : nt.value < 1 || nt.value > e.n.length))
+    return { failure: bad(`nt ${nt.text} with ${e.n.length} next-key commitment(s)`), backers };
+  const bt = e.bt;
   if (new Set(e.keys.map(keyId)).size !== e.keys.length) return { failure: bad('k lists a key twice'), backers };
+  if (new Set(e.n).size !== e.n.length) return { failure: bad('n lists a next-key digest twice'), backers };
   if (backerFailure !== null) return { failure: backerFailure, backers };
   if (backers.length === 0 ? bt !== 0 : bt < 1 || bt > backers.length)
     return { failure: bad(`bt ${bt} with ${backers.length} backer(s)`), backers };
@@ -137,10 +152,11 @@ function stateAfter(e: KelEvent, j: number, prior: WalkState | null, backers: st
     s: j,
     d: e.d,
     keys: e.keys,
-    kt: simple(e.kt),
+    ...thresholdsOf(e),
     n: e.n,
-    nt: simple(e.nt),
     backers,
+    estS: j,
+    estD: e.d,
   };
   if (e.t === 'icp' || e.t === 'dip') {
     return {
@@ -190,12 +206,12 @@ export function verifyRange(prefix: string, events: readonly ParsedEvent[], from
       return { ok: false, reason: 'not_inception', seq: j, detail: 'no inception' };
     }
     const keys = establishment ? e.keys : state!.keys;
-    const kt = establishment ? simple(e.kt) : state!.kt;
+    const kt = establishment ? thresholdsOf(e).kt : state!.kt;
     // Once rule 4 or 5 has failed, no later signature can change the reason (rules 5 and 6 of a
     // later event lose to it): the signatures of the rest are not verified.
     if (firsts[0] === null && firsts[1] === null) {
-      const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, nt: atLeast(state.nt) } : null;
-      const check = checkSignatures(keys, e.bytes, attachment.signatures, atLeast(kt), prior);
+      const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, nt: counting(state.nt) } : null;
+      const check = checkSignatures(keys, e.bytes, attachment.signatures, counting(kt), prior);
       if (!check.ok) {
         const kind = check.rule === 5 ? 'signature_invalid' : 'prior_next_unmet';
         keep(check.rule, { reason: kind, seq: j, detail: check.detail });

@@ -18,7 +18,7 @@
  * delegator whatever the state of its own copy.
  */
 import { Worker } from 'node:worker_threads';
-import type { KelEvaluation, KelLimits } from '../keri/index.ts';
+import type { KelEvaluation, KelLimits, KelTipRef } from '../keri/index.ts';
 import { listKelDirectory } from './dir-source.ts';
 import { listKelRepository } from './git-source.ts';
 import { KEL_WORKER_ROLE, type KelLocator, type KelWorkerReply, type KelWorkerRequest } from './kel-worker.ts';
@@ -154,7 +154,7 @@ export class KelEvaluator {
    * identifier). Nothing is remembered until the final result is returned.
    */
   async evaluate(
-    tips: ReadonlyMap<string, { s: number; d: string }>,
+    tips: ReadonlyMap<string, KelTipRef>,
     priority: readonly string[],
     publish: (partial: SourceEvaluation) => Promise<void>,
   ): Promise<SourceEvaluation> {
@@ -244,7 +244,7 @@ export class KelEvaluator {
     begin: () => Promise<void>,
     staged: string[],
     located: ReadonlyMap<string, KelLocator>,
-    tips: ReadonlyMap<string, { s: number; d: string }>,
+    tips: ReadonlyMap<string, KelTipRef>,
     onDeath: (prefix: string, e: WorkerDied) => void,
   ): Promise<void> {
     for (;;) {

@@ -10,7 +10,16 @@
  * (rule 8 and the states in force; `final` also makes the result the cache of the next reload).
  */
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { resolveStages, revocationSeals, stageKel, type KelCache, type KelEvaluation, type KelLimits, type RawKel } from '../keri/index.ts';
+import {
+  resolveStages,
+  revocationSeals,
+  stageKel,
+  type KelCache,
+  type KelEvaluation,
+  type KelLimits,
+  type KelTipRef,
+  type RawKel,
+} from '../keri/index.ts';
 import { readDirKel, type DirKelLocator } from './dir-source.ts';
 import { BlobMemo, readGitKel, type GitKelLocator } from './git-source.ts';
 import { dipDelegator, type KelSourceSpec } from './source.ts';
@@ -22,7 +31,7 @@ export type KelLocator = ({ kind: 'dir' } & DirKelLocator) | ({ kind: 'git' } & 
 
 export type KelWorkerRequest =
   | { op: 'begin'; spec: KelSourceSpec; limits: KelLimits }
-  | { op: 'stage'; loc: KelLocator; tip: { s: number; d: string } | undefined; budget: number }
+  | { op: 'stage'; loc: KelLocator; tip: KelTipRef | undefined; budget: number }
   | { op: 'resolve'; final: boolean; keep: string[] };
 
 export type KelWorkerReply =

@@ -20,7 +20,7 @@ import { parseRegistryFile, type Registry, type RegistryFile } from '../anchor/r
 import { readDocument } from '../config/config-file.ts';
 import { readInputFile } from '../config/input-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
-import type { KelEvaluation, KelLimits } from '../keri/index.ts';
+import { isAhead, type KelEvaluation, type KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage, KelTip } from '../store/types.ts';
 import { KEL_FILE_PATTERN, readKelDirectory } from './dir-source.ts';
 import { readKelRepository, type GitKelCache } from './git-source.ts';
@@ -243,8 +243,9 @@ export class KelPartyRegistry {
       const st = e.state;
       if (st === null) continue;
       const tip = tips.get(e.prefix);
-      if (tip === undefined || st.s > tip.s) {
-        const t = { prefix: e.prefix, s: st.s, d: st.d };
+      const t: KelTip = { prefix: e.prefix, s: st.s, d: st.d, estS: st.estS, estD: st.estD };
+      // Rows only move ahead (a recovery has a higher est_s); a row from before revision 4 is filled at its own tip.
+      if (tip === undefined || isAhead(t, tip) || (tip.estS === undefined && tip.s === t.s && tip.d === t.d)) {
         raised.push(t);
         tips.set(e.prefix, t);
       }

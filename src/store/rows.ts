@@ -6,7 +6,7 @@ import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof 
 import type { Anchor, DuplicityProof } from '../anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { StoreUnavailableError } from './errors.ts';
-import type { OriginState, SeedRecord } from './types.ts';
+import type { KelTip, OriginState, SeedRecord } from './types.ts';
 
 const CUMULATIVE = new Set(['cumulative']);
 
@@ -74,3 +74,29 @@ export function originFromRow(origin: string, row: OriginRow | undefined): Origi
     cosignerSet: row.cosigner_set === null ? undefined : toBytes(row.cosigner_set),
   };
 }
+
+/** A kel_tips row as both drivers read it (est_s/est_d NULL on rows written before SPEC revision 4). */
+export interface KelTipRow {
+  prefix: string;
+  s: number | string;
+  d: string;
+  est_s: number | string | null;
+  est_d: string | null;
+}
+
+export function kelTipFromRow(r: KelTipRow): KelTip {
+  const tip: KelTip = { prefix: r.prefix, s: Number(r.s), d: r.d };
+  if (r.est_s !== null && r.est_d !== null) {
+    tip.estS = Number(r.est_s);
+    tip.estD = r.est_d;
+  }
+  return tip;
+}
+
+/**
+ * The SQL condition (both drivers, in an upsert's DO UPDATE … WHERE) under which the new tip
+ * `excluded` is ahead of the stored row `kel_tips` (SPEC §3.5 rev 4): a higher est_s, or the same
+ * est_s and a higher s; a row without est_s by s alone, and filled at its own tip.
+ */
+export const KEL_TIP_AHEAD = `CASE WHEN kel_tips.est_s IS NULL THEN excluded.s > kel_tips.s OR (excluded.s = kel_tips.s AND excluded.d = kel_tips.d)
+  ELSE excluded.est_s > kel_tips.est_s OR (excluded.est_s = kel_tips.est_s AND excluded.s > kel_tips.s) END`;

@@ -120,6 +120,9 @@ export interface KelTip {
   prefix: string;
   s: number;
   d: string;
+  /** The last establishment event at that tip (SPEC §3.5 rev 4); absent on a row written before revision 4. */
+  estS?: number;
+  estD?: string;
 }
 
 /** Anchor-chain state inside a write transaction. */

@@ -8,7 +8,7 @@ import type { PoolClient } from 'pg';
 import type { DuplicityProof } from '../../anchor/types.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { StoreInvariantError } from '../errors.ts';
-import { decodeStoredProof, seedFromRow, type SeedRow } from '../rows.ts';
+import { KEL_TIP_AHEAD, decodeStoredProof, kelTipFromRow, seedFromRow, type KelTipRow, type SeedRow } from '../rows.ts';
 import type { AnchorStateStorage, AnchorStateTx, KelTip, PartyUsage, SeedRecord } from '../types.ts';
 import { query, type PgReader } from './db.ts';
 
@@ -17,10 +17,12 @@ const SQL = {
     'SELECT s.seed_id, s.owner, s.created_at, s.anchor, s.cosig_signature, s.cosig_time, s.leaf_index, d.proof FROM seeds s LEFT JOIN duplicities d ON d.seed_id = s.seed_id WHERE s.seed_id = $1',
   getProof: 'SELECT proof FROM duplicities WHERE seed_id = $1',
   proofsAfter: 'SELECT proof FROM duplicities WHERE seed_id > $1 ORDER BY seed_id LIMIT $2',
-  kelTips: 'SELECT prefix, s, d FROM kel_tips ORDER BY prefix',
-  // One statement: every row raised or left, atomically.
-  raiseKelTips: `INSERT INTO kel_tips (prefix, s, d) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])
-                 ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d WHERE excluded.s > kel_tips.s`,
+  kelTips: 'SELECT prefix, s, d, est_s, est_d FROM kel_tips ORDER BY prefix',
+  // One statement: every row raised or left, atomically; rows only move ahead (KEL_TIP_AHEAD).
+  raiseKelTips: `INSERT INTO kel_tips (prefix, s, d, est_s, est_d)
+                   SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[])
+                 ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d, est_s = excluded.est_s, est_d = excluded.est_d
+                 WHERE ${KEL_TIP_AHEAD}`,
   counts: 'SELECT (SELECT count(*) FROM seeds) AS seeds, (SELECT count(*) FROM duplicities) AS duplicities',
   // Grouped by second: a busy party's window is a few dozen rows, not one per anchor.
   partyUsage: `SELECT false AS seed, at, count(*)::integer AS n FROM party_events WHERE party = $1 AND at >= $2 GROUP BY at
@@ -55,17 +57,26 @@ export class PgAnchorState implements AnchorStateStorage {
   }
 
   async kelTips(): Promise<KelTip[]> {
-    const res = await this.db.read<{ prefix: string; s: string; d: string }>('kelTips', SQL.kelTips, []);
-    return res.rows.map((r) => ({ prefix: r.prefix, s: Number(r.s), d: r.d }));
+    const res = await this.db.read<KelTipRow>('kelTips', SQL.kelTips, []);
+    return res.rows.map(kelTipFromRow);
   }
 
   async raiseKelTips(tips: readonly KelTip[]): Promise<void> {
     if (tips.length === 0) return;
     // A prefix twice in one statement would fail ON CONFLICT: keep each prefix's highest tip.
     const best = new Map<string, KelTip>();
-    for (const t of tips) if ((best.get(t.prefix)?.s ?? -1) < t.s) best.set(t.prefix, t);
+    for (const t of tips) {
+      const b = best.get(t.prefix);
+      if (b === undefined || (b.estS ?? -1) < (t.estS ?? -1) || ((b.estS ?? -1) === (t.estS ?? -1) && b.s < t.s)) best.set(t.prefix, t);
+    }
     const rows = [...best.values()];
-    await this.db.read('raiseKelTips', SQL.raiseKelTips, [rows.map((t) => t.prefix), rows.map((t) => t.s), rows.map((t) => t.d)]);
+    await this.db.read('raiseKelTips', SQL.raiseKelTips, [
+      rows.map((t) => t.prefix),
+      rows.map((t) => t.s),
+      rows.map((t) => t.d),
+      rows.map((t) => t.estS ?? null),
+      rows.map((t) => t.estD ?? null),
+    ]);
   }
 }
 

@@ -51,6 +51,10 @@ export const MIGRATIONS: string[] = [
   // older rows stay unbound (NULL) until the logs file names them again.
   `ALTER TABLE origins ADD COLUMN log_keys text, ADD COLUMN cosigner_set bytea;
    UPDATE origins SET log_keys = i.vkeys FROM imported_logs i WHERE i.origin = origins.origin;`,
+  // A KEL tip's last establishment event (SPEC §3.5 rev 4): rows move ahead by (est_s, s), so a
+  // recovery rotation (a lower s, a higher est_s) moves the row. Older rows stay NULL until the
+  // next accepted evaluation of that prefix fills them.
+  `ALTER TABLE kel_tips ADD COLUMN est_s bigint, ADD COLUMN est_d text;`,
 ];
 
 /** The schema this build writes: one version per migration. */

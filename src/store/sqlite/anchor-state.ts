@@ -5,7 +5,16 @@
  */
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { DuplicityProof } from '../../anchor/types.ts';
-import { decodeStoredProof, encodeStoredAnchor, encodeStoredProof, seedFromRow, type SeedRow } from '../rows.ts';
+import {
+  KEL_TIP_AHEAD,
+  decodeStoredProof,
+  encodeStoredAnchor,
+  encodeStoredProof,
+  kelTipFromRow,
+  seedFromRow,
+  type KelTipRow,
+  type SeedRow,
+} from '../rows.ts';
 import type { AnchorStateStorage, AnchorStateTx, KelTip, PartyUsage, SeedRecord } from '../types.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
@@ -21,8 +30,8 @@ class AnchorQueries {
   readonly pruneEvents: Statement<[number]>;
   readonly countSeeds: Statement<[], { n: number }>;
   readonly countProofs: Statement<[], { n: number }>;
-  readonly kelTips: Statement<[], KelTip>;
-  readonly raiseKelTip: Statement<[string, number, string]>;
+  readonly kelTips: Statement<[], KelTipRow>;
+  readonly raiseKelTip: Statement<[string, number, string, number | null, string | null]>;
 
   constructor(db: Db) {
     this.getSeed = db.prepare(
@@ -42,9 +51,13 @@ class AnchorQueries {
     this.pruneEvents = db.prepare('DELETE FROM party_events WHERE at < ?');
     this.countSeeds = db.prepare('SELECT count(*) AS n FROM seeds');
     this.countProofs = db.prepare('SELECT count(*) AS n FROM duplicities');
-    this.kelTips = db.prepare('SELECT prefix, s, d FROM kel_tips ORDER BY prefix');
+    this.kelTips = db.prepare('SELECT prefix, s, d, est_s, est_d FROM kel_tips ORDER BY prefix');
+    // Rows only move ahead (SPEC §3.5 rev 4): a higher est_s, or the same est_s and a higher s; a
+    // row without est_s (written before revision 4) by s alone, and is filled at its own tip.
     this.raiseKelTip = db.prepare(
-      'INSERT INTO kel_tips (prefix, s, d) VALUES (?, ?, ?) ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d WHERE excluded.s > kel_tips.s',
+      `INSERT INTO kel_tips (prefix, s, d, est_s, est_d) VALUES (?, ?, ?, ?, ?) ON CONFLICT (prefix) DO UPDATE
+         SET s = excluded.s, d = excluded.d, est_s = excluded.est_s, est_d = excluded.est_d
+         WHERE ${KEL_TIP_AHEAD}`,
     );
   }
 
@@ -86,7 +99,7 @@ export class SqliteAnchorState implements AnchorStateStorage {
   }
 
   kelTips(): Promise<KelTip[]> {
-    return this.c.read(() => this.r.kelTips.all().map((t) => ({ prefix: t.prefix, s: t.s, d: t.d })));
+    return this.c.read(() => this.r.kelTips.all().map(kelTipFromRow));
   }
 
   raiseKelTips(tips: readonly KelTip[]): Promise<void> {
@@ -94,7 +107,7 @@ export class SqliteAnchorState implements AnchorStateStorage {
     return this.c.write(() => {
       this.c.writer
         .transaction(() => {
-          for (const t of tips) this.w.raiseKelTip.run(t.prefix, t.s, t.d);
+          for (const t of tips) this.w.raiseKelTip.run(t.prefix, t.s, t.d, t.estS ?? null, t.estD ?? null);
         })
         .immediate();
     });

@@ -45,6 +45,11 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE origins ADD COLUMN log_keys TEXT;
    ALTER TABLE origins ADD COLUMN cosigner_set BLOB;
    UPDATE origins SET log_keys = (SELECT vkeys FROM imported_logs WHERE imported_logs.origin = origins.origin);`,
+  // A KEL tip's last establishment event (SPEC §3.5 rev 4): rows move ahead by (est_s, s), so a
+  // recovery rotation (a lower s, a higher est_s) moves the row. Older rows stay NULL until the
+  // next accepted evaluation of that prefix fills them.
+  `ALTER TABLE kel_tips ADD COLUMN est_s INTEGER;
+   ALTER TABLE kel_tips ADD COLUMN est_d TEXT;`,
 ];
 
 /** The schema this build writes: one version per migration. */

@@ -131,4 +131,29 @@ export function anchorStateConformance(factory: () => StoreFactory): void {
         { prefix: B, s: 5, d: d('n') },
       ]);
     }));
+
+  void test('kel_tips (rev 4): rows move ahead by (est_s, s): a recovery (lower s, higher est_s) moves the row; a row without est_s is filled at its own tip', () =>
+    withStore(factory, async (s0, f, use) => {
+      const A = 'E' + 'A'.repeat(43);
+      const B = 'E' + 'B'.repeat(43);
+      const d = (c: string): string => 'E' + c.repeat(43);
+      // A revision-3 row (no est): compared by s alone, filled at the same tip.
+      await s0.anchors.raiseKelTips([{ prefix: B, s: 3, d: d('b') }]);
+      await s0.anchors.raiseKelTips([{ prefix: B, s: 3, d: d('b'), estS: 1, estD: d('e') }]);
+      await s0.anchors.raiseKelTips([{ prefix: A, s: 2, d: d('x'), estS: 0, estD: d('i') }]);
+      // Behind (same est_s, lower s) and a fork at the same place (same est_s and s, another d): the row stays.
+      await s0.anchors.raiseKelTips([{ prefix: A, s: 1, d: d('l'), estS: 0, estD: d('i') }]);
+      await s0.anchors.raiseKelTips([{ prefix: A, s: 2, d: d('y'), estS: 0, estD: d('i') }]);
+      assert.deepEqual(await s0.anchors.kelTips(), [
+        { prefix: A, s: 2, d: d('x'), estS: 0, estD: d('i') },
+        { prefix: B, s: 3, d: d('b'), estS: 1, estD: d('e') },
+      ]);
+      // The recovery rot at s 1: a lower s, a higher est_s.
+      await s0.anchors.raiseKelTips([{ prefix: A, s: 1, d: d('r'), estS: 1, estD: d('r') }]);
+      const s = use(await f.reopen(s0));
+      assert.deepEqual(await s.anchors.kelTips(), [
+        { prefix: A, s: 1, d: d('r'), estS: 1, estD: d('r') },
+        { prefix: B, s: 3, d: d('b'), estS: 1, estD: d('e') },
+      ]);
+    }));
 }
