@@ -8,7 +8,12 @@ import { HttpProblem } from '../server/errors.ts';
 
 /** A configuration the node cannot start with; the CLI prints it and exits. */
 export type WitnessConfigErrorCode =
-  'invalid_config' | 'missing_option' | 'invalid_role' | 'invalid_store' | 'key_required' | 'invalid_no_listen'; // invalid_no_listen: --no-listen without a --bastion, or with a role other than cosign
+  | 'invalid_config'
+  | 'missing_option'
+  | 'invalid_role'
+  | 'invalid_store'
+  | 'key_required' // the CLI: key flags missing (the node's own key checks: NodeKeyErrorCode, src/keys)
+  | 'invalid_no_listen'; // invalid_no_listen: --no-listen without a --bastion, or with a role other than cosign
 
 /** The problems of the node-wide routes: the witness log (SPEC §4) and the build statement (§6). */
 export type WitnessProblemCode = 'not_found' | 'no_build_attestation';
