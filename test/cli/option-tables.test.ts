@@ -257,3 +257,23 @@ void test('healthcheck --json: one JSON object on stdout, healthy or not, and th
     server.close();
   }
 });
+
+void test('a parser may return null: --rate-limit 0 (off) is null from a flag, a variable and a config file', async () => {
+  // commander turns a parser's null into '' (the bridge then refused to start: "rps must be > 0")
+  assert.equal((await valuesOf(BRIDGE_SERVE_OPTIONS, ['--rate-limit', '0'])).rateLimit, null);
+  assert.deepEqual((await valuesOf(BRIDGE_SERVE_OPTIONS, [])).rateLimit, { rps: 10, burst: 20 });
+  process.env.TT_SIGN_SUBTREE_RATE = '0';
+  try {
+    assert.equal((await valuesOf(WITNESS_SERVE_OPTIONS, [])).signSubtreeRate, null);
+  } finally {
+    delete process.env.TT_SIGN_SUBTREE_RATE;
+  }
+  const { dir, cleanup } = tempDir('aw-opt-');
+  try {
+    const file = join(dir, 'c.yaml');
+    writeFileSync(file, 'rate-limit: 0\n');
+    assert.equal((await valuesOf(WITNESS_SERVE_OPTIONS, [], file)).rateLimit, null);
+  } finally {
+    cleanup();
+  }
+});
