@@ -51,7 +51,7 @@ interface ServeFlags extends HttpLimits {
   dev?: boolean;
   logLevel?: string;
   verifyThreads?: number;
-  kelSource?: string;
+  kelSource?: string[];
   kelPollSeconds?: number;
   kelMaxEvents?: number;
   kelMaxBytes?: number;
@@ -183,7 +183,11 @@ export function addServeCommand(program: Command): void {
       collectList,
     )
     .option('--registry <file>', 'party registry (JSON or YAML), reloaded on SIGHUP and rename-into-place')
-    .option('--kel-source <dir:PATH|git:PATH>', "parties' keys from key event logs (docs/protocol.md §3.5); needs --registry")
+    .option(
+      '--kel-source <dir:PATH|git:PATH>',
+      "parties' keys from key event logs (docs/protocol.md §3.5); needs --registry; repeatable: the copy that supersedes the others wins",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .option('--kel-poll-seconds <n>', 'how often the KEL source is re-read (0 = only on SIGHUP and, for dir:, renames)', intArg(0), 30)
     .option('--kel-max-events <n>', 'most events one KEL may have', intArg(1), DEFAULT_KEL_LIMITS.maxEvents)
     .option(
