@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_KEL_LIMITS, type KelTipRef } from '../../src/keri/index.ts';
 import { DEFAULT_KEL_AGGREGATE, KelEvaluator } from '../../src/registry/kel-evaluator.ts';
+import { parseKelSourceSpecs } from '../../src/registry/source.ts';
 import { KelBuilder, kelFile, signer } from '../helpers/kel-builder.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -86,4 +87,14 @@ void test('several --kel-source: the superseding copy wins whatever the flag ord
     await evaluator.stop();
     cleanup();
   }
+});
+
+void test('parseKelSourceSpecs: one or several dir:/git: sources in flag order; none or a bad one is invalid_kel_source', () => {
+  assert.deepEqual(parseKelSourceSpecs('dir:/a'), [{ kind: 'dir', path: '/a' }]);
+  assert.deepEqual(parseKelSourceSpecs(['git:/r.git', 'dir:/a,b']), [
+    { kind: 'git', path: '/r.git' },
+    { kind: 'dir', path: '/a,b' },
+  ]);
+  assert.throws(() => parseKelSourceSpecs([]), /at least one/);
+  assert.throws(() => parseKelSourceSpecs(['dir:/a', 'http://x']), /dir:PATH or git:PATH/);
 });
