@@ -19,3 +19,4 @@ export { classifyConflict, type ConflictInput, type ConflictingEvent, type Confl
 export { parseTholder, tholderMet, type Tholder } from './tholder.ts';
 export type { KelThreshold } from './types.ts';
 export { isAhead, isRecovery, type KelTipRef } from './history.ts';
+export { chooseCopy, type ChosenCopy } from './copies.ts';

@@ -19,8 +19,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { KelEvaluation, KelLimits, KelTipRef } from '../keri/index.ts';
-import { listKelDirectory } from './dir-source.ts';
-import { listKelRepository } from './git-source.ts';
+import { listKelDirectory, type DirKelLocator } from './dir-source.ts';
+import { listKelRepository, type GitKelLocator } from './git-source.ts';
 import { KEL_WORKER_ROLE, type KelLocator, type KelWorkerReply, type KelWorkerRequest } from './kel-worker.ts';
 import type { KelSourceSpec } from './source.ts';
 
@@ -122,10 +122,12 @@ class KelWorkerClient {
 export interface KelEvaluatorEvents {
   /** The worker died on `prefix` (that identifier is now `oversize`) and was restarted. */
   workerDied?: (prefix: string, reason: string) => void;
+  /** Two sources hold accepted copies of `prefix` that diverge (`fork`; `registry_kel_source_conflicts_total`). */
+  sourceConflict?: (prefix: string, detail: string) => void;
 }
 
 export class KelEvaluator {
-  private readonly spec: KelSourceSpec;
+  private readonly specs: readonly KelSourceSpec[];
   private readonly limits: KelLimits;
   private readonly aggregate: KelAggregateLimits;
   private readonly events: KelEvaluatorEvents;
@@ -135,8 +137,14 @@ export class KelEvaluator {
   /** Per delegator, the agents its accepted KEL revokes ({d} seals), as last evaluated. */
   private revokes = new Map<string, Set<string>>();
 
-  constructor(spec: KelSourceSpec, limits: KelLimits, aggregate: KelAggregateLimits, events: KelEvaluatorEvents = {}) {
-    this.spec = spec;
+  /** `specs`: the `--kel-source`s in flag order (each identifier's copies are compared, src/keri/copies.ts). */
+  constructor(
+    specs: KelSourceSpec | readonly KelSourceSpec[],
+    limits: KelLimits,
+    aggregate: KelAggregateLimits,
+    events: KelEvaluatorEvents = {},
+  ) {
+    this.specs = 'kind' in specs ? [specs] : specs;
     this.limits = limits;
     this.aggregate = aggregate;
     this.events = events;
@@ -158,9 +166,26 @@ export class KelEvaluator {
     priority: readonly string[],
     publish: (partial: SourceEvaluation) => Promise<void>,
   ): Promise<SourceEvaluation> {
-    const listing = this.spec.kind === 'dir' ? await listKelDirectory(this.spec.path) : await listKelRepository(this.spec.path);
-    const located = new Map<string, KelLocator>();
-    for (const id of listing.ids) located.set(id.prefix, { kind: this.spec.kind, ...id } as KelLocator);
+    // Every source is listed first: one that cannot be listed fails the reload (every state kept).
+    const located = new Map<string, KelLocator[]>();
+    const listing = { ignored: [] as string[] };
+    for (const spec of this.specs) {
+      const listed = spec.kind === 'dir' ? await listKelDirectory(spec.path) : await listKelRepository(spec.path);
+      listing.ignored.push(...listed.ignored);
+      for (const id of listed.ids) {
+        const loc: KelLocator =
+          spec.kind === 'dir' ? { kind: 'dir', ...(id as DirKelLocator) } : { kind: 'git', repo: spec.path, ...(id as GitKelLocator) };
+        const list = located.get(id.prefix);
+        if (list === undefined) located.set(id.prefix, [loc]);
+        else list.push(loc);
+      }
+    }
+    if (this.specs.length > 1) {
+      const sorted = [...located.keys()].sort();
+      const byName = new Map(sorted.map((p) => [p, located.get(p)!]));
+      located.clear();
+      for (const [p, l] of byName) located.set(p, l);
+    }
 
     const staged: string[] = [];
     const gone = new Set<string>();
@@ -168,10 +193,10 @@ export class KelEvaluator {
     const delegatedBy = new Map<string, string | null>();
     let bytes = 0;
     const begin = async (): Promise<void> => {
-      await this.worker.request({ op: 'begin', spec: this.spec, limits: this.limits });
+      await this.worker.request({ op: 'begin', limits: this.limits });
     };
     const refuse = (prefix: string, detail: string): void => {
-      const loc = located.get(prefix)!;
+      const loc = located.get(prefix)![0]!;
       const kept = this.last.get(prefix)?.state ?? null;
       refused.set(prefix, {
         prefix,
@@ -195,12 +220,19 @@ export class KelEvaluator {
         refuse(prefix, `over --kel-max-identifiers (${this.aggregate.maxIdentifiers}) for one reload`);
         return;
       }
-      const loc = located.get(prefix)!;
+      const locs = located.get(prefix)!;
       try {
         if (this.worker.fresh) await this.restage(begin, staged, located, tips, died);
-        const r = await this.worker.request({ op: 'stage', loc, tip: tips.get(prefix), budget: this.aggregate.maxTotalBytes - bytes });
+        const r = await this.worker.request({
+          op: 'stage',
+          prefix,
+          locs,
+          tip: tips.get(prefix),
+          budget: this.aggregate.maxTotalBytes - bytes,
+        });
         if (r.op !== 'stage') throw new Error(`unexpected ${r.op} reply`);
         bytes += r.bytesRead;
+        if (r.conflict !== null) this.events.sourceConflict?.(prefix, r.conflict);
         if (r.gone) gone.add(prefix);
         else {
           staged.push(prefix);
@@ -243,7 +275,7 @@ export class KelEvaluator {
   private async restage(
     begin: () => Promise<void>,
     staged: string[],
-    located: ReadonlyMap<string, KelLocator>,
+    located: ReadonlyMap<string, KelLocator[]>,
     tips: ReadonlyMap<string, KelTipRef>,
     onDeath: (prefix: string, e: WorkerDied) => void,
   ): Promise<void> {
@@ -256,7 +288,7 @@ export class KelEvaluator {
       let died = false;
       for (const prefix of [...staged]) {
         try {
-          const r = await this.worker.request({ op: 'stage', loc: located.get(prefix)!, tip: tips.get(prefix), budget: Infinity });
+          const r = await this.worker.request({ op: 'stage', prefix, locs: located.get(prefix)!, tip: tips.get(prefix), budget: Infinity });
           if (r.op !== 'stage') throw new Error(`unexpected ${r.op} reply`);
         } catch (e) {
           if (!(e instanceof WorkerDied)) throw e;
@@ -273,7 +305,7 @@ export class KelEvaluator {
   private async resolve(
     final: boolean,
     keep: string[],
-    located: ReadonlyMap<string, KelLocator>,
+    located: ReadonlyMap<string, KelLocator[]>,
     staged: string[],
     refused: ReadonlyMap<string, KelEvaluation>,
     gone: ReadonlySet<string>,

@@ -10,13 +10,13 @@ import { Counter, Gauge, type Registry as Metrics } from 'prom-client';
 import { KelSourceError } from './errors.ts';
 import type { KelAggregateLimits } from './kel-evaluator.ts';
 import { KelPartyRegistry } from './live.ts';
-import { parseKelSourceSpec } from './source.ts';
+import { parseKelSourceSpecs } from './source.ts';
 import { KEL_REASONS, type KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage } from '../store/types.ts';
 
 export interface KelSourceConfig {
-  /** `dir:PATH` or `git:PATH`. */
-  source: string;
+  /** `dir:PATH` or `git:PATH`; several (`--kel-source` is repeatable), in flag order. */
+  source: string | readonly string[];
   pollSeconds: number;
   limits: KelLimits;
   /** `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (defaults: DEFAULT_KEL_AGGREGATE). */
@@ -42,7 +42,7 @@ export async function startKelRegistry(
       '--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)',
     );
   }
-  const source = parseKelSourceSpec(config.source);
+  const source = parseKelSourceSpecs(config.source);
   const invalid = new Counter({
     name: 'registry_kel_invalid_total',
     help: 'KELs refused by the registry (kel_invalid), by reason',
@@ -53,6 +53,11 @@ export async function startKelRegistry(
   const shadowed = new Counter({
     name: 'registry_kel_shadowed_total',
     help: 'Registry entries with static keys found shadowing a KEL of the source (counted once per change)',
+    registers: [metrics],
+  });
+  const conflicts = new Counter({
+    name: 'registry_kel_source_conflicts_total',
+    help: 'Identifiers whose accepted copies in two KEL sources diverge (fork: the last accepted state stays)',
     registers: [metrics],
   });
   const restarts = new Counter({
@@ -90,6 +95,10 @@ export async function startKelRegistry(
       workerDied: (prefix, reason) => {
         restarts.inc();
         log.error({ prefix, reason }, 'KEL worker died on this identifier (refused as oversize) and was restarted');
+      },
+      sourceConflict: (prefix, detail) => {
+        conflicts.inc();
+        log.warn({ event: 'kel_source_conflict', prefix, detail }, 'KEL sources hold diverging copies; the last accepted state stays');
       },
       ignored: (names) => {
         log.warn({ names: names.slice(0, 20), count: names.length }, 'KEL source: names that are not identifiers were ignored');

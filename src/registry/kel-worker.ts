@@ -11,32 +11,36 @@
  */
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import {
+  chooseCopy,
   resolveStages,
   revocationSeals,
   stageKel,
   type KelCache,
   type KelEvaluation,
   type KelLimits,
+  type KelStage,
   type KelTipRef,
   type RawKel,
 } from '../keri/index.ts';
 import { readDirKel, type DirKelLocator } from './dir-source.ts';
 import { BlobMemo, readGitKel, type GitKelLocator } from './git-source.ts';
-import { dipDelegator, type KelSourceSpec } from './source.ts';
+import { dipDelegator } from './source.ts';
 
 /** `workerData.role` of this worker (the bundle runs its one file as the worker too). */
 export const KEL_WORKER_ROLE = 'anchor-witness-kel-worker';
 
-export type KelLocator = ({ kind: 'dir' } & DirKelLocator) | ({ kind: 'git' } & GitKelLocator);
+/** Where one source's copy of an identifier is; `repo` is the git source's repository. */
+export type KelLocator = ({ kind: 'dir' } & DirKelLocator) | ({ kind: 'git'; repo: string } & GitKelLocator);
 
 export type KelWorkerRequest =
-  | { op: 'begin'; spec: KelSourceSpec; limits: KelLimits }
-  | { op: 'stage'; loc: KelLocator; tip: KelTipRef | undefined; budget: number }
+  | { op: 'begin'; limits: KelLimits }
+  /** One identifier: its copy in each source that lists it, in `--kel-source` flag order. */
+  | { op: 'stage'; prefix: string; locs: KelLocator[]; tip: KelTipRef | undefined; budget: number }
   | { op: 'resolve'; final: boolean; keep: string[] };
 
 export type KelWorkerReply =
   | { op: 'begin' }
-  | { op: 'stage'; prefix: string; gone: boolean; bytesRead: number; delegator: string | null }
+  | { op: 'stage'; prefix: string; gone: boolean; bytesRead: number; delegator: string | null; conflict: string | null }
   | { op: 'resolve'; evaluations: KelEvaluation[]; revokes: [string, string[]][] };
 
 const DIGEST = /^[A-Za-z0-9_-]{44}$/;
@@ -45,30 +49,44 @@ export function runKelWorker(port: MessagePort): void {
   let cache: KelCache | null = null;
   let stages = new Map<string, ReturnType<typeof stageKel>>();
   let memo = new BlobMemo();
-  let spec: KelSourceSpec = { kind: 'dir', path: '' };
   let limits: KelLimits = { maxEvents: 0, maxBytes: 0 };
   /** git: per locator key, the (event-less) RawKel last read there. */
   let seen = new Map<string, RawKel>();
   let seenNext = new Map<string, RawKel>();
   const bare = (raw: RawKel): RawKel => ({ ...raw, events: [], attachments: [] });
 
-  const stage = async (req: Extract<KelWorkerRequest, { op: 'stage' }>): Promise<KelWorkerReply> => {
-    const { loc } = req;
-    let raw: RawKel | null;
-    let bytesRead = 0;
+  /** Read one source's copy (null: gone). */
+  const read = async (loc: KelLocator, budget: number): Promise<{ raw: RawKel | null; bytesRead: number }> => {
     if (loc.kind === 'dir') {
-      ({ kel: raw, bytesRead } = await readDirKel(loc, limits, req.budget));
-    } else {
-      const known = seen.get(loc.key);
-      // An unchanged ref or tree: the verdict in the cache stands (stageKel compares source hashes only).
-      if (known !== undefined && known.defect === undefined && cache?.entries.get(loc.prefix)?.sourceHash === known.sourceHash) raw = known;
-      else ({ kel: raw, bytesRead } = await readGitKel(spec.path, loc, limits, memo, req.budget));
-      seenNext.set(loc.key, bare(raw));
+      const r = await readDirKel(loc, limits, budget);
+      return { raw: r.kel, bytesRead: r.bytesRead };
     }
-    if (raw === null) return { op: 'stage', prefix: loc.prefix, gone: true, bytesRead, delegator: null };
-    const delegator = dipDelegator(raw);
-    stages.set(loc.prefix, stageKel(raw, cache, req.tip));
-    return { op: 'stage', prefix: loc.prefix, gone: false, bytesRead, delegator };
+    const key = `${loc.repo}\n${loc.key}`;
+    const known = seen.get(key);
+    // An unchanged ref or tree: the verdict in the cache stands (stageKel compares source hashes only).
+    if (known !== undefined && known.defect === undefined && cache?.entries.get(loc.prefix)?.sourceHash === known.sourceHash) {
+      seenNext.set(key, known);
+      return { raw: known, bytesRead: 0 };
+    }
+    const r = await readGitKel(loc.repo, loc, limits, memo, budget);
+    seenNext.set(key, bare(r.kel));
+    return { raw: r.kel, bytesRead: r.bytesRead };
+  };
+
+  const stage = async (req: Extract<KelWorkerRequest, { op: 'stage' }>): Promise<KelWorkerReply> => {
+    let bytesRead = 0;
+    const copies: { stage: KelStage; delegator: string | null }[] = [];
+    for (const loc of req.locs) {
+      const r = await read(loc, req.budget - bytesRead);
+      bytesRead += r.bytesRead;
+      // One copy at a time: only its stage (no events) is kept while the next is read.
+      if (r.raw !== null) copies.push({ stage: stageKel(r.raw, cache, req.tip), delegator: dipDelegator(r.raw) });
+    }
+    if (copies.length === 0) return { op: 'stage', prefix: req.prefix, gone: true, bytesRead, delegator: null, conflict: null };
+    const chosen = chooseCopy(copies.map((c) => c.stage));
+    stages.set(req.prefix, chosen.stage);
+    const delegator = copies.find((c) => c.stage === chosen.stage)?.delegator ?? copies[0]!.delegator;
+    return { op: 'stage', prefix: req.prefix, gone: false, bytesRead, delegator, conflict: chosen.conflict };
   };
 
   const resolve = (req: Extract<KelWorkerRequest, { op: 'resolve' }>): KelWorkerReply => {
@@ -98,7 +116,6 @@ export function runKelWorker(port: MessagePort): void {
       let reply: KelWorkerReply;
       switch (req.op) {
         case 'begin':
-          spec = req.spec;
           limits = req.limits;
           stages = new Map();
           memo = new BlobMemo();

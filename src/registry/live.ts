@@ -48,6 +48,8 @@ export interface KelRegistryEvents {
   shadowed?: (ids: string[]) => void;
   /** The KEL worker died while evaluating `prefix` (now `oversize`) and was restarted. */
   workerDied?: (prefix: string, reason: string) => void;
+  /** Two sources hold accepted copies of `prefix` that diverge (`fork`: the last accepted state stays). */
+  sourceConflict?: (prefix: string, detail: string) => void;
 }
 
 export interface KelCounts {
@@ -58,7 +60,8 @@ export interface KelCounts {
 
 export interface KelRegistryOptions {
   registryFile: string;
-  source: KelSourceSpec;
+  /** The `--kel-source`s, in flag order (one, or several: the copy that supersedes the others is in force). */
+  source: KelSourceSpec | readonly KelSourceSpec[];
   limits: KelLimits;
   pollSeconds: number;
   /** `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (default DEFAULT_KEL_AGGREGATE). */
@@ -74,6 +77,8 @@ export interface KelRegistryStatus {
   /** Unix ms of the last reload attempt, whether it succeeded, and why it failed. */
   lastReload: { at: number; ok: boolean; why: string; error: string | null } | null;
 }
+
+const isSpecList = (s: KelSourceSpec | readonly KelSourceSpec[]): s is readonly KelSourceSpec[] => Array.isArray(s);
 
 export function readKelSource(spec: KelSourceSpec, limits: KelLimits, gitCache?: GitKelCache): Promise<KelSourceRead> {
   return spec.kind === 'dir' ? readKelDirectory(spec.path, limits) : readKelRepository(spec.path, limits, gitCache);
@@ -99,7 +104,7 @@ export class KelPartyRegistry {
   private running: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
   private stopped = false;
-  private watcher: FSWatcher | undefined;
+  private readonly watchers: FSWatcher[] = [];
   private debounce: NodeJS.Timeout | undefined;
   private poll: NodeJS.Timeout | undefined;
   private readonly onHup = (): void => {
@@ -115,6 +120,7 @@ export class KelPartyRegistry {
     this.opts = opts;
     this.evaluator = new KelEvaluator(opts.source, opts.limits, opts.aggregate ?? DEFAULT_KEL_AGGREGATE, {
       workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
+      sourceConflict: (prefix, detail) => opts.events?.sourceConflict?.(prefix, detail),
     });
     this.file = new Reloadable(
       opts.registryFile,
@@ -150,7 +156,12 @@ export class KelPartyRegistry {
   }
 
   status(): KelRegistryStatus {
-    return { source: describeKelSource(this.opts.source), counts: { ...this.counts }, lastReload: this.last };
+    return { source: this.sources().map(describeKelSource).join(' '), counts: { ...this.counts }, lastReload: this.last };
+  }
+
+  private sources(): readonly KelSourceSpec[] {
+    const source = this.opts.source;
+    return isSpecList(source) ? source : [source];
   }
 
   /**
@@ -175,14 +186,16 @@ export class KelPartyRegistry {
   start(): void {
     this.file.start(1000, false);
     process.on('SIGHUP', this.onHup);
-    if (this.opts.source.kind === 'dir') {
-      this.watcher = watch(this.opts.source.path, { persistent: false }, (event, name) => {
+    for (const source of this.sources()) {
+      if (source.kind !== 'dir') continue;
+      const watcher = watch(source.path, { persistent: false }, (event, name) => {
         if (event !== 'rename' || name === null || !KEL_FILE_PATTERN.test(basename(name))) return;
         clearTimeout(this.debounce);
         this.debounce = setTimeout(() => void this.reload('rename'), 1000);
         this.debounce.unref();
       });
-      this.watcher.on('error', () => undefined);
+      watcher.on('error', () => undefined);
+      this.watchers.push(watcher);
     }
     if (this.opts.pollSeconds > 0) {
       this.poll = setInterval(() => void this.reload('poll'), this.opts.pollSeconds * 1000);
@@ -194,7 +207,7 @@ export class KelPartyRegistry {
     this.stopped = true;
     this.file.stop();
     process.off('SIGHUP', this.onHup);
-    this.watcher?.close();
+    for (const w of this.watchers) w.close();
     clearTimeout(this.debounce);
     clearInterval(this.poll);
     await this.queued?.catch(() => undefined);

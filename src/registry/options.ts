@@ -1,10 +1,14 @@
 /** The flags of parties' keys from key event logs (SPEC §3.5): `--kel-source` and its limits. */
-import { checkTable, int, text, time, type OptionValues } from '../config/option-table.ts';
+import { checkTable, int, list, time, type OptionValues } from '../config/option-table.ts';
 import { DEFAULT_KEL_LIMITS, type KelLimits } from '../keri/index.ts';
 import { DEFAULT_KEL_AGGREGATE, type KelAggregateLimits } from './kel-evaluator.ts';
 
 export const KEL_SOURCE_OPTIONS = checkTable({
-  kelSource: text('--kel-source <dir:PATH|git:PATH>', "parties' keys from key event logs (docs/protocol.md §3.5); needs --registry", 'kel'),
+  kelSource: list(
+    '--kel-source <dir:PATH|git:PATH>',
+    "parties' keys from key event logs (docs/protocol.md §3.5); needs --registry; repeatable: the copy that supersedes the others wins",
+    'kel',
+  ),
   kelPollSeconds: time(
     '--kel-poll-seconds <seconds>',
     'how often the KEL source is re-read (seconds, or 5m, 1h, …; 0 = only on SIGHUP and, for dir:, renames)',
@@ -39,8 +43,8 @@ export const KEL_SOURCE_OPTIONS = checkTable({
 /** The KEL source, when `--kel-source` is given. */
 export function kelSourceConfig(
   v: OptionValues<typeof KEL_SOURCE_OPTIONS>,
-): { source: string; pollSeconds: number; limits: KelLimits; aggregate: KelAggregateLimits } | undefined {
-  if (v.kelSource === undefined) return undefined;
+): { source: string[]; pollSeconds: number; limits: KelLimits; aggregate: KelAggregateLimits } | undefined {
+  if (v.kelSource === undefined || v.kelSource.length === 0) return undefined;
   return {
     source: v.kelSource,
     pollSeconds: v.kelPollSeconds,

@@ -33,6 +33,13 @@ export function parseKelSourceSpec(text: string): KelSourceSpec {
   return { kind: m[1] as 'dir' | 'git', path: m[2]! };
 }
 
+/** Several `--kel-source` flags (repeatable, SPEC §3.5 rev 4), in flag order. */
+export function parseKelSourceSpecs(texts: string | readonly string[]): KelSourceSpec[] {
+  const list = typeof texts === 'string' ? [texts] : texts;
+  if (list.length === 0) throw new KelSourceError('invalid_kel_source', '--kel-source: at least one dir:PATH or git:PATH');
+  return list.map(parseKelSourceSpec);
+}
+
 export const describeKelSource = (spec: KelSourceSpec): string => `${spec.kind}:${spec.path}`;
 
 /** The first event's `di` when it is a dip (before any verification: only a hint for messages). */

@@ -124,7 +124,7 @@ void test('a replica on the old state gets registry_behind once the row moved to
   // The row after the recovery: a lower s (1 < 2) but a higher est_s (1 > 0).
   const behind = registryFromKels(file, views, new Map([[old.prefix, { s: 1, d: rot, estS: 1 }]]));
   assert.equal(behind.parties.has(id), false);
-  assert.equal(behind.withheld.get(id)?.reason, 'behind');
+  assert.equal(behind.withheld?.get(id)?.reason, 'behind');
   // The row at this state is not behind; nor is a revision-3 row (no est_s) with a lower s.
   assert.equal(registryFromKels(file, views, new Map([[old.prefix, { s: 2, d: old.tip, estS: 0 }]])).parties.has(id), true);
   assert.equal(registryFromKels(file, views, new Map([[old.prefix, { s: 1, d: rot }]])).parties.has(id), true);
