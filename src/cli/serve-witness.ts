@@ -58,13 +58,15 @@ interface ServeFlags extends HttpLimits {
   kelMaxIdentifiers?: number;
   kelMaxTotalBytes?: number;
   kelMaxHeap?: number;
+  kelKey?: string;
+  kelAllow?: string[];
   logWitnesses?: string;
   logWitnessInterval?: number;
   logWitnessAlertLag?: number;
 }
 
 /** The list settings: a config file gives them as a YAML/JSON list (or a comma-separated string). */
-const LIST_KEYS = new Set(['roles', 'trustProxy', 'cosignKey', 'logsList', 'bastion']);
+const LIST_KEYS = new Set(['roles', 'trustProxy', 'cosignKey', 'logsList', 'bastion', 'kelAllow']);
 
 /**
  * A config-file list that a flag or a variable replaced (whole, not merged) and so dropped some of
@@ -176,7 +178,9 @@ export function addServeCommand(program: Command): void {
     .option('--data-dir <dir>', 'data directory (created with parents when missing)')
     .option('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints')
     .option('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")')
-    .option('--roles <roles>', 'comma-separated roles: anchor, cosign', collectList)
+    .option('--roles <roles>', 'comma-separated roles: anchor, cosign, kel', collectList)
+    .option('--kel-key <file>', 'KERI witness key (Ed25519 PKCS#8 PEM, mode 0600; its own key), required with role kel (SPEC §3.6.1)')
+    .option('--kel-allow <who>', 'who role kel witnesses: PREFIX, delegates-of:PREFIX or any (repeatable; required with role kel)', collectList)
     .option(
       '--cosign-key <file>',
       'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600; type from the OID), required with role cosign; repeatable: one cosignature line per key, in order',
@@ -329,6 +333,8 @@ export function addServeCommand(program: Command): void {
         'bastionKey',
         'bastionCa',
         'logWitnesses',
+        'kelKey',
+        'kelAllow',
       ] as const;
       const rename: Partial<Record<(typeof optional)[number], keyof WitnessConfig>> = {
         key: 'keyFile',
@@ -340,6 +346,7 @@ export function addServeCommand(program: Command): void {
         bastionKey: 'bastionKeyFile',
         bastionCa: 'bastionCaFile',
         logWitnesses: 'logWitnessesFile',
+        kelKey: 'kelKeyFile',
       };
       for (const k of optional) {
         const v = flags[k];

@@ -42,8 +42,10 @@ import { parseBastionAddresses } from '../bastion/address.ts';
 import type { BastionTiming } from '../bastion/connection.ts';
 import { startLogWitnessing } from '../log-witness/node-part.ts';
 import type { ForkedCheckpoint, LogWitnessing } from '../log-witness/witnessing.ts';
+import { loadKelKey, startKelWitness, type KelWitnessPart } from '../kel-witness/part.ts';
+import type { KelWitnessLimits } from '../kel-witness/service.ts';
 
-export const ROLES = ['anchor', 'cosign'] as const;
+export const ROLES = ['anchor', 'cosign', 'kel'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface WitnessConfig extends HttpLimits {
@@ -95,6 +97,12 @@ export interface WitnessConfig extends HttpLimits {
   logWitnessIntervalMs?: number;
   /** `--log-witness-alert-lag` in ms (default 10 min). */
   logWitnessAlertLagMs?: number;
+  /** `--kel-key`, `--kel-allow` and the role's limits (SPEC §3.6, role kel). */
+  kelKeyFile?: string;
+  kelAllow?: string[];
+  kelLimits?: Partial<KelWitnessLimits>;
+  /** The KERI witness role's clock (tests). */
+  kelNow?: () => number;
   /**
    * TEST-ONLY: expose `RunningWitness.testHooks` (fault injection). Set only by tests through this
    * programmatic API; no flag, variable or config-file setting reaches it.
@@ -117,6 +125,8 @@ export interface RunningWitness {
   logOrigin: string;
   /** The witnessed own log, with --log-witnesses. */
   logWitnessing: LogWitnessing | undefined;
+  /** The KERI witness role, with role kel. */
+  kel: KelWitnessPart | undefined;
   /** TEST-ONLY (config.testOnlyFaultHooks): make the node sign and offer a second, inconsistent checkpoint. */
   testHooks?: { forkLogCheckpoint(): Promise<ForkedCheckpoint> };
   close(): Promise<void>;
@@ -263,6 +273,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
           ...cosignKeys.map((k) => ({ what: 'cosign key (--cosign-key)', key: k.privateKey })),
         ]);
   const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
+  const kelKey = config.roles.includes('kel') ? loadKelKey(config.kelKeyFile, [witnessPublicKey, ...cosignKeys.map((k) => k.publicKey)]) : undefined;
 
   const store = await openStore(config.store, config.dataDir);
   // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
@@ -331,6 +342,11 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         },
       });
     }
+    const kel =
+      kelKey === undefined
+        ? undefined
+        : await startKelWitness({ key: kelKey, allow: config.kelAllow, dev: config.dev, limits: config.kelLimits, now: config.kelNow }, witnessLog, registry);
+    if (kel !== undefined) closers.unshift(() => kel.stop());
     const cp = await witnessLog.init();
     m.logSize.set(cp.size);
     checkpointClock.seen(cp.size, Date.now());
@@ -426,6 +442,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       logWitnessing,
     });
     cosign?.register(app);
+    kel?.register(app);
     let info: ListenInfo | null = null;
     if (config.noListen === true) await app.ready();
     else info = await listen(app, { host: config.host, port: config.port });
@@ -454,6 +471,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       witnessPublicKey,
       logOrigin,
       logWitnessing,
+      kel,
       ...(config.testOnlyFaultHooks === true && logWitnessing !== undefined
         ? { testHooks: { forkLogCheckpoint: () => logWitnessing.forkForTest() } }
         : {}),
