@@ -8,7 +8,7 @@ import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { encodeAttachment } from '../keri/attachments.ts';
 import { computeSaid, parseEvent, versionString } from '../keri/event.ts';
 import { encodeQb64 } from '../keri/qb64.ts';
-import { SAID_PLACEHOLDER } from '../keri/said.ts';
+import { SAID_PLACEHOLDER, blake3Qb64 } from '../keri/said.ts';
 
 export interface KelIdentity {
   /** `B` + base64url(0x00 ‖ key)[1:]. */
@@ -32,8 +32,10 @@ export function kelIdentity(key: KeyObject): KelIdentity {
   const prefix = basicPrefix(publicKey);
   const draft = { v: versionString(0), t: 'icp', d: SAID_PLACEHOLDER, i: prefix, s: '0', kt: '1', k: [prefix], nt: '0', n: [], bt: '0', b: [], c: [], a: [] };
   draft.v = versionString(utf8.encode(JSON.stringify(draft)).length);
-  draft.d = computeSaid(parseEvent(draft));
+  // SAID(e): B(e) with d as 44 `#` (a basic prefix's `i` is not blanked), then checked by the verifier's own SAID.
+  draft.d = blake3Qb64(utf8.encode(JSON.stringify(draft)));
   const event = parseEvent(draft);
+  if (computeSaid(event) !== event.d) throw new Error('kel identity: the own inception SAID does not verify');
   const text = new TextDecoder().decode(event.bytes);
   const signature = signEd25519(key, event.bytes);
   const attachment = encodeAttachment({ signatures: [{ code: 'A', index: 0, ondex: 0, signature }], sourceSeals: [] });

@@ -110,7 +110,7 @@ export async function startKelWitness(config: KelWitnessConfig, log: Transparenc
 function send(reply: FastifyReply, route: KelRoute, o: KelOutcome): FastifyReply {
   switch (o.kind) {
     case 'receipt':
-      return reply.code(200).header('content-type', CESR_JSON).header('cache-control', 'no-store').send(o.body);
+      return reply.code(200).header('content-type', CESR_JSON).header('cache-control', 'no-store').send(Buffer.from(o.body));
     case 'accepted':
       return reply.code(route === 'root' ? 204 : 200).send();
     case 'escrowed':
@@ -167,7 +167,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         return sendProblem(reply, 400, 'malformed_query', 'GET /receipts needs pre and exactly one of sn (decimal) or said');
       const body = await receiptsBody(store.kelLedger, q.pre, sn !== undefined ? { sn } : { said: said as string });
       if (body === null) return sendProblem(reply, 404, 'not_found', 'this node did not witness that event');
-      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(body);
+      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(body));
     });
 
     scope.get('/query', { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, SPEC §3.6.5)' } }, async (request, reply) => {
@@ -177,7 +177,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
       if (!validPrefix(q.pre) || sn === null) return sendProblem(reply, 400, 'malformed_query', 'GET /query needs pre and an optional decimal sn');
       const parts = await queryKel(store.kelLedger, q.pre, sn);
       if (parts === null) return sendProblem(reply, 404, 'not_found', 'the prefix is not held here (or sn is past its tip)');
-      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(parts.join(''));
+      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(parts.join('')));
     });
 
     const oobi = async (_request: unknown, reply: FastifyReply) =>
@@ -186,7 +186,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         .header('content-type', CESR_JSON)
         .header('keri-aid', service.identity.prefix)
         .header('access-control-allow-origin', '*')
-        .send(ownInception(service.identity, '1970-01-01T00:00:00.000000+00:00'));
+        .send(Buffer.from(ownInception(service.identity, '1970-01-01T00:00:00.000000+00:00')));
     scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
     scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
       if ((request.params as { aid: string }).aid !== service.identity.prefix) return sendProblem(reply, 404, 'not_found', 'not this witness');
