@@ -48,7 +48,7 @@ void test('duplicity: 409 with a verifiable proof, stored once and logged; recov
   const r = await send(node.url, '/receipts', other.raw, ctl.sign(other));
   assert.equal(r.status, 409, r.text);
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
-  const proof = JSON.parse(r.text) as Record<string, unknown> & { a: { event: { d: string } }; b: { event: { d: string } }; first_seen: string };
+  const proof = JSON.parse(r.text) as Record<string, unknown> & { a: { event: { d: string }; attachment: string }; b: { event: { d: string }; attachment: string }; first_seen: string };
   assert.equal(proof.v, 'anchor-witness/kel-duplicity/v1');
   assert.equal(proof.witness, witness);
   assert.equal(proof.prefix, ctl.pre);
@@ -83,7 +83,7 @@ void test('duplicity: 409 with a verifiable proof, stored once and logged; recov
   assert.equal((await verifyCli([noKel])).code, 1, 'without a history and without --kel: not proven');
   const withKel = await verifyCli([noKel, '--kel', kelFile]);
   assert.equal(withKel.code, 0, withKel.out);
-  const sig = proof.b as { attachment: string };
+  const sig = proof.b;
   const flippedChar = sig.attachment[20] === 'A' ? 'B' : 'A';
   const bad = { ...proof, b: { ...proof.b, attachment: sig.attachment.slice(0, 20) + flippedChar + sig.attachment.slice(21) } };
   const badFile = join(tmp.dir, 'bad.json');
