@@ -3,6 +3,7 @@
  * keripy-style controller built with signify-ts 0.3.0 (a third-party KERI implementation) that
  * speaks keripy's httping conventions (body = the message, CESR-ATTACHMENT = its attachments).
  */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { ready, Salter, incept, interact, rotate, Diger, MtrDex, type Serder, type Signer } from 'signify-ts';
@@ -13,6 +14,7 @@ import { DEFAULT_QUOTA } from '../../src/anchor/quota-window.ts';
 import { fill } from '../helpers/anchors.ts';
 
 export async function startKelNode(dir: string, over: Partial<WitnessConfig> = {}, seed = 0x07): Promise<RunningWitness> {
+  mkdirSync(dir, { recursive: true });
   const keyFile = join(dir, 'witness.pem');
   const kelKeyFile = join(dir, `kel-${seed}.pem`);
   for (const [file, s] of [
