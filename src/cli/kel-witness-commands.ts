@@ -20,7 +20,10 @@ function readJsonFile(path: string): unknown {
 function kelEvents(path: string): ProofEvent[] {
   const raw = parseKelDocument(readFileSync(path, 'utf8'), path, DEFAULT_KEL_LIMITS);
   if (!('events' in raw)) throw new Error(`${path}: ${raw.reason}: ${raw.detail}`);
-  return raw.events.map((event, i) => ({ event: event as Record<string, unknown>, attachment: attachmentText(raw.attachments[i] ?? '', i) }));
+  return raw.events.map((event, i) => ({
+    event: event as Record<string, unknown>,
+    attachment: attachmentText(raw.attachments[i] ?? '', i),
+  }));
 }
 
 export function addKelWitnessCommands(program: Command): void {

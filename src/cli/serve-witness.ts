@@ -180,7 +180,11 @@ export function addServeCommand(program: Command): void {
     .option('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")')
     .option('--roles <roles>', 'comma-separated roles: anchor, cosign, kel', collectList)
     .option('--kel-key <file>', 'KERI witness key (Ed25519 PKCS#8 PEM, mode 0600; its own key), required with role kel (SPEC §3.6.1)')
-    .option('--kel-allow <who>', 'who role kel witnesses: PREFIX, delegates-of:PREFIX or any (repeatable; required with role kel)', collectList)
+    .option(
+      '--kel-allow <who>',
+      'who role kel witnesses: PREFIX, delegates-of:PREFIX or any (repeatable; required with role kel)',
+      collectList,
+    )
     .option(
       '--cosign-key <file>',
       'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600; type from the OID), required with role cosign; repeatable: one cosignature line per key, in order',

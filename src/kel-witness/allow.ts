@@ -11,7 +11,6 @@ export interface KelAllowList {
   delegators: ReadonlySet<string>;
 }
 
-
 export function parseKelAllow(values: readonly string[] | undefined, dev: boolean): KelAllowList {
   const list = values ?? [];
   if (list.length === 0) {

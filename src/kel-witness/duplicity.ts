@@ -35,7 +35,14 @@ export interface KelDuplicityProof {
 const utf8 = new TextEncoder();
 
 /** Two conflicting events (`first` accepted earlier), `a` the byte-wise lower SAID. */
-export function buildProof(witness: string, prefix: string, sn: number, first: ProofEvent, second: ProofEvent, history: ProofEvent[]): KelDuplicityProof {
+export function buildProof(
+  witness: string,
+  prefix: string,
+  sn: number,
+  first: ProofEvent,
+  second: ProofEvent,
+  history: ProofEvent[],
+): KelDuplicityProof {
   const firstLower = String(first.event.d) < String(second.event.d);
   const kel = utf8.encode(canonicalize(history)).length > MAX_PROOF_HISTORY_BYTES ? null : history;
   return {
@@ -51,7 +58,12 @@ export function buildProof(witness: string, prefix: string, sn: number, first: P
 }
 
 /** The own-log entry of a witnessed event (JCS). */
-export function eventEntry(witness: string, e: { i: string; s: string; t: string; d: string }, nowMs: number, superseded?: string[]): Uint8Array {
+export function eventEntry(
+  witness: string,
+  e: { i: string; s: string; t: string; d: string },
+  nowMs: number,
+  superseded?: string[],
+): Uint8Array {
   const entry: Record<string, unknown> = {
     v: EVENT_ENTRY_TYPE,
     witness,
@@ -85,7 +97,8 @@ function parsed(p: ProofEvent, seq: number): ParsedEvent {
 }
 
 function proofEvent(v: unknown, where: string): ProofEvent {
-  if (!isJsonObject(v) || !isJsonObject(v.event) || typeof v.attachment !== 'string') throw new Error(`${where} must be {"event": {...}, "attachment": "..."}`);
+  if (!isJsonObject(v) || !isJsonObject(v.event) || typeof v.attachment !== 'string')
+    throw new Error(`${where} must be {"event": {...}, "attachment": "..."}`);
   return { event: v.event, attachment: v.attachment };
 }
 
@@ -119,7 +132,10 @@ export function checkProof(value: unknown, kel?: ProofEvent[]): string | null {
     // 2. and 3. each event alone after the history
     const pa = parsed(a, sn);
     const pb = parsed(b, sn);
-    for (const [name, p] of [['a', pa], ['b', pb]] as const) {
+    for (const [name, p] of [
+      ['a', pa],
+      ['b', pb],
+    ] as const) {
       if (p.event.i !== prefix) return `${name}.i is not the prefix`;
       if (p.event.s !== sn.toString(16)) return `${name}.s is not hex(sn)`;
       const r = verifyRange(prefix, [...past, p], 0, null);

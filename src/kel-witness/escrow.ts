@@ -66,8 +66,10 @@ export class KelEscrow {
     if (list.some((x) => x.sn === e.sn && x.said === e.said)) return { ok: true, expiresMs: nowMs + this.limits.ttlMs };
     const L = this.limits;
     const prefixBytes = list.reduce((n, x) => n + x.bytes, 0);
-    if (list.length >= L.perPrefixEvents || prefixBytes + e.bytes > L.perPrefixBytes) return { ok: false, detail: 'the escrow is full for this prefix' };
-    if (list.filter((x) => x.ip === e.ip).length >= L.perPrefixPerIp) return { ok: false, detail: 'this client holds 64 escrowed events of this prefix' };
+    if (list.length >= L.perPrefixEvents || prefixBytes + e.bytes > L.perPrefixBytes)
+      return { ok: false, detail: 'the escrow is full for this prefix' };
+    if (list.filter((x) => x.ip === e.ip).length >= L.perPrefixPerIp)
+      return { ok: false, detail: 'this client holds 64 escrowed events of this prefix' };
     if (list.filter((x) => x.sn === e.sn).length >= L.saidsPerSn) return { ok: false, detail: `4 events are escrowed at sn ${e.sn}` };
     if ((this.perIp.get(e.ip) ?? 0) >= L.perIp) return { ok: false, detail: 'this client holds the most escrowed events allowed' };
     if (this.events >= L.totalEvents || this.bytes + e.bytes > L.totalBytes) return { ok: false, detail: 'the escrow is full' };

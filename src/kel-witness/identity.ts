@@ -30,7 +30,21 @@ export function basicPrefix(publicKey: Uint8Array): string {
 export function kelIdentity(key: KeyObject): KelIdentity {
   const publicKey = ed25519PublicKeyBytes(key);
   const prefix = basicPrefix(publicKey);
-  const draft = { v: versionString(0), t: 'icp', d: SAID_PLACEHOLDER, i: prefix, s: '0', kt: '1', k: [prefix], nt: '0', n: [], bt: '0', b: [], c: [], a: [] };
+  const draft = {
+    v: versionString(0),
+    t: 'icp',
+    d: SAID_PLACEHOLDER,
+    i: prefix,
+    s: '0',
+    kt: '1',
+    k: [prefix],
+    nt: '0',
+    n: [],
+    bt: '0',
+    b: [],
+    c: [],
+    a: [],
+  };
   draft.v = versionString(utf8.encode(JSON.stringify(draft)).length);
   // SAID(e): B(e) with d as 44 `#` (a basic prefix's `i` is not blanked), then checked by the verifier's own SAID.
   draft.d = blake3Qb64(utf8.encode(JSON.stringify(draft)));

@@ -41,14 +41,31 @@ export interface KelWitnessPart {
 }
 
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
-export async function startKelWitness(config: KelWitnessConfig, log: TransparencyLog<WitnessStore>, metrics: Registry): Promise<KelWitnessPart> {
+export async function startKelWitness(
+  config: KelWitnessConfig,
+  log: TransparencyLog<WitnessStore>,
+  metrics: Registry,
+): Promise<KelWitnessPart> {
   const allow = parseKelAllow(config.allow, config.dev);
   const identity = kelIdentity(config.key);
   await log.store.kelLedger.bindPrefix(identity.prefix);
-  const events = new Counter({ name: 'kel_events_total', help: 'KERI events by type and outcome (SPEC §3.6.9)', labelNames: ['t', 'outcome'], registers: [metrics] });
+  const events = new Counter({
+    name: 'kel_events_total',
+    help: 'KERI events by type and outcome (SPEC §3.6.9)',
+    labelNames: ['t', 'outcome'],
+    registers: [metrics],
+  });
   const duplicities = new Counter({ name: 'kel_duplicities_total', help: 'KEL duplicity proofs stored', registers: [metrics] });
-  const unstored = new Counter({ name: 'kel_duplicities_unstored_total', help: 'KEL duplicity proofs answered but not stored', registers: [metrics] });
-  const escrowInvalid = new Counter({ name: 'kel_escrow_invalid_total', help: 'Escrowed KERI events dropped as invalid', registers: [metrics] });
+  const unstored = new Counter({
+    name: 'kel_duplicities_unstored_total',
+    help: 'KEL duplicity proofs answered but not stored',
+    registers: [metrics],
+  });
+  const escrowInvalid = new Counter({
+    name: 'kel_escrow_invalid_total',
+    help: 'Escrowed KERI events dropped as invalid',
+    registers: [metrics],
+  });
   const service = new KelWitness({
     identity,
     allow,
@@ -56,9 +73,15 @@ export async function startKelWitness(config: KelWitnessConfig, log: Transparenc
     limits: config.limits,
     now: config.now,
     events: {
-      outcome: (t, outcome) => events.inc({ t, outcome }),
-      duplicity: (stored) => (stored ? duplicities : unstored).inc(),
-      escrowInvalid: () => escrowInvalid.inc(),
+      outcome: (t, outcome) => {
+        events.inc({ t, outcome });
+      },
+      duplicity: (stored) => {
+        (stored ? duplicities : unstored).inc();
+      },
+      escrowInvalid: () => {
+        escrowInvalid.inc();
+      },
     },
   });
   const expired = new Counter({ name: 'kel_escrow_expired_total', help: 'Escrowed KERI events expired', registers: [metrics] });
@@ -123,20 +146,31 @@ function send(reply: FastifyReply, route: KelRoute, o: KelOutcome): FastifyReply
     case 'problem': {
       if (o.reason === undefined) return sendProblem(reply, o.status, o.code, o.detail, o.headers);
       // kel_event_invalid: problem details plus reason and seq.
-      const body = { type: `urn:anchor-witness:problem:${o.code}`, title: 'Kel event invalid', status: o.status, detail: o.detail, code: o.code, reason: o.reason, seq: o.seq ?? null };
-      return reply.code(o.status).header('content-type', 'application/problem+json').header('cache-control', 'no-store').send(JSON.stringify(body));
+      const body = {
+        type: `urn:anchor-witness:problem:${o.code}`,
+        title: 'Kel event invalid',
+        status: o.status,
+        detail: o.detail,
+        code: o.code,
+        reason: o.reason,
+        seq: o.seq ?? null,
+      };
+      return reply
+        .code(o.status)
+        .header('content-type', 'application/problem+json')
+        .header('cache-control', 'no-store')
+        .send(JSON.stringify(body));
     }
   }
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{44}([A-Za-z0-9_-]{4})?$/;
-const HEX = /^(?:0|[1-9a-f][0-9a-f]{0,12})$/;
 
 function validPrefix(p: unknown): p is string {
   return typeof p === 'string' && PREFIX.test(p) && decodeQb64(p, IDENTIFIER_CODES) !== null;
 }
 
-/** keripy writes `sn` in decimal on GET /receipts and /query (httping); hex is accepted when unambiguous? No: decimal only. */
+/** `sn` in the query string: decimal (keripy's httping writes it so). */
 function parseSn(v: unknown): number | null {
   if (typeof v !== 'string' || !/^(?:0|[1-9][0-9]{0,14})$/.test(v)) return null;
   return Number(v);
@@ -149,36 +183,66 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
       next(null, body);
     });
     const post = (route: KelRoute) => async (request: FastifyRequest, reply: FastifyReply) => {
-      const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (type !== 'application/cesr+json') return sendProblem(reply, 415, 'unsupported_media_type', 'the body must be a KERI message (Content-Type: application/cesr+json)');
+      const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/cesr+json')
+        return sendProblem(reply, 415, 'unsupported_media_type', 'the body must be a KERI message (Content-Type: application/cesr+json)');
       const body = request.body instanceof Uint8Array ? request.body : new Uint8Array(0);
       const header = request.headers['cesr-attachment'];
       const o = await service.submit(route, body, Array.isArray(header) ? header.join(',') : header, request.clientIp);
       return send(reply, route, o);
     };
-    scope.post('/receipts', { config: { rawBody: true }, schema: { summary: 'KERI witness: receipt a key event (keripy ReceiptEnd, SPEC §3.6.3)' } }, post('receipts'));
-    scope.post('/', { config: { rawBody: true }, schema: { summary: 'KERI witness: forwarded receipts and catch-up events (keripy HttpEnd, SPEC §3.6.3)' } }, post('root'));
+    scope.post(
+      '/receipts',
+      { config: { rawBody: true }, schema: { summary: 'KERI witness: receipt a key event (keripy ReceiptEnd, SPEC §3.6.3)' } },
+      post('receipts'),
+    );
+    scope.post(
+      '/',
+      {
+        config: { rawBody: true },
+        schema: { summary: 'KERI witness: forwarded receipts and catch-up events (keripy HttpEnd, SPEC §3.6.3)' },
+      },
+      post('root'),
+    );
 
-    scope.get('/receipts', { schema: { summary: 'KERI witness: the receipts held for an event, as -B indexed signatures (SPEC §3.6.5)' } }, async (request, reply) => {
-      const q = request.query as Record<string, unknown>;
-      const sn = q.sn === undefined ? undefined : parseSn(q.sn);
-      const said = q.said;
-      if (!validPrefix(q.pre) || sn === null || (sn === undefined) === (said === undefined) || (said !== undefined && (typeof said !== 'string' || decodeQb64(said, ['E']) === null)))
-        return sendProblem(reply, 400, 'malformed_query', 'GET /receipts needs pre and exactly one of sn (decimal) or said');
-      const body = await receiptsBody(store.kelLedger, q.pre, sn !== undefined ? { sn } : { said: said as string });
-      if (body === null) return sendProblem(reply, 404, 'not_found', 'this node did not witness that event');
-      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(body));
-    });
+    scope.get(
+      '/receipts',
+      { schema: { summary: 'KERI witness: the receipts held for an event, as -B indexed signatures (SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        const sn = q.sn === undefined ? undefined : parseSn(q.sn);
+        const said = q.said;
+        if (
+          !validPrefix(q.pre) ||
+          sn === null ||
+          (sn === undefined) === (said === undefined) ||
+          (said !== undefined && (typeof said !== 'string' || decodeQb64(said, ['E']) === null))
+        )
+          return sendProblem(reply, 400, 'malformed_query', 'GET /receipts needs pre and exactly one of sn (decimal) or said');
+        const body = await receiptsBody(store.kelLedger, q.pre, sn !== undefined ? { sn } : { said: said as string });
+        if (body === null) return sendProblem(reply, 404, 'not_found', 'this node did not witness that event');
+        return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(body));
+      },
+    );
 
-    scope.get('/query', { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, SPEC §3.6.5)' } }, async (request, reply) => {
-      const q = request.query as Record<string, unknown>;
-      if (q.typ !== 'kel') return sendProblem(reply, 400, 'malformed_query', 'only typ=kel is served');
-      const sn = q.sn === undefined ? undefined : parseSn(q.sn);
-      if (!validPrefix(q.pre) || sn === null) return sendProblem(reply, 400, 'malformed_query', 'GET /query needs pre and an optional decimal sn');
-      const parts = await queryKel(store.kelLedger, q.pre, sn);
-      if (parts === null) return sendProblem(reply, 404, 'not_found', 'the prefix is not held here (or sn is past its tip)');
-      return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(parts.join('')));
-    });
+    scope.get(
+      '/query',
+      { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        if (q.typ !== 'kel') return sendProblem(reply, 400, 'malformed_query', 'only typ=kel is served');
+        const sn = q.sn === undefined ? undefined : parseSn(q.sn);
+        if (!validPrefix(q.pre) || sn === null)
+          return sendProblem(reply, 400, 'malformed_query', 'GET /query needs pre and an optional decimal sn');
+        const parts = await queryKel(store.kelLedger, q.pre, sn);
+        if (parts === null) return sendProblem(reply, 404, 'not_found', 'the prefix is not held here (or sn is past its tip)');
+        return reply
+          .code(200)
+          .header('content-type', CESR_JSON)
+          .header('access-control-allow-origin', '*')
+          .send(Buffer.from(parts.join('')));
+      },
+    );
 
     const oobi = async (_request: unknown, reply: FastifyReply) =>
       reply
@@ -189,22 +253,36 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         .send(Buffer.from(ownInception(service.identity, '1970-01-01T00:00:00.000000+00:00')));
     scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
     scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
-      if ((request.params as { aid: string }).aid !== service.identity.prefix) return sendProblem(reply, 404, 'not_found', 'not this witness');
+      if ((request.params as { aid: string }).aid !== service.identity.prefix)
+        return sendProblem(reply, 404, 'not_found', 'not this witness');
       return oobi(request, reply);
     });
-    scope.get('/oobi/:aid/controller', { schema: { summary: "KERI witness: this node's OOBI (controller role)" } }, async (request, reply) => {
-      if ((request.params as { aid: string }).aid !== service.identity.prefix) return sendProblem(reply, 404, 'not_found', 'not this witness');
-      return oobi(request, reply);
-    });
+    scope.get(
+      '/oobi/:aid/controller',
+      { schema: { summary: "KERI witness: this node's OOBI (controller role)" } },
+      async (request, reply) => {
+        if ((request.params as { aid: string }).aid !== service.identity.prefix)
+          return sendProblem(reply, 404, 'not_found', 'not this witness');
+        return oobi(request, reply);
+      },
+    );
 
-    scope.get('/v1/kel/duplicity/:prefix/:sn', { schema: { summary: 'A stored KEL duplicity proof (SPEC §3.6.5)' } }, async (request, reply) => {
-      const { prefix, sn } = request.params as { prefix: string; sn: string };
-      const n = parseSn(sn);
-      if (!validPrefix(prefix) || n === null) return sendProblem(reply, 400, 'malformed_query', 'prefix and a decimal sn');
-      const d = await store.kelLedger.duplicity(prefix, n);
-      if (d === undefined) return sendProblem(reply, 404, 'not_found', 'no stored duplicity proof there');
-      return reply.code(200).header('content-type', JSON_TYPE).header('access-control-allow-origin', '*').send(canonicalize(JSON.parse(d.proof)));
-    });
+    scope.get(
+      '/v1/kel/duplicity/:prefix/:sn',
+      { schema: { summary: 'A stored KEL duplicity proof (SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const { prefix, sn } = request.params as { prefix: string; sn: string };
+        const n = parseSn(sn);
+        if (!validPrefix(prefix) || n === null) return sendProblem(reply, 400, 'malformed_query', 'prefix and a decimal sn');
+        const d = await store.kelLedger.duplicity(prefix, n);
+        if (d === undefined) return sendProblem(reply, 404, 'not_found', 'no stored duplicity proof there');
+        return reply
+          .code(200)
+          .header('content-type', JSON_TYPE)
+          .header('access-control-allow-origin', '*')
+          .send(canonicalize(JSON.parse(d.proof)));
+      },
+    );
     done();
   });
 }
@@ -215,10 +293,16 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
  */
 export function loadKelKey(file: string | undefined, otherPublicKeys: readonly Uint8Array[]): KeyObject {
   if (file === undefined)
-    throw new KelWitnessConfigError('kel_key_required', 'role kel needs --kel-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)');
+    throw new KelWitnessConfigError(
+      'kel_key_required',
+      'role kel needs --kel-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
+    );
   const key = readInputFile('--kel-key', file, () => ed25519PrivateKeyFromPem(readKeyFile(file)));
   const pub = Buffer.from(ed25519PublicKeyBytes(key));
   if (otherPublicKeys.some((k) => pub.equals(Buffer.from(k))))
-    throw new KelWitnessConfigError('kel_key_reused', 'the KERI witness key (--kel-key) must differ from the witness key and the cosign keys (one key, one purpose)');
+    throw new KelWitnessConfigError(
+      'kel_key_reused',
+      'the KERI witness key (--kel-key) must differ from the witness key and the cosign keys (one key, one purpose)',
+    );
   return key;
 }

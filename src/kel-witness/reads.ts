@@ -9,7 +9,11 @@ import type { KelLedgerEvent, KelLedgerReads } from '../store/kel-ledger.ts';
 import type { KelIdentity } from './identity.ts';
 
 /** GET /receipts: null when this node did not witness the event. */
-export async function receiptsBody(ledger: KelLedgerReads, prefix: string, which: { sn: number } | { said: string }): Promise<string | null> {
+export async function receiptsBody(
+  ledger: KelLedgerReads,
+  prefix: string,
+  which: { sn: number } | { said: string },
+): Promise<string | null> {
   const row = 'sn' in which ? await ledger.accepted(prefix, which.sn) : await ledger.bySaid(prefix, which.said);
   if (row === undefined || !row.witnessed) return null;
   const receipts = await ledger.receipts(prefix, row.said);
@@ -20,7 +24,10 @@ export async function receiptsBody(ledger: KelLedgerReads, prefix: string, which
 export async function cloneEvent(ledger: KelLedgerReads, row: KelLedgerEvent): Promise<string> {
   const att = parseWitnessAttachments(row.attachment, false);
   const receipts = await ledger.receipts(row.prefix, row.said);
-  return row.event + pipelined(att.controllerText + witnessSignatureGroup(receipts) + att.sourceSealText + firstSeenGroup(row.ordinal, row.firstSeen));
+  return (
+    row.event +
+    pipelined(att.controllerText + witnessSignatureGroup(receipts) + att.sourceSealText + firstSeenGroup(row.ordinal, row.firstSeen))
+  );
 }
 
 /**

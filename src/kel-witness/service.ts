@@ -8,7 +8,14 @@
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeUtf8, isJsonObject, parseStrictJson } from '../encoding/json.ts';
 import type { IndexedSignature } from '../keri/attachments.ts';
-import { CesrError, coupleGroup, keriTimestamp, parseWitnessAttachments, receiptMessage, type WitnessAttachments } from '../keri/cesr-attachments.ts';
+import {
+  CesrError,
+  coupleGroup,
+  keriTimestamp,
+  parseWitnessAttachments,
+  receiptMessage,
+  type WitnessAttachments,
+} from '../keri/cesr-attachments.ts';
 import { KelError } from '../keri/errors.ts';
 import { computeSaid, parseEvent, type KelEvent } from '../keri/event.ts';
 import { decodeQb64 } from '../keri/qb64.ts';
@@ -86,7 +93,12 @@ interface Candidate {
   attachment: string;
 }
 
-const problem = (status: number, code: KelWitnessProblemCode, detail: string, extra: Partial<KelOutcome & { kind: 'problem' }> = {}): KelOutcome => ({
+const problem = (
+  status: number,
+  code: KelWitnessProblemCode,
+  detail: string,
+  extra: Partial<KelOutcome & { kind: 'problem' }> = {},
+): KelOutcome => ({
   kind: 'problem',
   status,
   code,
@@ -175,14 +187,22 @@ export class KelWitness {
     // Check 4: who may be witnessed.
     const inception = await this.ledger.accepted(e.i, 0);
     const delegator =
-      inception !== undefined ? (inception.t === 'dip' ? parsedStored(inception).di : null) : e.t === 'dip' ? e.di : this.escrowedDelegator(e.i);
+      inception !== undefined
+        ? inception.t === 'dip'
+          ? parsedStored(inception).di
+          : null
+        : e.t === 'dip'
+          ? e.di
+          : this.escrowedDelegator(e.i);
     if (!admits(this.allow, e.i, delegator)) return problem(403, 'kel_prefix_not_allowed', `${e.i} is not admitted by --kel-allow`);
     // Check 5: the per-prefix quota (charged at commit).
     const minute = this.now() - 60_000;
     const times = (this.recent.get(e.i) ?? []).filter((t) => t > minute);
     this.recent.set(e.i, times);
     if (times.length >= this.limits.prefixEventsPerMinute)
-      return problem(429, 'kel_quota_exceeded', `${e.i} had ${times.length} events witnessed in the last minute`, { headers: { 'retry-after': '60' } });
+      return problem(429, 'kel_quota_exceeded', `${e.i} had ${times.length} events witnessed in the last minute`, {
+        headers: { 'retry-after': '60' },
+      });
     // Check 6: stateless rules.
     const stateless = statelessCheck(c);
     if (stateless !== null) return stateless;
@@ -213,13 +233,15 @@ export class KelWitness {
       return this.conflict(tx, batch, c, route, tip);
     }
     // Check 9: against the state at sn − 1.
-    if (tip !== undefined && tip.ordinal + 1 >= this.limits.maxEvents) return invalid('oversize', e.sn, `the KEL holds ${this.limits.maxEvents} events`);
+    if (tip !== undefined && tip.ordinal + 1 >= this.limits.maxEvents)
+      return invalid('oversize', e.sn, `the KEL holds ${this.limits.maxEvents} events`);
     const prior = tip === undefined ? null : decodeLedgerState(tip.keyState);
     const v = verifyAt(c, tip, prior);
     if (!v.ok) return v.outcome;
     const state = ledgerStateAfter(v.state, prior, e.t !== 'ixn');
     if (!state.backers.includes(this.identity.prefix)) {
-      if (route === 'receipts') return problem(403, 'kel_not_witness', `this node (${this.identity.prefix}) is not a backer after ${e.t} ${e.s}`);
+      if (route === 'receipts')
+        return problem(403, 'kel_not_witness', `this node (${this.identity.prefix}) is not a backer after ${e.t} ${e.s}`);
       if (tip === undefined) return this.toEscrow(c, ip); // catch-up: wait for the event that makes this node a backer
       await this.put(tx, c, state, false);
       return { kind: 'accepted' };
@@ -228,13 +250,26 @@ export class KelWitness {
   }
 
   /** Check 11: sign, store, log (the caller's transaction commits). */
-  private async witness(tx: StoreTransaction, batch: LogBatch, c: Candidate, state: LedgerState, route: KelRoute, superseded: string[]): Promise<KelOutcome> {
+  private async witness(
+    tx: StoreTransaction,
+    batch: LogBatch,
+    c: Candidate,
+    state: LedgerState,
+    route: KelRoute,
+    superseded: string[],
+  ): Promise<KelOutcome> {
     const { e } = c;
     const signature = this.identity.sign(e.bytes);
     const receipt = receiptMessage(e.i, e.s, e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, e, this.now(), superseded));
     await tx.kel.putEvent({ ...this.row(c, state), witnessed: true, receipt, leafIndex });
-    await tx.kel.putReceipt({ prefix: e.i, said: e.d, index: state.backers.indexOf(this.identity.prefix), backer: this.identity.prefix, signature });
+    await tx.kel.putReceipt({
+      prefix: e.i,
+      said: e.d,
+      index: state.backers.indexOf(this.identity.prefix),
+      backer: this.identity.prefix,
+      signature,
+    });
     await this.storePeerReceipts(tx, e.i, e.d, e.bytes, state.backers, c.att);
     return route === 'receipts' ? { kind: 'receipt', body: receipt } : { kind: 'accepted' };
   }
@@ -265,15 +300,24 @@ export class KelWitness {
   private async replay(tx: StoreTransaction, batch: LogBatch, stored: KelLedgerEvent, c: Candidate, route: KelRoute): Promise<KelOutcome> {
     const state = decodeLedgerState(stored.keyState);
     await this.storePeerReceipts(tx, c.e.i, c.e.d, c.e.bytes, state.backers, c.att);
-    if (stored.witnessed && stored.receipt !== null) return route === 'receipts' ? { kind: 'receipt', body: stored.receipt } : { kind: 'accepted' };
+    if (stored.witnessed && stored.receipt !== null)
+      return route === 'receipts' ? { kind: 'receipt', body: stored.receipt } : { kind: 'accepted' };
     if (!state.backers.includes(this.identity.prefix)) {
-      return route === 'receipts' ? problem(403, 'kel_not_witness', `this node is not a backer after ${stored.t} ${c.e.s}`) : { kind: 'accepted' };
+      return route === 'receipts'
+        ? problem(403, 'kel_not_witness', `this node is not a backer after ${stored.t} ${c.e.s}`)
+        : { kind: 'accepted' };
     }
     const signature = this.identity.sign(c.e.bytes);
     const receipt = receiptMessage(c.e.i, c.e.s, c.e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, c.e, this.now()));
     await tx.kel.setWitnessed(c.e.i, c.e.d, receipt, leafIndex);
-    await tx.kel.putReceipt({ prefix: c.e.i, said: c.e.d, index: state.backers.indexOf(this.identity.prefix), backer: this.identity.prefix, signature });
+    await tx.kel.putReceipt({
+      prefix: c.e.i,
+      said: c.e.d,
+      index: state.backers.indexOf(this.identity.prefix),
+      backer: this.identity.prefix,
+      signature,
+    });
     return route === 'receipts' ? { kind: 'receipt', body: receipt } : { kind: 'accepted' };
   }
 
@@ -289,10 +333,15 @@ export class KelWitness {
     const kind = this.classifier.classify({ inception: tipState.inception, x: x.t, y: e.t, sn: e.sn, lastEstablishmentSn: tipState.estS });
     if (kind === 'stale') return invalid('stale', e.sn, `a ${e.t} at sn ${e.sn} conflicts with the accepted ${x.t}`);
     if (kind === 'recovery_unsupported')
-      return problem(409, 'kel_recovery_unsupported', 'a superseding drt: delegated recovery is not supported (it depends on the delegator)');
+      return problem(
+        409,
+        'kel_recovery_unsupported',
+        'a superseding drt: delegated recovery is not supported (it depends on the delegator)',
+      );
     if (kind === 'recovery') {
       const state = ledgerStateAfter(v.state, prior, true);
-      if (!state.backers.includes(this.identity.prefix)) return problem(403, 'kel_not_witness', 'this node is not a backer after the recovery rotation');
+      if (!state.backers.includes(this.identity.prefix))
+        return problem(403, 'kel_not_witness', 'this node is not a backer after the recovery rotation');
       const superseded = (await tx.kel.events(e.i)).filter((r) => r.state === 'accepted' && r.sn >= e.sn).map((r) => r.said);
       await tx.kel.supersede(e.i, e.sn);
       return this.witness(tx, batch, c, state, route, superseded);
@@ -318,7 +367,14 @@ export class KelWitness {
   }
 
   /** Receipts of other backers (`-C` couples, `-B` indexed) that verify over the stored event. */
-  private async storePeerReceipts(tx: StoreTransaction, prefix: string, said: string, bytes: Uint8Array, backers: readonly string[], att: WitnessAttachments): Promise<void> {
+  private async storePeerReceipts(
+    tx: StoreTransaction,
+    prefix: string,
+    said: string,
+    bytes: Uint8Array,
+    backers: readonly string[],
+    att: WitnessAttachments,
+  ): Promise<void> {
     const found = new Map<number, { backer: string; signature: Uint8Array }>();
     for (const couple of att.couples) found.set(backers.indexOf(couple.prefix), { backer: couple.prefix, signature: couple.signature });
     for (const sig of att.witnesses) {
@@ -343,7 +399,9 @@ export class KelWitness {
     const stored = await this.ledger.bySaid(prefix, said);
     if (stored === undefined) return { kind: 'accepted' };
     const state = decodeLedgerState(stored.keyState);
-    await this.log.store.transaction((tx) => this.storePeerReceipts(tx, prefix, said, new TextEncoder().encode(stored.event), state.backers, att));
+    await this.log.store.transaction((tx) =>
+      this.storePeerReceipts(tx, prefix, said, new TextEncoder().encode(stored.event), state.backers, att),
+    );
     return { kind: 'accepted' };
   }
 
@@ -427,7 +485,10 @@ export class KelWitness {
       for (const entry of next) {
         this.escrow.remove(entry);
         const c = this.candidate(entry);
-        const out = c === null ? null : statelessCheck(c) ?? (await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, 'root', entry.ip))).value;
+        const out =
+          c === null
+            ? null
+            : (statelessCheck(c) ?? (await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, 'root', entry.ip))).value);
         if (out !== null && (out.kind === 'accepted' || out.kind === 'receipt')) {
           advanced = true;
           break;
@@ -467,15 +528,21 @@ function statelessCheck(c: Candidate): KelOutcome | null {
   const said = computeSaid(e);
   if (e.d !== said) return invalid('said_mismatch', e.sn, `d is ${e.d}, the SAID is ${said}`);
   if (e.t === 'ixn') return sigs.length > 64 ? invalid('malformed', e.sn, 'too many signatures') : null;
-  if (sigs.length > 2 * Math.max(1, e.keys.length)) return invalid('malformed', e.sn, `${sigs.length} signatures for ${e.keys.length} key(s)`);
-  if (e.kt.weighted || e.kt.value < 1 || e.kt.value > e.keys.length) return invalid('threshold_invalid', e.sn, 'kt is not satisfiable by k');
+  if (sigs.length > 2 * Math.max(1, e.keys.length))
+    return invalid('malformed', e.sn, `${sigs.length} signatures for ${e.keys.length} key(s)`);
+  if (e.kt.weighted || e.kt.value < 1 || e.kt.value > e.keys.length)
+    return invalid('threshold_invalid', e.sn, 'kt is not satisfiable by k');
   const check = checkSignatures(e.keys, e.bytes, sigs, atLeast(e.kt.value), null);
   if (!check.ok) return invalid('signature_invalid', e.sn, check.detail);
   return null;
 }
 
 /** Rules 2–7 for c's event at its sn, `prev` the accepted event at sn − 1 and `prior` the state after it. */
-function verifyAt(c: Candidate, prev: KelLedgerEvent | undefined, prior: LedgerState | null): { ok: true; state: WalkState } | { ok: false; outcome: KelOutcome } {
+function verifyAt(
+  c: Candidate,
+  prev: KelLedgerEvent | undefined,
+  prior: LedgerState | null,
+): { ok: true; state: WalkState } | { ok: false; outcome: KelOutcome } {
   const { e } = c;
   const events: ParsedEvent[] = [];
   if (prev !== undefined) events[e.sn - 1] = { event: parsedStored(prev), attachment: { signatures: [], sourceSeals: [] } };

@@ -139,7 +139,7 @@ export function parseWitnessAttachments(text: string, requireController: boolean
     const big = text.startsWith('-0V');
     c.pos = big ? 3 : 2;
     const quadlets = c.count(big ? 5 : 2, '-V');
-    if ((text.length - c.pos) !== quadlets * 4) fail(`-V counts ${quadlets} quadlets, ${(text.length - c.pos) / 4} follow`);
+    if (text.length - c.pos !== quadlets * 4) fail(`-V counts ${quadlets} quadlets, ${(text.length - c.pos) / 4} follow`);
   }
   const out: WitnessAttachments = { controller: null, sourceSeals: [], witnesses: [], couples: [], controllerText: '', sourceSealText: '' };
   const seen = new Set<string>();

@@ -273,7 +273,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
           ...cosignKeys.map((k) => ({ what: 'cosign key (--cosign-key)', key: k.privateKey })),
         ]);
   const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
-  const kelKey = config.roles.includes('kel') ? loadKelKey(config.kelKeyFile, [witnessPublicKey, ...cosignKeys.map((k) => k.publicKey)]) : undefined;
+  const kelKey = config.roles.includes('kel')
+    ? loadKelKey(config.kelKeyFile, [witnessPublicKey, ...cosignKeys.map((k) => k.publicKey)])
+    : undefined;
 
   const store = await openStore(config.store, config.dataDir);
   // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
@@ -345,8 +347,15 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     const kel =
       kelKey === undefined
         ? undefined
-        : await startKelWitness({ key: kelKey, allow: config.kelAllow, dev: config.dev, limits: config.kelLimits, now: config.kelNow }, witnessLog, registry);
-    if (kel !== undefined) closers.unshift(() => kel.stop());
+        : await startKelWitness(
+            { key: kelKey, allow: config.kelAllow, dev: config.dev, limits: config.kelLimits, now: config.kelNow },
+            witnessLog,
+            registry,
+          );
+    if (kel !== undefined)
+      closers.unshift(() => {
+        kel.stop();
+      });
     const cp = await witnessLog.init();
     m.logSize.set(cp.size);
     checkpointClock.seen(cp.size, Date.now());

@@ -10,12 +10,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/tmp.ts';
-import { Controller, send, startKelNode } from './harness.ts';
+import { Controller, problemOf, send, startKelNode } from './harness.ts';
 
 void test('allow list: required without --dev, `any` with --dev, a prefix list admits only its prefixes; kel_key_reused', async () => {
   const tmp = tempDir();
   try {
-    await assert.rejects(startKelNode(join(tmp.dir, 'a'), { kelAllow: undefined }), (e: unknown) => (e as { code?: string }).code === 'kel_allow_required');
+    await assert.rejects(
+      startKelNode(join(tmp.dir, 'a'), { kelAllow: undefined }),
+      (e: unknown) => (e as { code?: string }).code === 'kel_allow_required',
+    );
     await assert.rejects(startKelNode(join(tmp.dir, 'b'), {}, 0x01), (e: unknown) => (e as { code?: string }).code === 'kel_key_reused');
     const dev = await startKelNode(join(tmp.dir, 'c'), { kelAllow: undefined, dev: true });
     const c1 = await Controller.create(21);
@@ -35,7 +38,7 @@ void test('allow list: required without --dev, `any` with --dev, a prefix list a
       assert.equal((await send(listed.url, '/receipts', icp2.raw, c2.sign(icp2))).status, 200);
       const refused = await send(listed.url, '/receipts', icp3.raw, c3.sign(icp3));
       assert.equal(refused.status, 403);
-      assert.equal(JSON.parse(refused.text).code, 'kel_prefix_not_allowed');
+      assert.equal(problemOf(refused.text).code, 'kel_prefix_not_allowed');
       assert.equal((await fetch(`${listed.url}/query?typ=kel&pre=${c3.pre}`)).status, 404, 'nothing stored');
     } finally {
       await listed.close();
@@ -62,7 +65,10 @@ void test('escrow: sn 2 before sn 1 → 202, then 200 and sn 2 witnessed; TTL ex
   const early = await send(node.url, '/receipts', ixn2.raw, ctl.sign(ixn2));
   assert.equal(early.status, 202, early.text);
   const body = JSON.parse(early.text) as Record<string, unknown>;
-  assert.deepEqual({ ...body, expires_at: undefined }, { status: 'escrowed', prefix: ctl.pre, sn: 2, said: ixn2.said, expires_at: undefined });
+  assert.deepEqual(
+    { ...body, expires_at: undefined },
+    { status: 'escrowed', prefix: ctl.pre, sn: 2, said: ixn2.said, expires_at: undefined },
+  );
   assert.equal((await fetch(`${node.url}/receipts?pre=${ctl.pre}&sn=2`)).status, 404, 'escrowed events are not served');
   assert.equal((await send(node.url, '/receipts', ixn1.raw, ctl.sign(ixn1))).status, 200);
   assert.equal((await fetch(`${node.url}/receipts?pre=${ctl.pre}&sn=2`)).status, 200, 'sn 2 witnessed from the escrow');
@@ -84,14 +90,18 @@ void test('escrow: sn 2 before sn 1 → 202, then 200 and sn 2 witnessed; TTL ex
   const many = `-ABB${sig.repeat(65)}`;
   const r65 = await send(node.url, '/receipts', ixn.raw, many);
   assert.equal(r65.status, 400);
-  assert.equal(JSON.parse(r65.text).code, 'malformed_cesr');
+  assert.equal(problemOf(r65.text).code, 'malformed_cesr');
   const big = await send(node.url, '/receipts', ixn.raw, `-AAB${sig}`.padEnd(12_289, 'A'));
-  assert.equal(JSON.parse(big.text).code, 'malformed_cesr');
+  assert.equal(problemOf(big.text).code, 'malformed_cesr');
   const trailing = await send(node.url, '/receipts', ixn.raw, `-AAB${sig}AAAA`);
-  assert.equal(JSON.parse(trailing.text).code, 'malformed_cesr');
-  const res = await fetch(`${node.url}/receipts`, { method: 'POST', headers: { 'content-type': 'application/json', 'cesr-attachment': `-AAB${sig}` }, body: ixn.raw });
+  assert.equal(problemOf(trailing.text).code, 'malformed_cesr');
+  const res = await fetch(`${node.url}/receipts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'cesr-attachment': `-AAB${sig}` },
+    body: ixn.raw,
+  });
   assert.equal(res.status, 415);
   const pretty = await send(node.url, '/receipts', JSON.stringify(JSON.parse(ixn.raw), null, 1), `-AAB${sig}`);
   assert.equal(pretty.status, 400);
-  assert.equal(JSON.parse(pretty.text).code, 'malformed_body');
+  assert.equal(problemOf(pretty.text).code, 'malformed_body');
 });

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { interact } from 'signify-ts';
 import { checkProof } from '../../src/kel-witness/duplicity.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { Controller, send, startKelNode } from './harness.ts';
+import { Controller, problemOf, send, startKelNode } from './harness.ts';
 
 const run = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli', 'anchor-witness.ts');
@@ -48,7 +48,11 @@ void test('duplicity: 409 with a verifiable proof, stored once and logged; recov
   const r = await send(node.url, '/receipts', other.raw, ctl.sign(other));
   assert.equal(r.status, 409, r.text);
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
-  const proof = JSON.parse(r.text) as Record<string, unknown> & { a: { event: { d: string }; attachment: string }; b: { event: { d: string }; attachment: string }; first_seen: string };
+  const proof = JSON.parse(r.text) as Record<string, unknown> & {
+    a: { event: { d: string }; attachment: string };
+    b: { event: { d: string }; attachment: string };
+    first_seen: string;
+  };
   assert.equal(proof.v, 'anchor-witness/kel-duplicity/v1');
   assert.equal(proof.witness, witness);
   assert.equal(proof.prefix, ctl.pre);
@@ -106,7 +110,7 @@ void test('duplicity: 409 with a verifiable proof, stored once and logged; recov
   const forged = interact({ pre: ctl.pre, dig: icp.said, sn: 1, data: [{ d: third.said }], version: undefined, kind: undefined });
   const r4 = await send(node.url, '/receipts', forged.raw, stranger.sign(forged));
   assert.equal(r4.status, 422, r4.text);
-  assert.equal(JSON.parse(r4.text).reason, 'signature_invalid');
+  assert.equal(problemOf(r4.text).reason, 'signature_invalid');
 
   // Recovery: a rot at sn 1 (the committed next key) supersedes the ixn.
   ctl.said = icp.said;
@@ -127,10 +131,10 @@ void test('duplicity: 409 with a verifiable proof, stored once and logged; recov
   // The superseded ixn again → 422 superseded; a new ixn at sn 1 against the rot → 422 stale.
   const r6 = await send(node.url, '/receipts', ixn.raw, ctl.sign(ixn, stranger.signer));
   assert.equal(r6.status, 422);
-  assert.equal(JSON.parse(r6.text).reason, 'superseded');
+  assert.equal(problemOf(r6.text).reason, 'superseded');
   const late = interact({ pre: ctl.pre, dig: icp.said, sn: 1, data: [{ d: rot.said }], version: undefined, kind: undefined });
   const firstKey = await Controller.create(9); // the same salt: the inception key
   const r7 = await send(node.url, '/receipts', late.raw, firstKey.sign(late));
   assert.equal(r7.status, 422, r7.text);
-  assert.equal(JSON.parse(r7.text).reason, 'stale');
+  assert.equal(problemOf(r7.text).reason, 'stale');
 });

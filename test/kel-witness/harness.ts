@@ -101,7 +101,15 @@ export class Controller {
   }
 
   incept(wits: string[], toad = wits.length > 0 ? 1 : 0): Serder {
-    const icp = incept({ keys: [this.signer.verfer.qb64], ndigs: [this.digest(this.next)], wits, toad, isith: '1', nsith: '1', code: MtrDex.Blake3_256 });
+    const icp = incept({
+      keys: [this.signer.verfer.qb64],
+      ndigs: [this.digest(this.next)],
+      wits,
+      toad,
+      isith: '1',
+      nsith: '1',
+      code: MtrDex.Blake3_256,
+    });
     this.pre = icp.pre;
     this.said = icp.said;
     this.sn = 0;
@@ -141,3 +149,7 @@ export class Controller {
     return rot;
   }
 }
+
+/** A problem (or JSON) body's members the tests read. */
+export const problemOf = (text: string): { code?: string; reason?: string; d?: string } =>
+  JSON.parse(text) as { code?: string; reason?: string; d?: string };

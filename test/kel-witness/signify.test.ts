@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cigar, Counter, Prefixer, Serder, Siger, Verfer } from 'signify-ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { Controller, send, startKelNode } from './harness.ts';
+import { Controller, problemOf, send, startKelNode } from './harness.ts';
 
 /** Split keripy's "message then attachments" stream at the message's `v` size. */
 function splitMessage(text: string): { message: string; rest: string } {
@@ -74,7 +74,7 @@ void test('signify-ts controller: icp, ixn, rot with adds/cuts; receipts, GET /r
   const g = await fetch(`${node.url}/receipts?pre=${ctl.pre}&sn=2`);
   assert.equal(g.status, 200);
   const { message, rest } = splitMessage(await g.text());
-  assert.equal(JSON.parse(message).d, rot.said);
+  assert.equal(problemOf(message).d, rot.said);
   const counter = new Counter({ qb64: rest.slice(0, 4) });
   assert.equal(counter.code, '-B');
   assert.equal(counter.count, 1);
@@ -118,7 +118,7 @@ void test('signify-ts controller: a rotation cutting this witness is 403 on /rec
   const rot = ctl.rotate({ cuts: [witness], toad: 1 });
   const cut = await send(node.url, '/receipts', rot.raw, ctl.sign(rot));
   assert.equal(cut.status, 403, cut.text);
-  assert.equal(JSON.parse(cut.text).code, 'kel_not_witness');
+  assert.equal(problemOf(cut.text).code, 'kel_not_witness');
   const q0 = await (await fetch(`${node.url}/query?typ=kel&pre=${ctl.pre}`)).text();
   assert.ok(!q0.includes(rot.said), 'nothing stored on /receipts');
   const fwd = await send(node.url, '/', rot.raw, ctl.sign(rot));
@@ -129,7 +129,7 @@ void test('signify-ts controller: a rotation cutting this witness is 403 on /rec
   const ixn = ctl.interact();
   const r = await send(node.url, '/receipts', ixn.raw, ctl.sign(ixn));
   assert.equal(r.status, 403, r.text);
-  assert.equal(JSON.parse(r.text).code, 'kel_not_witness');
+  assert.equal(problemOf(r.text).code, 'kel_not_witness');
 });
 
 void test(

@@ -90,7 +90,12 @@ interface DupRow {
   proof: string;
   leaf_index: string | number;
 }
-const dupFromRow = (r: DupRow): KelStoredDuplicity => ({ prefix: r.prefix, sn: Number(r.sn), proof: r.proof, leafIndex: Number(r.leaf_index) });
+const dupFromRow = (r: DupRow): KelStoredDuplicity => ({
+  prefix: r.prefix,
+  sn: Number(r.sn),
+  proof: r.proof,
+  leafIndex: Number(r.leaf_index),
+});
 
 class PgKelReads implements KelLedgerReads {
   protected readonly exec: Exec;
@@ -121,11 +126,18 @@ class PgKelReads implements KelLedgerReads {
   }
 
   async receipts(prefix: string, said: string): Promise<KelReceipt[]> {
-    const res = await this.exec<{ prefix: string; said: string; idx: number; backer: string; signature: unknown }>('kelReceipts', SQL.receipts, [
-      prefix,
-      said,
-    ]);
-    return res.rows.map((r) => ({ prefix: r.prefix, said: r.said, index: r.idx, backer: r.backer, signature: toBytes(r.signature as Uint8Array) }));
+    const res = await this.exec<{ prefix: string; said: string; idx: number; backer: string; signature: unknown }>(
+      'kelReceipts',
+      SQL.receipts,
+      [prefix, said],
+    );
+    return res.rows.map((r) => ({
+      prefix: r.prefix,
+      said: r.said,
+      index: r.idx,
+      backer: r.backer,
+      signature: toBytes(r.signature as Uint8Array),
+    }));
   }
 
   async duplicity(prefix: string, sn: number): Promise<KelStoredDuplicity | undefined> {
@@ -161,7 +173,8 @@ export class PgKelLedger extends PgKelReads implements KelLedgerStorage {
       await client.query('SELECT pg_advisory_xact_lock($1, 0)', [KEL_PREFIX_LOCK]);
       const stored = (await query<{ value: string }>(client, 'getMeta', SQL.getMeta, ['kel_prefix'])).rows[0]?.value;
       if (stored === undefined) await query(client, 'setMeta', SQL.setMeta, ['kel_prefix', prefix]);
-      else if (stored !== prefix) throw new StoreOpenError('store_identity_mismatch', `the store is bound to kel_prefix ${stored}, not ${prefix}`);
+      else if (stored !== prefix)
+        throw new StoreOpenError('store_identity_mismatch', `the store is bound to kel_prefix ${stored}, not ${prefix}`);
     });
   }
 }

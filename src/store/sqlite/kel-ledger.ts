@@ -65,7 +65,9 @@ class KelQueries {
   readonly duplicitiesAfter: Statement<[string, string, number, number], { prefix: string; sn: number; proof: string; leaf_index: number }>;
   readonly counts: Statement<[], { held: number; events: number; duplicities: number; bytes: number }>;
   readonly nextOrdinal: Statement<[string], { n: number }>;
-  readonly put: Statement<[string, string, number, string, string, string, string, number, string, number, string | null, string, number | null]>;
+  readonly put: Statement<
+    [string, string, number, string, string, string, string, number, string, number, string | null, string, number | null]
+  >;
   readonly supersede: Statement<[string, number]>;
   readonly witnessed: Statement<[string, number, string, string]>;
   readonly putReceipt: Statement<[string, string, number, string, Uint8Array]>;
@@ -140,7 +142,9 @@ class SqliteKelReads implements KelLedgerReads {
 
   receipts(prefix: string, said: string): Promise<KelReceipt[]> {
     return this.run(() =>
-      this.q.receipts.all(prefix, said).map((r) => ({ prefix: r.prefix, said: r.said, index: r.idx, backer: r.backer, signature: toBytes(r.signature) })),
+      this.q.receipts
+        .all(prefix, said)
+        .map((r) => ({ prefix: r.prefix, said: r.said, index: r.idx, backer: r.backer, signature: toBytes(r.signature) })),
     );
   }
 
@@ -201,7 +205,10 @@ export class SqliteKelLedger extends SqliteKelReads implements KelLedgerStorage 
   }
 }
 
-const inline: Run = (fn) => new Promise((resolve) => resolve(guard(fn)));
+const inline: Run = (fn) =>
+  new Promise((resolve) => {
+    resolve(guard(fn));
+  });
 
 export class SqliteKelLedgerTx extends SqliteKelReads implements KelLedgerTx {
   constructor(q: KelQueries) {
@@ -217,7 +224,21 @@ export class SqliteKelLedgerTx extends SqliteKelReads implements KelLedgerTx {
       if (e.state === 'accepted' && this.q.accepted.get(e.prefix, e.sn) !== undefined)
         throw new StoreInvariantError(`store: a second accepted event at ${e.prefix} sn ${e.sn}`);
       const ordinal = this.q.nextOrdinal.get(e.prefix)?.n ?? 0;
-      this.q.put.run(e.prefix, e.said, e.sn, e.t, e.event, e.attachment, e.state, e.witnessed ? 1 : 0, e.firstSeen, ordinal, e.receipt, e.keyState, e.leafIndex);
+      this.q.put.run(
+        e.prefix,
+        e.said,
+        e.sn,
+        e.t,
+        e.event,
+        e.attachment,
+        e.state,
+        e.witnessed ? 1 : 0,
+        e.firstSeen,
+        ordinal,
+        e.receipt,
+        e.keyState,
+        e.leafIndex,
+      );
       return { ...e, ordinal };
     });
   }

@@ -37,7 +37,7 @@ export function kelLedgerConformance(factory: () => StoreFactory): void {
         await tx.kel.lockPrefix(P);
         const e0 = await tx.kel.putEvent(ev(P, 0, 'd0'));
         assert.equal(e0.ordinal, 0);
-        assert.equal((await tx.kel.tip(P))?.said, 'd0', 'read-your-writes');
+        assert.equal((await tx.kel.tip(P))!.said, 'd0', 'read-your-writes');
         await tx.kel.putEvent(ev(P, 1, 'd1'));
         await tx.kel.putEvent(ev(P, 2, 'd2', { witnessed: false, receipt: null, leafIndex: null }));
         await tx.kel.putEvent(ev(Q, 0, 'q0'));
@@ -66,8 +66,8 @@ export function kelLedgerConformance(factory: () => StoreFactory): void {
       await s.bindPrefix('Bwitness');
       await assert.rejects(s.bindPrefix('Bother'), (e: unknown) => (e as { code?: string }).code === 'store_identity_mismatch');
       const tip = await s.tip(P);
-      assert.equal(tip?.said, 'r1');
-      assert.equal(tip?.sn, 1);
+      assert.equal(tip!.said, 'r1');
+      assert.equal(tip!.sn, 1);
       assert.equal((await s.accepted(P, 1))?.said, 'r1');
       assert.equal(await s.accepted(P, 2), undefined);
       const all = await s.events(P);
@@ -81,9 +81,9 @@ export function kelLedgerConformance(factory: () => StoreFactory): void {
         ],
       );
       const d2 = await s.bySaid(P, 'd2');
-      assert.equal(d2?.receipt, 'rct d2');
-      assert.equal(d2?.leafIndex, 7);
-      assert.equal(d2?.firstSeen, '2026-11-27T15:00:00.000000+00:00');
+      assert.equal(d2!.receipt, 'rct d2');
+      assert.equal(d2!.leafIndex, 7);
+      assert.equal(d2!.firstSeen, '2026-11-27T15:00:00.000000+00:00');
       const receipts = await s.receipts(P, 'd1');
       assert.deepEqual(
         receipts.map((r) => [r.index, r.backer, hex(r.signature)]),
