@@ -17,7 +17,7 @@ import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { parseKelAllow } from './allow.ts';
 import { kelIdentity, type KelIdentity } from './identity.ts';
-import { ownInception, queryKel, receiptsBody } from './reads.ts';
+import { ownOobi, queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
 
 export const CESR_JSON = 'application/json+cesr';
@@ -250,7 +250,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         .header('content-type', CESR_JSON)
         .header('keri-aid', service.identity.prefix)
         .header('access-control-allow-origin', '*')
-        .send(Buffer.from(ownInception(service.identity, '1970-01-01T00:00:00.000000+00:00')));
+        .send(Buffer.from(ownOobi(service.identity, '1970-01-01T00:00:00.000000+00:00')));
     scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
     scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
       if ((request.params as { aid: string }).aid !== service.identity.prefix)

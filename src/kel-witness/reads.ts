@@ -7,6 +7,7 @@
 import { firstSeenGroup, parseWitnessAttachments, pipelined, receiptMessage, witnessSignatureGroup } from '../keri/cesr-attachments.ts';
 import type { KelLedgerEvent, KelLedgerReads } from '../store/kel-ledger.ts';
 import type { KelIdentity } from './identity.ts';
+import { endorse, endRoleAddReply } from './replies.ts';
 
 /** GET /receipts: null when this node did not witness the event. */
 export async function receiptsBody(
@@ -44,7 +45,15 @@ export async function queryKel(ledger: KelLedgerReads, prefix: string, sn: numbe
   return out;
 }
 
-/** This node's own KEL in cloneEvtMsg form (one event, no receipts; first seen at its creation is not tracked: ordinal 0, epoch). */
-export function ownInception(identity: KelIdentity, stamp: string): string {
-  return identity.inception.event + pipelined(identity.inception.attachment + firstSeenGroup(0, stamp));
+/**
+ * This node's OOBI: its own KEL in cloneEvtMsg form (one event, first seen at `stamp`), then the
+ * endorsed `/end/role/add` reply naming itself as controller. (`/loc/scheme` replies need
+ * `--kel-url`, not built yet.)
+ */
+export function ownOobi(identity: KelIdentity, stamp: string): string {
+  const icp = identity.inception.event + pipelined(identity.inception.attachment + firstSeenGroup(0, stamp));
+  const role = endorse(endRoleAddReply(identity.prefix, 'controller', identity.prefix, stamp), identity.prefix, (bytes) =>
+    identity.sign(bytes),
+  );
+  return icp + role;
 }

@@ -154,3 +154,34 @@ void test(
     assert.ok(q.startsWith(rot.raw));
   },
 );
+
+void test("OOBI: /oobi/{B…}/controller serves the node's icp and an endorsed /end/role/add that signify-ts verifies", async (t) => {
+  const tmp = tempDir();
+  const node = await startKelNode(tmp.dir);
+  t.after(async () => {
+    await node.close();
+    tmp.cleanup();
+  });
+  const witness = node.kel!.identity.prefix;
+  const res = await fetch(`${node.url}/oobi/${witness}/controller`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('keri-aid'), witness);
+  const { message: icp, rest } = splitMessage(await res.text());
+  const serder = new Serder(JSON.parse(icp) as Record<string, unknown>);
+  assert.equal(serder.raw, icp);
+  assert.equal(serder.pre, witness);
+  const v = new Counter({ qb64: rest.slice(0, 4) });
+  const atc = rest.slice(4, 4 + v.count * 4);
+  assert.equal(new Counter({ qb64: atc.slice(0, 4) }).code, '-A');
+  const siger = new Siger({ qb64: atc.slice(4, 92) });
+  assert.ok(new Verfer({ qb64: witness }).verify(siger.raw, icp), "the icp's signature verifies");
+  const { message: rpy, rest: endorsement } = splitMessage(rest.slice(4 + v.count * 4));
+  const role = JSON.parse(rpy) as { r: string; a: Record<string, string> };
+  assert.equal(role.r, '/end/role/add');
+  assert.deepEqual(role.a, { cid: witness, role: 'controller', eid: witness });
+  assert.equal(endorsement.slice(0, 8), '-VAi-CAB');
+  assert.equal(new Prefixer({ qb64: endorsement.slice(8, 52) }).qb64, witness);
+  const cigar = new Cigar({ qb64: endorsement.slice(52, 140) });
+  assert.ok(new Verfer({ qb64: witness }).verify(cigar.raw, rpy), 'the endorsement couple verifies');
+  assert.equal((await fetch(`${node.url}/oobi/BJjH1MCDssEZMnORskF34AwOFDgDL47513GivRvd_QKz/controller`)).status, 404);
+});
