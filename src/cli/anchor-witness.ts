@@ -17,6 +17,7 @@ import { addBuildCommands } from './build-commands.ts';
 import { addHealthcheckCommand } from './healthcheck.ts';
 import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
+import { addKelWitnessCommands } from './kel-witness-commands.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(
@@ -45,6 +46,7 @@ export function anchorWitnessProgram(): Command {
   addHealthcheckCommand(program);
   addKelCommands(program);
   addCosignCommands(program);
+  addKelWitnessCommands(program);
   return program;
 }
 

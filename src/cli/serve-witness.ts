@@ -17,6 +17,7 @@ import { KEL_SOURCE_OPTIONS, kelSourceConfig } from '../registry/options.ts';
 import { COSIGN_OPTIONS, cosignConfig } from '../cosign/options.ts';
 import { BASTION_OPTIONS, bastionConfig } from '../bastion/options.ts';
 import { LOG_WITNESS_OPTIONS, logWitnessConfig } from '../log-witness/options.ts';
+import { KEL_WITNESS_OPTIONS, kelWitnessConfig } from '../kel-witness/options.ts';
 import { missingFlagsMessage } from './options.ts';
 import { addOptionTable, applyConfigFile, optionValues, type ReplacedList } from './option-command.ts';
 import { closeOnSignals, parseListen } from './serve-common.ts';
@@ -29,7 +30,7 @@ export const WITNESS_NODE_OPTIONS = checkTable({
   dataDir: text('--data-dir <dir>', 'data directory (created with parents when missing)', 'essentials'),
   key: text('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints', 'essentials'),
   name: text('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")', 'essentials'),
-  roles: list('--roles <roles>', 'comma-separated roles: anchor, cosign', 'essentials', {
+  roles: list('--roles <roles>', 'comma-separated roles: anchor, cosign, kel', 'essentials', {
     default: ['anchor', 'cosign'],
     defaultHelp: 'anchor,cosign',
   }),
@@ -60,6 +61,7 @@ export const WITNESS_SERVE_OPTIONS = {
   ...HTTP_LIMIT_OPTIONS,
   ...ANCHORING_OPTIONS,
   ...KEL_SOURCE_OPTIONS,
+  ...KEL_WITNESS_OPTIONS,
   ...COSIGN_OPTIONS,
   ...BASTION_OPTIONS,
   ...LOG_WITNESS_OPTIONS,
@@ -110,6 +112,7 @@ export function witnessConfig(v: WitnessServeValues): WitnessConfig {
     ...cosignConfig(v),
     ...bastion,
     ...logWitnessConfig(v),
+    ...kelWitnessConfig(v),
   };
 }
 

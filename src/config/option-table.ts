@@ -12,13 +12,14 @@ import { durationArg, formatDuration, type TimeUnit } from './duration.ts';
 /** The `--help` groups, in the order they are shown: essentials first. */
 export const OPTION_GROUPS = {
   essentials: 'Essentials:',
-  http: 'HTTP limits (SPEC §2):',
+  http: 'HTTP limits (protocol §2):',
   anchor: 'Anchor role:',
-  kel: 'Key event logs (SPEC §3.5):',
-  cosign: 'Cosign role (SPEC §5):',
-  bastion: 'Bastion (SPEC §5.6):',
-  logWitnesses: 'Log witnesses (SPEC §4.1):',
-  tokens: 'Tokens (SPEC §7):',
+  kel: 'Key event logs (protocol §3.5):',
+  kelWitness: 'KERI witness role (protocol §3.6):',
+  cosign: 'Cosign role (protocol §5):',
+  bastion: 'Bastion (protocol §5.6):',
+  logWitnesses: 'Log witnesses (protocol §4.1):',
+  tokens: 'Tokens (protocol §7):',
   operations: 'Operations:',
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;

@@ -14,6 +14,8 @@ export type NodeKeyErrorCode =
   | 'key_required' // a key file is required outside development mode (or --bastion without --bastion-key)
   | 'cosign_key_reused' // a cosign key is the witness key
   | 'cosign_key_duplicate' // two --cosign-key references hold one key
-  | 'bastion_key_reused'; // the bastion key is the witness key or a cosign key
+  | 'bastion_key_reused' // the bastion key is the witness key or a cosign key
+  | 'kel_key_required' // role kel without --kel-key
+  | 'kel_key_reused'; // the KERI witness key is the witness key or a cosign key
 
 export class NodeKeyError extends CodedError<NodeKeyErrorCode> {}

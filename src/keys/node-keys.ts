@@ -6,6 +6,7 @@
  *   cosign_key_reused      a cosign key is the witness key
  *   cosign_key_duplicate   two --cosign-key references hold one key
  *   bastion_key_reused     the bastion key is the witness key or a cosign key
+ *   kel_key_reused         the KERI witness key (--kel-key) is the witness key or a cosign key
  *
  *   const keys = NodeKeys.load(config, log);   // before the store opens
  *   keys.witness.privateKey; keys.cosign; keys.bastion?.keyHash
@@ -21,9 +22,14 @@ import { NodeKeyError } from './errors.ts';
 import { readKeyFile, writeNewKeyFile } from './keyfile.ts';
 
 /** What a key signs; each purpose has its own flag and accepted algorithms. */
-export type KeyPurpose = 'witness' | 'cosign' | 'bastion';
+export type KeyPurpose = 'witness' | 'cosign' | 'bastion' | 'kel';
 
-const FLAG: Readonly<Record<KeyPurpose, string>> = { witness: '--key', cosign: '--cosign-key', bastion: '--bastion-key' };
+const FLAG: Readonly<Record<KeyPurpose, string>> = {
+  witness: '--key',
+  cosign: '--cosign-key',
+  bastion: '--bastion-key',
+  kel: '--kel-key',
+};
 
 /** A loaded key: the private key, its algorithm and its raw public key (compared for one key, one purpose). */
 export interface NodeKey extends SigningKey {
@@ -57,6 +63,8 @@ export interface NodeKeysConfig {
   /** The bastion key is read only when bastions are configured. */
   bastions?: readonly string[] | undefined;
   bastionKeyFile?: string | undefined;
+  /** The KERI witness key, read with role kel (SPEC §3.6.1). */
+  kelKeyFile?: string | undefined;
 }
 
 export interface KeyLogger {
@@ -97,10 +105,13 @@ export class NodeKeys {
   readonly cosign: readonly NodeKey[];
   /** Only with --bastion. */
   readonly bastion: BastionIdentity | undefined;
+  /** Only with role kel: the KERI witness key (its non-transferable `B…` prefix). */
+  readonly kel: NodeKey | undefined;
 
-  private constructor(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined) {
+  private constructor(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined, kel: NodeKey | undefined) {
     this.witness = witness;
     this.cosign = cosign;
+    this.kel = kel;
     this.bastion = bastion === undefined ? undefined : { key: bastion.privateKey, keyHash: bastionKeyHash(bastion.privateKey) };
   }
 
@@ -122,21 +133,39 @@ export class NodeKeys {
         );
       bastion = loadKey(config.bastionKeyFile, 'bastion');
     }
-    checkOnePurpose(witness, cosign, bastion);
-    return new NodeKeys(witness, cosign, bastion);
+    let kel: NodeKey | undefined;
+    if (config.roles.includes('kel')) {
+      if (config.kelKeyFile === undefined)
+        throw new NodeKeyError(
+          'kel_key_required',
+          'role kel needs --kel-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
+        );
+      kel = loadKey(config.kelKeyFile, 'kel');
+    }
+    checkOnePurpose(witness, cosign, bastion, kel);
+    return new NodeKeys(witness, cosign, bastion, kel);
   }
 }
 
 /** SPEC §1: the witness key, the cosign keys and the bastion key are pairwise distinct (public keys compared). */
-export function checkOnePurpose(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined): void {
+export function checkOnePurpose(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined, kel?: NodeKey): void {
   cosign.forEach((k, i) => {
     if (sameKey(k, witness))
       throw new NodeKeyError('cosign_key_reused', 'the cosign key must differ from the witness key (a key signs one signature type)');
     const first = cosign.findIndex((o) => sameKey(o, k));
     if (first < i) throw new NodeKeyError('cosign_key_duplicate', `--cosign-key ${i + 1} holds the same key as --cosign-key ${first + 1}`);
   });
+  if (kel !== undefined && [witness, ...cosign].some((k) => sameKey(k, kel)))
+    throw new NodeKeyError(
+      'kel_key_reused',
+      'the KERI witness key (--kel-key) must differ from the witness key and the cosign keys (one key, one purpose)',
+    );
   if (bastion === undefined) return;
-  for (const [what, k] of [['witness key (--key)', witness] as const, ...cosign.map((c) => ['cosign key (--cosign-key)', c] as const)]) {
+  for (const [what, k] of [
+    ['witness key (--key)', witness] as const,
+    ...cosign.map((c) => ['cosign key (--cosign-key)', c] as const),
+    ...(kel === undefined ? [] : [['KERI witness key (--kel-key)', kel] as const]),
+  ]) {
     if (sameKey(k, bastion))
       throw new NodeKeyError('bastion_key_reused', `--bastion-key must differ from the ${what} (a key serves one purpose only)`);
   }

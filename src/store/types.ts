@@ -17,6 +17,9 @@
 import type { PartyUsage } from '../anchor/quota-window.ts';
 import type { Anchor, DuplicityProof } from '../anchor/types.ts';
 import type { NodeRef, StoredNode } from '../tlog/frontier.ts';
+import type { KelLedgerStorage, KelLedgerTx } from './kel-ledger.ts';
+
+export type * from './kel-ledger.ts';
 
 export type { NodeRef, StoredNode } from '../tlog/frontier.ts';
 
@@ -321,6 +324,8 @@ export interface LogWitnessStorage {
 export interface StoreTransaction {
   readonly log: LogStorageTx;
   readonly anchors: AnchorStateTx;
+  /** The KERI witness role's first-seen ledger (SPEC §3.6.6). */
+  readonly kel: KelLedgerTx;
 }
 
 /** An open store: one driver's implementation of every concern. */
@@ -330,6 +335,8 @@ export interface WitnessStore {
   readonly anchors: AnchorStateStorage;
   readonly cosign: CosignStateStorage;
   readonly logWitness: LogWitnessStorage;
+  /** The KERI witness role's first-seen ledger, committed state (SPEC §3.6). */
+  readonly kelLedger: KelLedgerStorage;
   /** The identity the store is bound to; binds it on first use, refuses a different one. */
   bindIdentity(identity: StoreIdentity): Promise<void>;
   /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */

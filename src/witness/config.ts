@@ -7,11 +7,12 @@ import type { QuotaDefaults } from '../anchor/quota-window.ts';
 import type { BastionTiming } from '../bastion/connection.ts';
 import { validateName } from '../note/checkpoint.ts';
 import type { KelSourceConfig } from '../registry/kel-start.ts';
+import type { KelWitnessLimits } from '../kel-witness/service.ts';
 import { loadBuildAttestation, type BuildInfo } from '../release/attestation.ts';
 import type { HttpLimits } from '../server/limits.ts';
 import { ConfigError } from './errors.ts';
 
-export const ROLES = ['anchor', 'cosign'] as const;
+export const ROLES = ['anchor', 'cosign', 'kel'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface WitnessConfig extends HttpLimits {
@@ -47,6 +48,12 @@ export interface WitnessConfig extends HttpLimits {
   buildAttestation?: string;
   /** Parties' keys from key event logs (SPEC §3.5; needs registryFile). */
   kel?: KelSourceConfig;
+  /** `--kel-key`, `--kel-allow` and the KERI witness role's limits (SPEC §3.6, role kel). */
+  kelKeyFile?: string;
+  kelAllow?: string[];
+  kelLimits?: Partial<KelWitnessLimits>;
+  /** The KERI witness role's clock (tests). */
+  kelNow?: () => number;
   /** `--bastion HOST:PORT`…: serve the cosign routes through these bastions (SPEC §5.6). */
   bastions?: string[];
   /** `--bastion-key`: the backend identity (Ed25519), required with `bastions`. */

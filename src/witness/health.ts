@@ -6,6 +6,7 @@
 import type { Static } from 'typebox';
 import type { BastionHealthFragment } from '../bastion/part.ts';
 import type { CosignHealthFragment } from '../cosign/part.ts';
+import type { KelHealthFragment } from '../kel-witness/part.ts';
 import type { LogWitnessHealthFragment } from '../log-witness/part.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
@@ -27,6 +28,8 @@ export interface HealthInfo {
   bastions?: (() => BastionHealthFragment) | undefined;
   /** The log-witness part's fragment (with --log-witnesses, SPEC §4.1). */
   logWitnesses?: (() => LogWitnessHealthFragment) | undefined;
+  /** The KERI witness part's fragment (role kel, SPEC §3.6.9). */
+  kel?: (() => Promise<KelHealthFragment>) | undefined;
 }
 
 export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealth: StoreHealth | undefined): Promise<WitnessHealthBody> {
@@ -40,6 +43,7 @@ export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealt
   }
   const store = storeHealth?.snapshot();
   const cosign = h.cosign?.();
+  const kel = await h.kel?.();
   return {
     status: store?.state === 'down' ? 'degraded' : 'ok',
     ...(store === undefined ? {} : { store }),
@@ -47,9 +51,15 @@ export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealt
     roles: h.roles,
     version: h.version,
     log: { origin: h.origin, size },
-    keys: { witness: h.witnessKeyHex, log_vkey: h.logVkey, cosign_vkey: cosign?.cosignVkey ?? null },
+    keys: {
+      witness: h.witnessKeyHex,
+      log_vkey: h.logVkey,
+      cosign_vkey: cosign?.cosignVkey ?? null,
+      ...(kel === undefined ? {} : { kel_prefix: kel.prefix }),
+    },
     cosign_vkeys: [...(cosign?.cosignVkeys ?? [])],
     ...h.bastions?.(),
     ...h.logWitnesses?.(),
+    ...(kel === undefined ? {} : { kel }),
   };
 }

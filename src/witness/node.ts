@@ -13,6 +13,7 @@ import { Registry } from 'prom-client';
 import { openSignaturePool, startAnchoringPart } from '../anchoring/part.ts';
 import { planBastions, startBastionPart, type BastionBackends, type BastionPart } from '../bastion/part.ts';
 import { startCosignPart, type CosignPart } from '../cosign/part.ts';
+import { startKelWitnessPart, type KelWitnessPart } from '../kel-witness/part.ts';
 import { NodeKeys } from '../keys/node-keys.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
@@ -50,6 +51,8 @@ export interface RunningWitness {
   logOrigin: string;
   /** The witnessed own log, with --log-witnesses. */
   logWitnessing: LogWitnessing | undefined;
+  /** The KERI witness role, with role kel (SPEC §3.6). */
+  kel: KelWitnessPart | undefined;
   /** TEST-ONLY (config.testOnlyFaultHooks): make the node sign and offer a second, inconsistent checkpoint. */
   testHooks?: { forkLogCheckpoint(): Promise<ForkedCheckpoint> };
   /** Re-read every part's files and sources (the CLI calls it on SIGHUP); one report per reloadable part. */
@@ -129,6 +132,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       );
     let cosign: CosignPart | undefined;
     if (keys.cosign.length > 0) cosign = use(await startCosignPart(ctx, config));
+    let kel: KelWitnessPart | undefined;
+    if (config.roles.includes('kel'))
+      kel = use(await startKelWitnessPart(ctx, { allow: config.kelAllow, limits: config.kelLimits, now: config.kelNow }));
 
     // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
     const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });
@@ -165,6 +171,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosign: cosign?.health,
         bastions: bastionPlan === null ? undefined : () => bastion?.health() ?? { bastions: [] },
         logWitnesses: logWitness?.health,
+        kel: kel === undefined ? undefined : () => kel.health(),
       },
       statusPage: createWitnessStatusPage({
         store,
@@ -197,6 +204,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       witnessPublicKey: keys.witness.publicKey,
       logOrigin,
       logWitnessing: witnessing,
+      kel,
       ...(config.testOnlyFaultHooks === true && witnessing !== undefined
         ? { testHooks: { forkLogCheckpoint: () => witnessing.forkForTest() } }
         : {}),

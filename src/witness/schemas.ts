@@ -23,6 +23,8 @@ export const Health = Type.Object({
     log_vkey: Type.String(),
     /** The first Ed25519 (type 0x04) cosign vkey, or null. */
     cosign_vkey: Type.Union([Type.String(), Type.Null()]),
+    /** With role kel: this node's non-transferable KERI prefix (SPEC §3.6.1). */
+    kel_prefix: Type.Optional(Type.String()),
   }),
   /** Every cosign key's vkey (type 0x04 Ed25519, 0x06 ML-DSA-44), in `--cosign-key` order (SPEC §5.1). */
   cosign_vkeys: Type.Optional(Type.Array(Type.String())),
@@ -39,6 +41,16 @@ export const Health = Type.Object({
         lag_seconds: Type.Integer({ minimum: 0 }),
       }),
     ),
+  ),
+  // SPEC §3.6.9, with role kel only.
+  kel: Type.Optional(
+    Type.Object({
+      prefix: Type.String(),
+      held: Type.Integer({ minimum: 0 }),
+      events: Type.Integer({ minimum: 0 }),
+      escrowed: Type.Integer({ minimum: 0 }),
+      duplicities: Type.Integer({ minimum: 0 }),
+    }),
   ),
   warnings: Type.Optional(Type.Array(Type.String())),
 });

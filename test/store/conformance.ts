@@ -5,6 +5,7 @@
  *   AnchorStateStorage                  conformance/anchor-state.ts
  *   CosignStateStorage                  conformance/cosign-state.ts
  *   LogWitnessStorage                   conformance/log-witness.ts
+ *   KelLedgerStorage                    conformance/kel-ledger.ts
  *   WitnessStore (identity, transactions spanning concerns, reopen, close)  conformance/store.ts
  */
 import { describe } from 'node:test';
@@ -13,6 +14,7 @@ import { cosignStateConformance } from './conformance/cosign-state.ts';
 import type { StoreFactory } from './conformance/helpers.ts';
 import { logStorageConformance } from './conformance/log.ts';
 import { logWitnessConformance } from './conformance/log-witness.ts';
+import { kelLedgerConformance } from './conformance/kel-ledger.ts';
 import { storeLifecycleConformance } from './conformance/store.ts';
 
 export type { StoreFactory } from './conformance/helpers.ts';
@@ -30,6 +32,9 @@ export function storeConformance(factory: () => StoreFactory, capabilities: { mu
   });
   void describe('LogWitnessStorage', () => {
     logWitnessConformance(factory);
+  });
+  void describe('KelLedgerStorage', () => {
+    kelLedgerConformance(factory);
   });
   void describe('WitnessStore', () => {
     storeLifecycleConformance(factory, capabilities);

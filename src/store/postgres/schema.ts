@@ -11,6 +11,8 @@ export const SEQUENCER_LOCK = 0x4157_5345; // "AWSE"
 export const MIGRATION_LOCK = 0x4157_4d49; // "AWMI"
 /** With hashtext(origin): one evidence writer per origin across replicas, so the bound holds. */
 export const EVIDENCE_LOCK = 0x4157_4556; // "AWEV"
+/** With hashtext(prefix): one writer per KERI prefix across replicas (SPEC §3.6.3). */
+export const KEL_PREFIX_LOCK = 0x4157_4b45; // "AWKE"
 
 /** Schema version i + 1 is MIGRATIONS[0..i] (exported for the upgrade tests). */
 export const MIGRATIONS: string[] = [
@@ -55,6 +57,18 @@ export const MIGRATIONS: string[] = [
   // recovery rotation (a lower s, a higher est_s) moves the row. Older rows stay NULL until the
   // next accepted evaluation of that prefix fills them.
   `ALTER TABLE kel_tips ADD COLUMN est_s bigint, ADD COLUMN est_d text;`,
+  // The KERI witness role's first-seen ledger (SPEC §3.6.6): one accepted event per (prefix, sn),
+  // even across replicas (the unique index; writers also hold a per-prefix advisory lock).
+  `CREATE TABLE kel_events (prefix text NOT NULL, said text NOT NULL, sn bigint NOT NULL, t text NOT NULL, event text NOT NULL,
+                            attachment text NOT NULL, state text NOT NULL, witnessed boolean NOT NULL, first_seen text NOT NULL,
+                            ordinal bigint NOT NULL, receipt text, key_state text NOT NULL, leaf_index bigint,
+                            PRIMARY KEY (prefix, said));
+   CREATE UNIQUE INDEX kel_events_accepted ON kel_events (prefix, sn) WHERE state = 'accepted';
+   CREATE UNIQUE INDEX kel_events_order ON kel_events (prefix, ordinal);
+   CREATE TABLE kel_receipts (prefix text NOT NULL, said text NOT NULL, idx integer NOT NULL, backer text NOT NULL,
+                              signature bytea NOT NULL, PRIMARY KEY (prefix, said, idx));
+   CREATE TABLE kel_duplicities (prefix text NOT NULL, sn bigint NOT NULL, proof text NOT NULL, leaf_index bigint NOT NULL,
+                                 PRIMARY KEY (prefix, sn));`,
 ];
 
 /** The schema this build writes: one version per migration. */

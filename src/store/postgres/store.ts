@@ -17,6 +17,7 @@ import { PgCosignState } from './cosign-state.ts';
 import { createPools, describe, mapPgError, PgReader, query, redact, type PostgresStoreOptions } from './db.ts';
 import { PgLog } from './log.ts';
 import { PgLogWitness } from './log-witness.ts';
+import { PgKelLedger, PgKelLedgerTx } from './kel-ledger.ts';
 import { checkAndMigrate } from './schema.ts';
 import { flush, logTxFromBegin, writeTransaction } from './transaction.ts';
 
@@ -34,6 +35,7 @@ export class PostgresStore implements WitnessStore {
   readonly anchors: PgAnchorState;
   readonly cosign: PgCosignState;
   readonly logWitness: PgLogWitness;
+  readonly kelLedger: PgKelLedger;
   private readonly db: PgReader;
   /** The sequencer's own connection. */
   private readonly writer: pg.Pool;
@@ -46,6 +48,7 @@ export class PostgresStore implements WitnessStore {
     this.anchors = new PgAnchorState(this.db);
     this.cosign = new PgCosignState(this.db);
     this.logWitness = new PgLogWitness(this.db);
+    this.kelLedger = new PgKelLedger(this.db);
   }
 
   /** Connect, check the server's durability settings, apply pending migrations (serialized across replicas). */
@@ -105,7 +108,7 @@ export class PostgresStore implements WitnessStore {
       writeTransaction(client, async (begin) => {
         const log = logTxFromBegin(client, begin);
         const anchors = new PgAnchorTx(client);
-        const result = await fn({ log, anchors });
+        const result = await fn({ log, anchors, kel: new PgKelLedgerTx(client) });
         await flush(client, log, anchors);
         return result;
       }),

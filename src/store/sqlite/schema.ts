@@ -50,6 +50,17 @@ export const MIGRATIONS: string[] = [
   // next accepted evaluation of that prefix fills them.
   `ALTER TABLE kel_tips ADD COLUMN est_s INTEGER;
    ALTER TABLE kel_tips ADD COLUMN est_d TEXT;`,
+  // The KERI witness role's first-seen ledger (SPEC §3.6.6): one accepted event per (prefix, sn).
+  `CREATE TABLE kel_events (prefix TEXT NOT NULL, said TEXT NOT NULL, sn INTEGER NOT NULL, t TEXT NOT NULL, event TEXT NOT NULL,
+                            attachment TEXT NOT NULL, state TEXT NOT NULL, witnessed INTEGER NOT NULL, first_seen TEXT NOT NULL,
+                            ordinal INTEGER NOT NULL, receipt TEXT, key_state TEXT NOT NULL, leaf_index INTEGER,
+                            PRIMARY KEY (prefix, said)) WITHOUT ROWID;
+   CREATE UNIQUE INDEX kel_events_accepted ON kel_events (prefix, sn) WHERE state = 'accepted';
+   CREATE UNIQUE INDEX kel_events_order ON kel_events (prefix, ordinal);
+   CREATE TABLE kel_receipts (prefix TEXT NOT NULL, said TEXT NOT NULL, idx INTEGER NOT NULL, backer TEXT NOT NULL,
+                              signature BLOB NOT NULL, PRIMARY KEY (prefix, said, idx)) WITHOUT ROWID;
+   CREATE TABLE kel_duplicities (prefix TEXT NOT NULL, sn INTEGER NOT NULL, proof TEXT NOT NULL, leaf_index INTEGER NOT NULL,
+                                 PRIMARY KEY (prefix, sn)) WITHOUT ROWID;`,
 ];
 
 /** The schema this build writes: one version per migration. */

@@ -18,6 +18,7 @@ import { SqliteCosignState } from './cosign-state.ts';
 import { guard, openDb, SqliteConnections, startCheckpointer } from './db.ts';
 import { SqliteLog } from './log.ts';
 import { SqliteLogWitness } from './log-witness.ts';
+import { SqliteKelLedger } from './kel-ledger.ts';
 import { migrate } from './schema.ts';
 
 export { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
@@ -30,6 +31,7 @@ export class SqliteStore implements WitnessStore {
   readonly anchors: SqliteAnchorState;
   readonly cosign: SqliteCosignState;
   readonly logWitness: SqliteLogWitness;
+  readonly kelLedger: SqliteKelLedger;
   private readonly c: SqliteConnections;
   private readonly lock: Db;
   private readonly checkpointer: { stop: () => Promise<void> };
@@ -45,6 +47,7 @@ export class SqliteStore implements WitnessStore {
     this.anchors = new SqliteAnchorState(this.c);
     this.cosign = new SqliteCosignState(this.c);
     this.logWitness = new SqliteLogWitness(this.c);
+    this.kelLedger = new SqliteKelLedger(this.c);
     this.begin = writer.prepare('BEGIN IMMEDIATE');
     this.commit = writer.prepare('COMMIT');
     this.rollback = writer.prepare('ROLLBACK');
@@ -105,7 +108,7 @@ export class SqliteStore implements WitnessStore {
       let done = false;
       try {
         const log = this.log.transaction();
-        const result = await fn({ log, anchors: this.anchors.transaction() });
+        const result = await fn({ log, anchors: this.anchors.transaction(), kel: this.kelLedger.transaction() });
         // Quota windows look back one day at most: prune older events each time the log crosses a multiple of 1024.
         const base = log.baseSize;
         if (base !== undefined && Math.floor((await log.size()) / 1024) > Math.floor(base / 1024)) {

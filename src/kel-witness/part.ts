@@ -1,0 +1,300 @@
+/**
+ * The KERI witness role (`--roles …,kel`, SPEC §3.6) as one part of the node: its identity, the
+ * decisions (service.ts), its routes, metrics, the escrow purge timer, and its `/health` section.
+ * The node starts it with `startKelWitnessPart` on its disposable stack (docs/ARCHITECTURE.md,
+ * "One node, many parts"); its key is `NodeKeys.kel` (one key, one purpose is checked there).
+ */
+import type { KeyObject } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { canonicalize } from '../encoding/jcs.ts';
+import { decodeQb64, IDENTIFIER_CODES } from '../keri/qb64.ts';
+import type { TransparencyLog } from '../log/log.ts';
+import { disposeBy, type NodePart } from '../server/part.ts';
+import { sendProblem } from '../server/problem.ts';
+import type { WitnessStore } from '../store/types.ts';
+import { parseKelAllow } from './allow.ts';
+import { kelIdentity, type KelIdentity } from './identity.ts';
+import { ownOobi, queryKel, receiptsBody } from './reads.ts';
+import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
+
+export const CESR_JSON = 'application/json+cesr';
+const JSON_TYPE = 'application/json';
+
+export interface KelWitnessConfig {
+  /** `--kel-allow` values (undefined: none given). */
+  allow: readonly string[] | undefined;
+  dev: boolean;
+  limits?: Partial<KelWitnessLimits>;
+  now?: () => number;
+}
+
+/** The role's `/health` section (SPEC §3.6.9). */
+export interface KelHealthFragment {
+  prefix: string;
+  held: number;
+  events: number;
+  escrowed: number;
+  duplicities: number;
+}
+
+export interface KelWitnessPart extends NodePart<Promise<KelHealthFragment>> {
+  readonly identity: KelIdentity;
+  readonly service: KelWitness;
+  register(app: FastifyInstance): void;
+  health(): Promise<KelHealthFragment>;
+}
+
+/** What the part borrows of the node. */
+export interface KelWitnessContext {
+  readonly keys: { readonly kel: { readonly privateKey: KeyObject } | undefined };
+  readonly log: TransparencyLog<WitnessStore>;
+  readonly metrics: Registry;
+  readonly dev: boolean;
+}
+
+/** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
+export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<KelWitnessConfig, 'dev'>): Promise<KelWitnessPart> {
+  const { log, metrics } = ctx;
+  if (ctx.keys.kel === undefined) throw new Error('role kel without a KERI witness key (NodeKeys loads it with the role)');
+  const allow = parseKelAllow(config.allow, ctx.dev);
+  const identity = kelIdentity(ctx.keys.kel.privateKey);
+  await log.store.kelLedger.bindPrefix(identity.prefix);
+  const events = new Counter({
+    name: 'kel_events_total',
+    help: 'KERI events by type and outcome (SPEC §3.6.9)',
+    labelNames: ['t', 'outcome'],
+    registers: [metrics],
+  });
+  const duplicities = new Counter({ name: 'kel_duplicities_total', help: 'KEL duplicity proofs stored', registers: [metrics] });
+  const unstored = new Counter({
+    name: 'kel_duplicities_unstored_total',
+    help: 'KEL duplicity proofs answered but not stored',
+    registers: [metrics],
+  });
+  const escrowInvalid = new Counter({
+    name: 'kel_escrow_invalid_total',
+    help: 'Escrowed KERI events dropped as invalid',
+    registers: [metrics],
+  });
+  const service = new KelWitness({
+    identity,
+    allow,
+    log,
+    limits: config.limits,
+    now: config.now,
+    events: {
+      outcome: (t, outcome) => {
+        events.inc({ t, outcome });
+      },
+      duplicity: (stored) => {
+        (stored ? duplicities : unstored).inc();
+      },
+      escrowInvalid: () => {
+        escrowInvalid.inc();
+      },
+    },
+  });
+  const expired = new Counter({ name: 'kel_escrow_expired_total', help: 'Escrowed KERI events expired', registers: [metrics] });
+  new Gauge({
+    name: 'kel_escrow_events',
+    help: 'KERI events in the escrow',
+    registers: [metrics],
+    collect() {
+      this.set(service.escrow.size);
+    },
+  });
+  const ledger = log.store.kelLedger;
+  new Gauge({
+    name: 'kel_held_prefixes',
+    help: 'Prefixes held in the first-seen ledger',
+    registers: [metrics],
+    async collect() {
+      this.set((await ledger.counts()).held);
+    },
+  });
+  new Gauge({
+    name: 'kel_ledger_bytes',
+    help: 'Bytes of stored KERI events and attachments',
+    registers: [metrics],
+    async collect() {
+      this.set((await ledger.counts()).bytes);
+    },
+  });
+  const purge = setInterval(() => {
+    expired.inc(service.purgeEscrow());
+  }, 60_000);
+  purge.unref();
+  return {
+    name: 'kel',
+    identity,
+    service,
+    register: (app) => {
+      registerKelRoutes(app, service, log.store);
+    },
+    health: async () => {
+      const c = await ledger.counts();
+      return { prefix: identity.prefix, held: c.held, events: c.events, escrowed: service.escrow.size, duplicities: c.duplicities };
+    },
+    [Symbol.asyncDispose]: disposeBy(() => {
+      clearInterval(purge);
+    }),
+  };
+}
+
+function send(reply: FastifyReply, route: KelRoute, o: KelOutcome): FastifyReply {
+  switch (o.kind) {
+    case 'receipt':
+      return reply.code(200).header('content-type', CESR_JSON).header('cache-control', 'no-store').send(Buffer.from(o.body));
+    case 'accepted':
+      return reply.code(route === 'root' ? 204 : 200).send();
+    case 'escrowed':
+      return reply
+        .code(202)
+        .header('content-type', JSON_TYPE)
+        .send(JSON.stringify({ status: 'escrowed', prefix: o.prefix, sn: o.sn, said: o.said, expires_at: o.expiresAt }));
+    case 'duplicity':
+      return reply.code(409).header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(canonicalize(o.proof));
+    case 'problem': {
+      if (o.reason === undefined) return sendProblem(reply, o.status, o.code, o.detail, o.headers);
+      // kel_event_invalid: problem details plus reason and seq.
+      const body = {
+        type: `urn:anchor-witness:problem:${o.code}`,
+        title: 'Kel event invalid',
+        status: o.status,
+        detail: o.detail,
+        code: o.code,
+        reason: o.reason,
+        seq: o.seq ?? null,
+      };
+      return reply
+        .code(o.status)
+        .header('content-type', 'application/problem+json')
+        .header('cache-control', 'no-store')
+        .send(JSON.stringify(body));
+    }
+  }
+}
+
+const PREFIX = /^[A-Za-z0-9_-]{44}([A-Za-z0-9_-]{4})?$/;
+
+function validPrefix(p: unknown): p is string {
+  return typeof p === 'string' && PREFIX.test(p) && decodeQb64(p, IDENTIFIER_CODES) !== null;
+}
+
+/** `sn` in the query string: decimal (keripy's httping writes it so). */
+function parseSn(v: unknown): number | null {
+  if (typeof v !== 'string' || !/^(?:0|[1-9][0-9]{0,14})$/.test(v)) return null;
+  return Number(v);
+}
+
+function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: WitnessStore): void {
+  void app.register(function kelRoutes(scope, _opts, done) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, next) => {
+      next(null, body);
+    });
+    const post = (route: KelRoute) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/cesr+json')
+        return sendProblem(reply, 415, 'unsupported_media_type', 'the body must be a KERI message (Content-Type: application/cesr+json)');
+      const body = request.body instanceof Uint8Array ? request.body : new Uint8Array(0);
+      const header = request.headers['cesr-attachment'];
+      const o = await service.submit(route, body, Array.isArray(header) ? header.join(',') : header, request.clientIp);
+      return send(reply, route, o);
+    };
+    scope.post(
+      '/receipts',
+      { config: { rawBody: true }, schema: { summary: 'KERI witness: receipt a key event (keripy ReceiptEnd, SPEC §3.6.3)' } },
+      post('receipts'),
+    );
+    scope.post(
+      '/',
+      {
+        config: { rawBody: true },
+        schema: { summary: 'KERI witness: forwarded receipts and catch-up events (keripy HttpEnd, SPEC §3.6.3)' },
+      },
+      post('root'),
+    );
+
+    scope.get(
+      '/receipts',
+      { schema: { summary: 'KERI witness: the receipts held for an event, as -B indexed signatures (SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        const sn = q.sn === undefined ? undefined : parseSn(q.sn);
+        const said = q.said;
+        if (
+          !validPrefix(q.pre) ||
+          sn === null ||
+          (sn === undefined) === (said === undefined) ||
+          (said !== undefined && (typeof said !== 'string' || decodeQb64(said, ['E']) === null))
+        )
+          return sendProblem(reply, 400, 'malformed_query', 'GET /receipts needs pre and exactly one of sn (decimal) or said');
+        const body = await receiptsBody(store.kelLedger, q.pre, sn !== undefined ? { sn } : { said: said as string });
+        if (body === null) return sendProblem(reply, 404, 'not_found', 'this node did not witness that event');
+        return reply.code(200).header('content-type', CESR_JSON).header('access-control-allow-origin', '*').send(Buffer.from(body));
+      },
+    );
+
+    scope.get(
+      '/query',
+      { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        if (q.typ !== 'kel') return sendProblem(reply, 400, 'malformed_query', 'only typ=kel is served');
+        const sn = q.sn === undefined ? undefined : parseSn(q.sn);
+        if (!validPrefix(q.pre) || sn === null)
+          return sendProblem(reply, 400, 'malformed_query', 'GET /query needs pre and an optional decimal sn');
+        const parts = await queryKel(store.kelLedger, q.pre, sn);
+        if (parts === null) return sendProblem(reply, 404, 'not_found', 'the prefix is not held here (or sn is past its tip)');
+        return reply
+          .code(200)
+          .header('content-type', CESR_JSON)
+          .header('access-control-allow-origin', '*')
+          .send(Buffer.from(parts.join('')));
+      },
+    );
+
+    const oobi = async (_request: unknown, reply: FastifyReply) =>
+      reply
+        .code(200)
+        .header('content-type', CESR_JSON)
+        .header('keri-aid', service.identity.prefix)
+        .header('access-control-allow-origin', '*')
+        .send(Buffer.from(ownOobi(service.identity, '1970-01-01T00:00:00.000000+00:00')));
+    scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
+    scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
+      if ((request.params as { aid: string }).aid !== service.identity.prefix)
+        return sendProblem(reply, 404, 'not_found', 'not this witness');
+      return oobi(request, reply);
+    });
+    scope.get(
+      '/oobi/:aid/controller',
+      { schema: { summary: "KERI witness: this node's OOBI (controller role)" } },
+      async (request, reply) => {
+        if ((request.params as { aid: string }).aid !== service.identity.prefix)
+          return sendProblem(reply, 404, 'not_found', 'not this witness');
+        return oobi(request, reply);
+      },
+    );
+
+    scope.get(
+      '/v1/kel/duplicity/:prefix/:sn',
+      { schema: { summary: 'A stored KEL duplicity proof (SPEC §3.6.5)' } },
+      async (request, reply) => {
+        const { prefix, sn } = request.params as { prefix: string; sn: string };
+        const n = parseSn(sn);
+        if (!validPrefix(prefix) || n === null) return sendProblem(reply, 400, 'malformed_query', 'prefix and a decimal sn');
+        const d = await store.kelLedger.duplicity(prefix, n);
+        if (d === undefined) return sendProblem(reply, 404, 'not_found', 'no stored duplicity proof there');
+        return reply
+          .code(200)
+          .header('content-type', JSON_TYPE)
+          .header('access-control-allow-origin', '*')
+          .send(canonicalize(JSON.parse(d.proof)));
+      },
+    );
+    done();
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * The KERI witness role's first-seen ledger (SPEC §3.6.4, §3.6.6), one narrow interface that both
+ * drivers implement (src/store/sqlite/kel-ledger.ts, src/store/postgres/kel-ledger.ts). Events,
+ * the key state after each, this node's receipt, the receipts of other backers and the stored
+ * duplicity proofs. Writes happen only inside the store's write transaction (StoreTransaction.kel),
+ * next to the own-log entries of the same events, so an event is receipted, stored and logged, or
+ * absent. Drivers keep bytes and text: they never verify, hash or sign.
+ */
+
+export type KelEventState = 'accepted' | 'superseded';
+
+/** One stored event of a prefix. */
+export interface KelLedgerEvent {
+  prefix: string;
+  sn: number;
+  said: string;
+  t: string;
+  /** B(e), as received (UTF-8 text). */
+  event: string;
+  /** The `-A` group, followed by the `-G` group if any. */
+  attachment: string;
+  state: KelEventState;
+  /** This node signed a receipt for it. */
+  witnessed: boolean;
+  /** keripy's first-seen stamp, `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`. */
+  firstSeen: string;
+  /** First-seen order within the prefix, from 0. */
+  ordinal: number;
+  /** The 200 body of POST /receipts (rct + `-C` couple), null when not witnessed. */
+  receipt: string | null;
+  /** The verifier's state after this event (JSON, src/kel-witness/key-state.ts). */
+  keyState: string;
+  /** Index of its `kel-event` entry in the own log, null when not witnessed. */
+  leafIndex: number | null;
+}
+
+/** A backer's signature over a stored event (its own receipt included). */
+export interface KelReceipt {
+  prefix: string;
+  said: string;
+  /** Position in the event's backer list. */
+  index: number;
+  backer: string;
+  signature: Uint8Array;
+}
+
+/** A stored duplicity proof (JCS text of `anchor-witness/kel-duplicity/v1`). */
+export interface KelStoredDuplicity {
+  prefix: string;
+  sn: number;
+  proof: string;
+  leafIndex: number;
+}
+
+export interface KelLedgerCounts {
+  held: number;
+  events: number;
+  duplicities: number;
+  bytes: number;
+}
+
+/** Reads, on committed state (KelLedgerStorage) or inside a transaction (KelLedgerTx, read-your-writes). */
+export interface KelLedgerReads {
+  /** The accepted event with the highest sn (the tip), undefined when the prefix is not held. */
+  tip(prefix: string): Promise<KelLedgerEvent | undefined>;
+  /** The accepted event at sn. */
+  accepted(prefix: string, sn: number): Promise<KelLedgerEvent | undefined>;
+  /** Any stored event with this SAID. */
+  bySaid(prefix: string, said: string): Promise<KelLedgerEvent | undefined>;
+  /** Every stored event of the prefix in first-seen order (superseded and unwitnessed included). */
+  events(prefix: string): Promise<KelLedgerEvent[]>;
+  /** The receipts held for an event, in index order. */
+  receipts(prefix: string, said: string): Promise<KelReceipt[]>;
+  duplicity(prefix: string, sn: number): Promise<KelStoredDuplicity | undefined>;
+  /** Stored proofs of a prefix. */
+  duplicityCount(prefix: string): Promise<number>;
+  counts(): Promise<KelLedgerCounts>;
+}
+
+export interface KelLedgerStorage extends KelLedgerReads {
+  /** Proofs in (prefix, sn) order after (prefix, sn), exclusive. */
+  listDuplicities(after: { prefix: string; sn: number } | undefined, limit: number): Promise<KelStoredDuplicity[]>;
+  /** Bind the store to this node's KERI witness prefix at the first start; refuse another (store_identity_mismatch). */
+  bindPrefix(prefix: string): Promise<void>;
+}
+
+export interface KelLedgerTx extends KelLedgerReads {
+  /** Serialize writers of one prefix across replicas (PostgreSQL advisory lock; SQLite: the write lane already does). */
+  lockPrefix(prefix: string): Promise<void>;
+  /** Store a new event; a second accepted event at one (prefix, sn) is refused (StoreInvariantError). */
+  putEvent(event: Omit<KelLedgerEvent, 'ordinal'>): Promise<KelLedgerEvent>;
+  /** Mark accepted events with sn ≥ fromSn superseded (a recovery). */
+  supersede(prefix: string, fromSn: number): Promise<void>;
+  /** Record this node's receipt of a stored event. */
+  setWitnessed(prefix: string, said: string, receipt: string, leafIndex: number): Promise<void>;
+  /** Store a backer's receipt unless one is held for (prefix, said, index). */
+  putReceipt(receipt: KelReceipt): Promise<void>;
+  putDuplicity(proof: KelStoredDuplicity): Promise<void>;
+}
