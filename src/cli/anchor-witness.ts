@@ -17,6 +17,7 @@ import { addBuildCommands } from './build-commands.ts';
 import { addHealthcheckCommand } from './healthcheck.ts';
 import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
+import { addKeyCommands, keygenOpenssh } from './key-commands.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(
@@ -29,10 +30,16 @@ export function anchorWitnessProgram(): Command {
       'write a new key file (PKCS#8 PEM, mode 0600) and print its public key hex, or with --name the cosign vkey (docs/protocol.md §5.1)',
     )
     .addOption(new Option('--type <type>', 'key type').choices(['ed25519', 'ml-dsa-44']).default('ed25519'))
+    .addOption(new Option('--format <format>', 'file format: pem (PKCS#8) or openssh (openssh-key-v1, Ed25519, for ssh-add; prints the fingerprint)').choices(['pem', 'openssh']).default('pem'))
     .option('--name <name>', 'witness name: print the cosign vkey under it (type 0x04 Ed25519, 0x06 ML-DSA-44) instead of the hex key')
     .requiredOption('--out <file>', 'where to write the key (refuses to overwrite)')
-    .action((opts: { out: string; type: 'ed25519' | 'ml-dsa-44'; name?: string }) => {
+    .action((opts: { out: string; type: 'ed25519' | 'ml-dsa-44'; name?: string; format: 'pem' | 'openssh' }) => {
       if (opts.name !== undefined) validateName(opts.name);
+      if (opts.format === 'openssh') {
+        if (opts.type !== 'ed25519') throw new Error('--format openssh: only Ed25519 keys (ssh-agent holds no ML-DSA-44 keys)');
+        process.stdout.write(keygenOpenssh(opts.out, opts.name ?? 'anchor-witness') + '\n');
+        return;
+      }
       const key: SigningKey =
         opts.type === 'ml-dsa-44' ? { algorithm: 'ml-dsa-44', ...generateMlDsa44() } : { algorithm: 'ed25519', ...generateEd25519() };
       writeNewKeyFile(opts.out, signingKeyToPem(key));
@@ -45,6 +52,7 @@ export function anchorWitnessProgram(): Command {
   addHealthcheckCommand(program);
   addKelCommands(program);
   addCosignCommands(program);
+  addKeyCommands(program);
   return program;
 }
 
