@@ -17,11 +17,11 @@ export class FileSigner implements Signer {
   private readonly ref: string;
   private readonly since = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-  constructor(privateKey: KeyObject, key: string, ref: string) {
+  constructor(privateKey: KeyObject, key: string, ref: string, keyOf?: string | ((publicKey: Uint8Array) => string)) {
     this.privateKey = privateKey;
     this.algorithm = privateKey.asymmetricKeyType === 'ed25519' ? 'ed25519' : 'p256';
     this.publicKey = this.algorithm === 'ed25519' ? ed25519PublicKeyBytes(privateKey) : p256PublicKeyBytes(privateKey);
-    this.key = key;
+    this.key = keyOf === undefined ? key : typeof keyOf === 'string' ? keyOf : keyOf(this.publicKey);
     this.ref = ref;
   }
 

@@ -26,8 +26,8 @@ export async function openSigner(refText: string, opts: OpenSignerOptions): Prom
   if (ref.kind === 'file') {
     const pem = readKeyFile(ref.path);
     const key = opts.algorithm === 'ed25519' ? ed25519PrivateKeyFromPem(pem) : p256PrivateKeyFromPem(pem);
-    const signer = new FileSigner(key, opts.key, redactKeyRef(refText));
-    opts.events?.stateChanged?.(opts.key, 'ok');
+    const signer = new FileSigner(key, '', redactKeyRef(refText), opts.key);
+    opts.events?.stateChanged?.(signer.status().key, 'ok');
     return signer;
   }
   if (ref.kind === 'ssh-agent') {
@@ -35,11 +35,11 @@ export async function openSigner(refText: string, opts: OpenSignerOptions): Prom
       throw new KeyRefError('key_unsupported', `${redactKeyRef(refText)}: an ssh-agent key is Ed25519 only; this key must be ${opts.algorithm}`);
     }
     const signer = await ManagedSigner.start(new SshAgentBackend(ref, refText, opts.env), opts);
-    opts.events?.stateChanged?.(opts.key, 'ok');
+    opts.events?.stateChanged?.(signer.status().key, 'ok');
     return signer;
   }
   const signer = await ManagedSigner.start(new Pkcs11Backend(ref, refText, opts.algorithm, opts.pkcs11Sessions ?? 4), opts);
-  opts.events?.stateChanged?.(opts.key, 'ok');
+  opts.events?.stateChanged?.(signer.status().key, 'ok');
   return signer;
 }
 

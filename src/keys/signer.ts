@@ -88,8 +88,8 @@ export interface SignerEvents {
 }
 
 export interface ManagedSignerOptions {
-  /** The `/health` key name (`witness`, `cosign:<vkey>`, …). */
-  readonly key: string;
+  /** The `/health` key name (`witness`, `cosign:<vkey>`, …), or a function of the public key. */
+  readonly key: string | ((publicKey: Uint8Array) => string);
   /** `--signer-timeout` (2 s). */
   readonly timeoutMs?: number;
   /** `--signer-max-pending` (256). */
@@ -164,7 +164,7 @@ export class ManagedSigner implements Signer {
     this.algorithm = backend.algorithm;
     this.external = backend.external;
     this.publicKey = publicKey;
-    this.key = opts.key;
+    this.key = typeof opts.key === 'string' ? opts.key : opts.key(publicKey);
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.maxPending = opts.maxPending ?? 256;
     this.delays = opts.recoveryDelaysMs ?? [500, 1000, 2000, 5000];
@@ -199,7 +199,7 @@ export class ManagedSigner implements Signer {
     }
     await backend.close().catch(() => undefined);
     const why = last instanceof Error ? last.message : String(last);
-    throw new SignerError('signer_unavailable', `${opts.key} key ${backend.ref}: unavailable at start: ${why}`);
+    throw new SignerError('signer_unavailable', `key ${backend.ref}: unavailable at start: ${why}`);
   }
 
   isAvailable(): boolean {

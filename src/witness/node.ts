@@ -41,6 +41,12 @@ import { loadBastionCa, loadBastionKey, startBastionBackends, type BastionBacken
 import { parseBastionAddresses } from '../bastion/address.ts';
 import type { BastionTiming } from '../bastion/connection.ts';
 import { startLogWitnessing } from '../log-witness/node-part.ts';
+import { ExternalSigners, ed25519PublicKeyObject, isExternalKeyRef, type SignerSettings } from '../keys/external.ts';
+import type { Signer } from '../keys/signer.ts';
+import { isExternalSigner } from '../cosign/service.ts';
+import { formatVkey } from '../note/vkey.ts';
+import { SIG_TYPE_COSIGNATURE_V1 } from '../note/signed-note.ts';
+import { registerReadinessRoutes } from '../server/readiness.ts';
 import type { ForkedCheckpoint, LogWitnessing } from '../log-witness/witnessing.ts';
 
 export const ROLES = ['anchor', 'cosign'] as const;
@@ -50,7 +56,10 @@ export interface WitnessConfig extends HttpLimits {
   host: string;
   port: number;
   dataDir: string;
+  /** `--key`: a key file, or an `ssh-agent:`/`pkcs11:` reference (SPEC §1.1). */
   keyFile?: string;
+  /** `--signer-timeout`, `--signer-max-pending`, `--signer-start-timeout`, `--pkcs11-sessions` (SPEC §1.1). */
+  signers?: SignerSettings;
   name: string;
   roles: Role[];
   /** One or more cosign keys (one cosignature line each). */
@@ -234,14 +243,24 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   if (build !== undefined)
     log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
 
-  const witnessKey = loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log);
-  const witnessPublicKey = ed25519PublicKeyBytes(witnessKey);
+  // SPEC §1.1: `--key`/`--cosign-key` may name a key in an ssh-agent or on a PKCS#11 token.
+  const registry = new Registry();
+  const external = new ExternalSigners(config.signers, log, registry);
+  const witnessSigner = isExternalKeyRef(config.keyFile) ? await external.open(config.keyFile, 'witness', 'ed25519') : undefined;
+  const witnessKey = witnessSigner === undefined ? loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log) : undefined;
+  const witnessPublicKey = witnessSigner?.publicKey ?? ed25519PublicKeyBytes(witnessKey!);
   const witnessKeyHex = encodeHex(witnessPublicKey);
-  const cosignKeys: SigningKey[] = [];
+  const cosignKeys: (SigningKey | { algorithm: 'ed25519'; publicKey: Uint8Array; privateKey: Signer })[] = [];
   if (config.roles.includes('cosign')) {
     const files = config.cosignKeyFiles ?? [];
     if (files.length === 0) cosignKeys.push(loadCosignKey(undefined, join(config.dataDir, 'cosign-key.pem'), config.dev, log));
-    for (const f of files) cosignKeys.push(loadCosignKey(f, '', false, log));
+    for (const f of files) {
+      if (!isExternalKeyRef(f)) cosignKeys.push(loadCosignKey(f, '', false, log));
+      else {
+        const s = await external.open(f, (pk) => `cosign:${formatVkey(config.name, SIG_TYPE_COSIGNATURE_V1, pk)}`, 'ed25519');
+        cosignKeys.push({ algorithm: 'ed25519', publicKey: s.publicKey, privateKey: s });
+      }
+    }
     const seen = new Map<string, number>();
     cosignKeys.forEach((k, i) => {
       const hex = encodeHex(k.publicKey);
@@ -259,8 +278,11 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     config.bastionKeyFile === undefined || bastionAddrs.length === 0
       ? undefined
       : loadBastionKey(config.bastionKeyFile, [
-          { what: 'witness key (--key)', key: witnessKey },
-          ...cosignKeys.map((k) => ({ what: 'cosign key (--cosign-key)', key: k.privateKey })),
+          { what: 'witness key (--key)', key: witnessKey ?? ed25519PublicKeyObject(witnessPublicKey) },
+          ...cosignKeys.map((k) => ({
+            what: 'cosign key (--cosign-key)',
+            key: isExternalSigner(k.privateKey) ? ed25519PublicKeyObject(k.publicKey) : k.privateKey,
+          })),
         ]);
   const bastionCa = config.bastionCaFile === undefined ? undefined : loadBastionCa(config.bastionCaFile);
 
@@ -272,15 +294,14 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   const verifyPool = new SignaturePool(
     config.verifyThreads ?? Math.max(0, availableParallelism() - 1),
     witnessKey,
-    cosignKeys.filter((k) => k.algorithm === 'ml-dsa-44').map((k) => k.privateKey),
+    cosignKeys.flatMap((k) => (k.algorithm === 'ml-dsa-44' ? [k.privateKey] : [])),
   );
-  const registry = new Registry();
   let anchors: AnchorService | undefined;
   const m = witnessMetrics(registry, () => anchors?.queueDepth ?? 0);
-  const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close()];
+  const closers: (() => Promise<void> | void)[] = [() => store.close(), () => verifyPool.close(), () => external.close()];
   try {
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
-    const logSigner = new LogSigner(logOrigin, witnessKey);
+    const logSigner = new LogSigner(logOrigin, witnessSigner ?? witnessKey!);
     const witnessLog = new TransparencyLog(store, logSigner);
 
     let kelStatus: WitnessPageSources['kel'];
@@ -315,7 +336,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       }
       anchors = new AnchorService({
         log: witnessLog,
-        witnessKey,
+        witnessKey: witnessSigner ?? witnessKey!,
         name: config.name,
         registry: parties,
         allowUnderivedSeeds: config.allowUnderivedSeeds,
@@ -397,10 +418,12 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       storeHealth.stop();
     });
     registerMetricsRoute(app);
+    registerReadinessRoutes(app, { signers: () => external.all(), storeUp: () => storeHealth.snapshot().state === 'up' });
     registerWitnessRoutes(app, {
       log: witnessLog,
       anchors,
       store: storeHealth,
+      signers: () => external.all().map((s) => s.status()),
       health: {
         name: config.name,
         roles: config.roles,

@@ -21,6 +21,7 @@ import type { StoreHealth } from '../store/health.ts';
 import type { StatusPageRequest } from './status-page.ts';
 import type { LogWitnessing } from '../log-witness/witnessing.ts';
 import { CheckpointQuery } from './schemas.ts';
+import type { SignerStatus } from '../keys/signer.ts';
 
 export interface HealthInfo {
   name: string;
@@ -45,6 +46,8 @@ export interface WitnessRouteDeps {
   health: HealthInfo;
   /** The store's health: `/health` names the store kind and says `degraded` while it is down. */
   store?: StoreHealth;
+  /** External signers (SPEC §1.1): `/health` lists them and says `degraded` while one is unavailable. */
+  signers?: () => SignerStatus[];
   /** The HTML status page (src/witness/status-page.ts) from the /health body and the request's Host. */
   statusPage: (health: Record<string, unknown>, request: StatusPageRequest) => string | Promise<string>;
   /** The verified build statement (serve --build-attestation, SPEC §6); without it /build is 404. */
@@ -67,9 +70,12 @@ export async function healthBody(deps: WitnessRouteDeps): Promise<Record<string,
   }
   const store = deps.store?.snapshot();
   const h = deps.health;
+  const signers = deps.signers?.() ?? [];
+  const signerDown = signers.some((s) => s.state !== 'ok');
   return {
-    status: store?.state === 'down' ? 'degraded' : 'ok',
+    status: store?.state === 'down' || signerDown ? 'degraded' : 'ok',
     ...(store === undefined ? {} : { store }),
+    ...(signers.length === 0 ? {} : { signers }),
     witness_name: h.name,
     roles: h.roles,
     version: h.version,
