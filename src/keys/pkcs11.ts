@@ -158,10 +158,10 @@ function checkModuleFile(path: string): void {
 }
 
 function moduleFor(path: string): Pkcs11Module {
+  pkcs11js(); // the missing addon first: no module helps without it
   checkModuleFile(path);
   let m = modules.get(path);
   if (m === undefined) {
-    pkcs11js();
     m = new Pkcs11Module(path);
     modules.set(path, m);
   }
