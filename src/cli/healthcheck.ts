@@ -17,6 +17,7 @@ import https from 'node:https';
 import type { Command } from 'commander';
 import { intArg } from './options.ts';
 import { bastionHealth } from '../bastion/state-file.ts';
+import { checkReady } from './readiness-check.ts';
 
 export interface HealthResult {
   healthy: boolean;
@@ -107,10 +108,13 @@ export function addHealthcheckCommand(program: Command): void {
     )
     .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
-    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean }) => {
+    .option('--ready', 'probe GET /ready instead (SPEC §1.1: the store is writable and the signers needed to serve are ok); for load balancers, not for container restarts')
+    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean; ready?: boolean }) => {
       // --url wins: a container may set AW_DATA_DIR for `serve` and probe with --url.
       let r: HealthResult;
-      if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
+      if (opts.url !== undefined && opts.ready === true) r = await checkReady(opts.url, opts.timeoutMs);
+      else if (opts.ready === true) throw new Error('healthcheck --ready needs --url URL');
+      else if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
       else if (opts.dataDir !== undefined) r = bastionHealth(opts.dataDir, Date.now());
       else throw new Error('healthcheck needs --url URL (or --data-dir DIR for a node serving through bastions)');
       if (opts.quiet !== true) (r.healthy ? process.stdout : process.stderr).write(r.line + '\n');
