@@ -31,17 +31,31 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const alice = edParty(0x09);
 const registry = {
   parties: [
-    { id: 'did:keri:EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }], delegator: 'did:keri:ERoot', limits: { anchors_per_minute: 10_000_000, new_seeds_per_day: 10_000_000 } },
+    {
+      id: 'did:keri:EAlice',
+      keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }],
+      delegator: 'did:keri:ERoot',
+      limits: { anchors_per_minute: 10_000_000, new_seeds_per_day: 10_000_000 },
+    },
   ],
 };
 let seq = 0;
 function body(): string {
   const scope = `bench-${seq++}`;
-  const anchor = signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope), index: 1, head: fill(1), cumulative: 10n, timestamp: 1_700_000_001 });
+  const anchor = signAnchor(alice, {
+    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope),
+    index: 1,
+    head: fill(1),
+    cumulative: 10n,
+    timestamp: 1_700_000_001,
+  });
   return stringifyJson({ anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope } });
 }
 
-async function loop(seconds: number, op: () => Promise<boolean>): Promise<{ per_s: number; p50_ms: number; p99_ms: number; failed: number }> {
+async function loop(
+  seconds: number,
+  op: () => Promise<boolean>,
+): Promise<{ per_s: number; p50_ms: number; p99_ms: number; failed: number }> {
   const lat: number[] = [];
   let failed = 0;
   const end = performance.now() + seconds * 1000;
@@ -55,7 +69,12 @@ async function loop(seconds: number, op: () => Promise<boolean>): Promise<{ per_
     }),
   );
   lat.sort((a, b) => a - b);
-  return { per_s: Math.round(lat.length / seconds), p50_ms: +percentile(lat, 50).toFixed(2), p99_ms: +percentile(lat, 99).toFixed(2), failed };
+  return {
+    per_s: Math.round(lat.length / seconds),
+    p50_ms: +percentile(lat, 50).toFixed(2),
+    p99_ms: +percentile(lat, 99).toFixed(2),
+    failed,
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-keys-'));
@@ -89,7 +108,19 @@ try {
     });
     await signer.close();
     const w = await startWitness(
-      { host: '127.0.0.1', port: 0, dataDir: join(dir, `data-${kind}`), keyFile: ref, name: 'bench.test/w1', roles: ['anchor'], allowUnderivedSeeds: false, dev: false, quota: DEFAULT_QUOTA, registryFile: await writeRegistry(), signers: { maxPending: 10_000 } },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir: join(dir, `data-${kind}`),
+        keyFile: ref,
+        name: 'bench.test/w1',
+        roles: ['anchor'],
+        allowUnderivedSeeds: false,
+        dev: false,
+        quota: DEFAULT_QUOTA,
+        registryFile: await writeRegistry(),
+        signers: { maxPending: 10_000 },
+      },
       pino({ level: 'silent' }),
     );
     try {
@@ -98,7 +129,10 @@ try {
         await r.arrayBuffer();
         return r.status === 200;
       });
-      results[kind] = { signatures: { signatures_per_s: signing.per_s, p50_ms: signing.p50_ms, p99_ms: signing.p99_ms }, anchors: { anchors_per_s: anchors.per_s, p50_ms: anchors.p50_ms, p99_ms: anchors.p99_ms, failed: anchors.failed } };
+      results[kind] = {
+        signatures: { signatures_per_s: signing.per_s, p50_ms: signing.p50_ms, p99_ms: signing.p99_ms },
+        anchors: { anchors_per_s: anchors.per_s, p50_ms: anchors.p50_ms, p99_ms: anchors.p99_ms, failed: anchors.failed },
+      };
     } finally {
       await w.close();
     }
@@ -123,4 +157,6 @@ for (const k of Object.keys(results)) {
     r.anchors.added_p99_ms = +(r.anchors.p99_ms - file.anchors.p99_ms).toFixed(2);
   }
 }
-process.stdout.write(JSON.stringify({ bench: 'keys', node: process.version, seconds: SECONDS, concurrency: CONCURRENCY, results, skipped }, null, 2) + '\n');
+process.stdout.write(
+  JSON.stringify({ bench: 'keys', node: process.version, seconds: SECONDS, concurrency: CONCURRENCY, results, skipped }, null, 2) + '\n',
+);

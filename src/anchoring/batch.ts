@@ -132,7 +132,10 @@ export async function decideBatch(
         // Accepted, so the party is registered (`party` is its id) and its signature verified.
         const signature = p.presigned ?? (ctx.witnessKey === undefined ? undefined : signEd25519(ctx.witnessKey, p.message));
         if (signature === undefined) {
-          results.push({ kind: 'signer_failed', error: p.signerError ?? new SignerError('signer_unavailable', 'the witness key could not sign') });
+          results.push({
+            kind: 'signer_failed',
+            error: p.signerError ?? new SignerError('signer_unavailable', 'the witness key could not sign'),
+          });
           break;
         }
         const leafIndex = log.append(p.message);

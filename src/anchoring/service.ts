@@ -28,7 +28,7 @@ import { QuotaWindows } from './quota.ts';
 import type { SignaturePool } from './verify-pool.ts';
 import type { Signer } from '../keys/signer.ts';
 
-const isSigner = (k: KeyObject | Signer): k is Signer => 'publicKey' in k && typeof (k as Signer).sign === 'function';
+const isSigner = (k: KeyObject | Signer): k is Signer => 'publicKey' in k && typeof k.sign === 'function';
 
 /** What a submission came to; src/anchoring/reply.ts encodes it. */
 export type SubmitOutcome =
@@ -228,7 +228,12 @@ export class AnchorService {
             batch: logBatch,
           } = await this.log.transaction(async (tx, appender) => {
             const decisions = await decideBatch(
-              { witnessKey: isSigner(this.opts.witnessKey) ? undefined : this.opts.witnessKey, policy: this.opts, seedCache: this.seedCache, quota },
+              {
+                witnessKey: isSigner(this.opts.witnessKey) ? undefined : this.opts.witnessKey,
+                policy: this.opts,
+                seedCache: this.seedCache,
+                quota,
+              },
               tx,
               appender,
               batch,

@@ -30,7 +30,11 @@ export function anchorWitnessProgram(): Command {
       'write a new key file (PKCS#8 PEM, mode 0600) and print its public key hex, or with --name the cosign vkey (docs/protocol.md §5.1)',
     )
     .addOption(new Option('--type <type>', 'key type').choices(['ed25519', 'ml-dsa-44']).default('ed25519'))
-    .addOption(new Option('--format <format>', 'file format: pem (PKCS#8) or openssh (openssh-key-v1, Ed25519, for ssh-add; prints the fingerprint)').choices(['pem', 'openssh']).default('pem'))
+    .addOption(
+      new Option('--format <format>', 'file format: pem (PKCS#8) or openssh (openssh-key-v1, Ed25519, for ssh-add; prints the fingerprint)')
+        .choices(['pem', 'openssh'])
+        .default('pem'),
+    )
     .option('--name <name>', 'witness name: print the cosign vkey under it (type 0x04 Ed25519, 0x06 ML-DSA-44) instead of the hex key')
     .requiredOption('--out <file>', 'where to write the key (refuses to overwrite)')
     .action((opts: { out: string; type: 'ed25519' | 'ml-dsa-44'; name?: string; format: 'pem' | 'openssh' }) => {

@@ -108,7 +108,10 @@ export function addHealthcheckCommand(program: Command): void {
     )
     .option('--timeout-ms <n>', 'give up after this many milliseconds', intArg(1, 600_000), 5_000)
     .option('--quiet', 'print nothing; the exit status says it all')
-    .option('--ready', 'probe GET /ready instead (SPEC §1.1: the store is writable and the signers needed to serve are ok); for load balancers, not for container restarts')
+    .option(
+      '--ready',
+      'probe GET /ready instead (SPEC §1.1: the store is writable and the signers needed to serve are ok); for load balancers, not for container restarts',
+    )
     .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean; ready?: boolean }) => {
       // --url wins: a container may set AW_DATA_DIR for `serve` and probe with --url.
       let r: HealthResult;

@@ -132,10 +132,18 @@ interface CosignSigner {
 /** The signer of one cosign key: its type from the key's algorithm. Throws CosignConfigError. */
 function cosignSigner(name: string, keyOrSigner: KeyObject | Signer, i: number): CosignSigner {
   if (isExternalSigner(keyOrSigner)) {
-    if (keyOrSigner.algorithm !== 'ed25519') throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: an external cosign key is Ed25519`);
+    if (keyOrSigner.algorithm !== 'ed25519')
+      throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: an external cosign key is Ed25519`);
     const publicKey = keyOrSigner.publicKey;
     const type = SIG_TYPE_COSIGNATURE_V1;
-    return { type, key: undefined, external: keyOrSigner, publicKey, keyId: computeKeyId(name, type, publicKey), vkey: formatVkey(name, type, publicKey) };
+    return {
+      type,
+      key: undefined,
+      external: keyOrSigner,
+      publicKey,
+      keyId: computeKeyId(name, type, publicKey),
+      vkey: formatVkey(name, type, publicKey),
+    };
   }
   const key = keyOrSigner;
   let type: NoteKeyType;
@@ -160,7 +168,7 @@ function cosignSigner(name: string, keyOrSigner: KeyObject | Signer, i: number):
 
 /** A Signer (src/keys) rather than a KeyObject. */
 export function isExternalSigner(k: KeyObject | Signer): k is Signer {
-  return 'publicKey' in k && typeof (k as Signer).sign === 'function';
+  return 'publicKey' in k && typeof k.sign === 'function';
 }
 
 /** A FIFO lock per key; a key's entry is dropped when its queue drains. */

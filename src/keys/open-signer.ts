@@ -32,7 +32,10 @@ export async function openSigner(refText: string, opts: OpenSignerOptions): Prom
   }
   if (ref.kind === 'ssh-agent') {
     if (opts.algorithm !== 'ed25519') {
-      throw new KeyRefError('key_unsupported', `${redactKeyRef(refText)}: an ssh-agent key is Ed25519 only; this key must be ${opts.algorithm}`);
+      throw new KeyRefError(
+        'key_unsupported',
+        `${redactKeyRef(refText)}: an ssh-agent key is Ed25519 only; this key must be ${opts.algorithm}`,
+      );
     }
     const signer = await ManagedSigner.start(new SshAgentBackend(ref, refText, opts.env), opts);
     opts.events?.stateChanged?.(signer.status().key, 'ok');

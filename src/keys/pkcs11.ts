@@ -125,7 +125,8 @@ class Pkcs11Module {
     try {
       this.p11.C_Initialize({ flags: CKF_OS_LOCKING_OK });
     } catch (e) {
-      if (ckrName(e).code !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw new BackendError(ckrName(e).name, `C_Initialize: ${(e as Error).message}`);
+      if (ckrName(e).code !== CKR_CRYPTOKI_ALREADY_INITIALIZED)
+        throw new BackendError(ckrName(e).name, `C_Initialize: ${(e as Error).message}`);
     }
   }
 
@@ -153,7 +154,10 @@ function checkModuleFile(path: string): void {
   }
   if (!st.isFile()) throw new KeyRefError('pkcs11_module_unsafe', `PKCS#11 module ${path} is not a regular file`);
   if ((st.mode & 0o022) !== 0) {
-    throw new KeyRefError('pkcs11_module_unsafe', `PKCS#11 module ${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`);
+    throw new KeyRefError(
+      'pkcs11_module_unsafe',
+      `PKCS#11 module ${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`,
+    );
   }
 }
 
@@ -191,7 +195,8 @@ export function unwrapEcPoint(v: Buffer, rawLength: number): Buffer {
 }
 
 function compressP256(point: Buffer): Uint8Array {
-  if (point.length !== 65 || point[0] !== 0x04) throw new KeyRefError('key_unsupported', 'the token holds no uncompressed P-256 public point');
+  if (point.length !== 65 || point[0] !== 0x04)
+    throw new KeyRefError('key_unsupported', 'the token holds no uncompressed P-256 public point');
   const out = new Uint8Array(33);
   out[0] = (point[64]! & 1) === 1 ? 0x03 : 0x02;
   out.set(point.subarray(1, 33), 1);
@@ -251,7 +256,8 @@ export class Pkcs11Backend implements SignerBackend {
       return true;
     });
     if (slots.length === 0) throw new KeyRefError('key_not_found', `${this.ref}: no present token matches`);
-    if (slots.length > 1) throw new KeyRefError('key_ambiguous', `${this.ref}: ${slots.length} tokens match; add token=, serial= or slot-id=`);
+    if (slots.length > 1)
+      throw new KeyRefError('key_ambiguous', `${this.ref}: ${slots.length} tokens match; add token=, serial= or slot-id=`);
     const slot = slots[0]!;
     const mech = this.algorithm === 'ed25519' ? CKM_EDDSA : CKM_ECDSA;
     if (!p11.C_GetMechanismList(slot).includes(mech)) {
@@ -267,24 +273,30 @@ export class Pkcs11Backend implements SignerBackend {
     if (keys.length > 1) throw new KeyRefError('key_ambiguous', `${this.ref}: ${keys.length} private keys match; add id=`);
     const key = keys[0]!;
     const [typeAttr, idAttr] = p11.C_GetAttributeValue(session, key, [{ type: CKA_KEY_TYPE }, { type: CKA_ID }]);
-    const keyType = (typeAttr!.value as Buffer).readUIntLE(0, Math.min(6, (typeAttr!.value as Buffer).length));
+    const keyType = typeAttr!.value.readUIntLE(0, Math.min(6, typeAttr!.value.length));
     const expected = this.algorithm === 'ed25519' ? CKK_EC_EDWARDS : CKK_EC;
-    if (keyType !== expected) throw new KeyRefError('key_unsupported', `${this.ref}: the key is not ${this.algorithm === 'ed25519' ? 'CKK_EC_EDWARDS' : 'CKK_EC'}`);
+    if (keyType !== expected)
+      throw new KeyRefError('key_unsupported', `${this.ref}: the key is not ${this.algorithm === 'ed25519' ? 'CKK_EC_EDWARDS' : 'CKK_EC'}`);
     const pubs = findAll(p11, session, [
       { type: CKA_CLASS, value: CKO_PUBLIC_KEY },
-      { type: CKA_ID, value: idAttr!.value as Buffer },
+      { type: CKA_ID, value: idAttr!.value },
     ]);
-    if (pubs.length !== 1) throw new KeyRefError(pubs.length === 0 ? 'key_not_found' : 'key_ambiguous', `${this.ref}: ${pubs.length} public keys with the private key's CKA_ID`);
+    if (pubs.length !== 1)
+      throw new KeyRefError(
+        pubs.length === 0 ? 'key_not_found' : 'key_ambiguous',
+        `${this.ref}: ${pubs.length} public keys with the private key's CKA_ID`,
+      );
     const [params, point] = p11.C_GetAttributeValue(session, pubs[0]!, [{ type: CKA_EC_PARAMS }, { type: CKA_EC_POINT }]);
-    const paramBytes = params!.value as Buffer;
+    const paramBytes = params!.value;
     let publicKey: Uint8Array;
     if (this.algorithm === 'ed25519') {
-      if (!paramBytes.equals(ED25519_OID) && !paramBytes.equals(EDWARDS25519_NAME)) throw new KeyRefError('key_unsupported', `${this.ref}: not an Ed25519 key`);
-      publicKey = Uint8Array.from(unwrapEcPoint(point!.value as Buffer, 32));
+      if (!paramBytes.equals(ED25519_OID) && !paramBytes.equals(EDWARDS25519_NAME))
+        throw new KeyRefError('key_unsupported', `${this.ref}: not an Ed25519 key`);
+      publicKey = Uint8Array.from(unwrapEcPoint(point!.value, 32));
       if (publicKey.length !== 32) throw new KeyRefError('key_unsupported', `${this.ref}: CKA_EC_POINT is not a 32-byte Ed25519 key`);
     } else {
       if (!paramBytes.equals(P256_OID)) throw new KeyRefError('key_unsupported', `${this.ref}: not a P-256 key`);
-      publicKey = compressP256(unwrapEcPoint(point!.value as Buffer, 65));
+      publicKey = compressP256(unwrapEcPoint(point!.value, 65));
     }
     this.slot = slot;
     this.key = key;
@@ -364,7 +376,8 @@ export class Pkcs11Backend implements SignerBackend {
     this.all = [];
     this.free = [];
     this.key = undefined;
-    for (const w of this.waiters.splice(0)) w.reject(new BackendError('CKR_SESSION_HANDLE_INVALID', 'the sessions were closed; recovering'));
+    for (const w of this.waiters.splice(0))
+      w.reject(new BackendError('CKR_SESSION_HANDLE_INVALID', 'the sessions were closed; recovering'));
     if (p11 !== undefined && this.module!.generation === this.generation) {
       for (const s of sessions) {
         try {

@@ -22,7 +22,13 @@ export function signerMetrics(registry: Registry): SignerEvents & { up(key: stri
   const requests = reuse(
     registry,
     'signer_requests_total',
-    () => new Counter({ name: 'signer_requests_total', help: 'signature requests by key and outcome', labelNames: ['key', 'outcome'], registers }),
+    () =>
+      new Counter({
+        name: 'signer_requests_total',
+        help: 'signature requests by key and outcome',
+        labelNames: ['key', 'outcome'],
+        registers,
+      }),
   );
   const latency = reuse(
     registry,
@@ -36,7 +42,11 @@ export function signerMetrics(registry: Registry): SignerEvents & { up(key: stri
         registers,
       }),
   );
-  const up = reuse(registry, 'signer_up', () => new Gauge({ name: 'signer_up', help: '1 while the signer is ok', labelNames: ['key'], registers }));
+  const up = reuse(
+    registry,
+    'signer_up',
+    () => new Gauge({ name: 'signer_up', help: '1 while the signer is ok', labelNames: ['key'], registers }),
+  );
   const slow = reuse(
     registry,
     'signer_slow_total',

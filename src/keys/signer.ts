@@ -127,7 +127,11 @@ export function verifySignature(algorithm: SignerAlgorithm, publicKey: Uint8Arra
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
 const errorCode = (e: unknown): string =>
-  e instanceof BackendError || e instanceof SignerError ? e.code : e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : 'signer_error';
+  e instanceof BackendError || e instanceof SignerError
+    ? e.code
+    : e instanceof Error && 'code' in e && typeof e.code === 'string'
+      ? e.code
+      : 'signer_error';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
 class Timeout extends Error {}
@@ -135,9 +139,13 @@ class Timeout extends Error {}
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Timeout('timeout')), ms);
+    timer = setTimeout(() => {
+      reject(new Timeout('timeout'));
+    }, ms);
   });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+  return Promise.race([p, t]).finally(() => {
+    clearTimeout(timer);
+  });
 }
 
 export class ManagedSigner implements Signer {
@@ -207,7 +215,13 @@ export class ManagedSigner implements Signer {
   }
 
   status(): SignerStatus {
-    return { key: this.key, ref: this.backend.ref, state: this.state, since: this.since.toISOString().replace(/\.\d{3}Z$/, 'Z'), last_error: this.lastError };
+    return {
+      key: this.key,
+      ref: this.backend.ref,
+      state: this.state,
+      since: this.since.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      last_error: this.lastError,
+    };
   }
 
   async sign(msg: Uint8Array): Promise<Uint8Array> {
@@ -244,7 +258,10 @@ export class ManagedSigner implements Signer {
     if (!verifySignature(this.algorithm, this.publicKey, msg, sig)) {
       done('bad_signature');
       this.markUnavailable('signer_bad_signature');
-      throw new SignerError('signer_unavailable', `${this.key} key: the signer returned a signature that does not verify (signer_bad_signature)`);
+      throw new SignerError(
+        'signer_unavailable',
+        `${this.key} key: the signer returned a signature that does not verify (signer_bad_signature)`,
+      );
     }
     done('ok');
     return sig;
@@ -269,7 +286,10 @@ export class ManagedSigner implements Signer {
   private markUnavailable(code: string, cause?: unknown): void {
     this.lastError = code;
     if (this.state === 'ok') {
-      this.log?.warn({ key: this.key, ref: this.backend.ref, code, err: cause instanceof Error ? cause.message : undefined }, 'signer_unavailable');
+      this.log?.warn(
+        { key: this.key, ref: this.backend.ref, code, err: cause instanceof Error ? cause.message : undefined },
+        'signer_unavailable',
+      );
     }
     this.setState('unavailable');
     if (!this.recovering && !this.closed) {
@@ -278,10 +298,15 @@ export class ManagedSigner implements Signer {
     }
   }
 
+  private isClosed(): boolean {
+    return this.closed;
+  }
+
   private async recover(): Promise<void> {
     for (let attempt = 0; !this.closed; attempt++) {
       await sleep(this.delays[Math.min(attempt, this.delays.length - 1)]!);
-      if (this.closed) break;
+      // close() may have run during the sleep
+      if (this.isClosed()) break;
       try {
         await this.backend.reset();
         const publicKey = await withTimeout(this.backend.open(), this.timeoutMs * 2);
@@ -305,7 +330,14 @@ export class ManagedSigner implements Signer {
 function isPermanent(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const code = (e as { code?: unknown }).code;
-  return code === 'key_ref_invalid' || code === 'pkcs11_unavailable' || code === 'pkcs11_module_unsafe' || code === 'pin_file_invalid' || code === 'key_unsupported' || code === 'key_ambiguous';
+  return (
+    code === 'key_ref_invalid' ||
+    code === 'pkcs11_unavailable' ||
+    code === 'pkcs11_module_unsafe' ||
+    code === 'pin_file_invalid' ||
+    code === 'key_unsupported' ||
+    code === 'key_ambiguous'
+  );
 }
 
 async function probe(backend: SignerBackend, publicKey: Uint8Array): Promise<void> {

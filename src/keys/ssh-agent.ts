@@ -83,7 +83,9 @@ export class AgentConnection {
         s.off('error', onError);
         this.socket = s;
         this.connecting = undefined;
-        s.on('data', (d: Buffer) => this.onData(d));
+        s.on('data', (d: Buffer) => {
+          this.onData(d);
+        });
         s.on('error', () => undefined);
         s.on('close', () => {
           if (this.socket === s) {
@@ -136,7 +138,8 @@ export function parseIdentities(reply: Uint8Array): AgentIdentity[] {
   const r = new SshReader(reply);
   const type = r.byte();
   if (type === SSH_AGENT_FAILURE) throw new BackendError('agent_failure', 'the agent answered FAILURE to REQUEST_IDENTITIES');
-  if (type !== SSH_AGENT_IDENTITIES_ANSWER) throw new BackendError('agent_protocol', `the agent answered type ${type} to REQUEST_IDENTITIES`);
+  if (type !== SSH_AGENT_IDENTITIES_ANSWER)
+    throw new BackendError('agent_protocol', `the agent answered type ${type} to REQUEST_IDENTITIES`);
   const n = r.uint32();
   const out: AgentIdentity[] = [];
   for (let i = 0; i < n; i++) {
@@ -197,7 +200,10 @@ export class SshAgentBackend implements SignerBackend {
         return key;
       }
     }
-    throw new KeyRefError('key_not_found', `the agent holds no ssh-ed25519 key with fingerprint ${this.fingerprint} (${ids.length} identities)`);
+    throw new KeyRefError(
+      'key_not_found',
+      `the agent holds no ssh-ed25519 key with fingerprint ${this.fingerprint} (${ids.length} identities)`,
+    );
   }
 
   async sign(msg: Uint8Array): Promise<Uint8Array> {

@@ -247,7 +247,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   const registry = new Registry();
   const external = new ExternalSigners(config.signers, log, registry);
   const witnessSigner = isExternalKeyRef(config.keyFile) ? await external.open(config.keyFile, 'witness', 'ed25519') : undefined;
-  const witnessKey = witnessSigner === undefined ? loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log) : undefined;
+  const witnessKey =
+    witnessSigner === undefined ? loadWitnessKey(config.keyFile, join(config.dataDir, 'witness-key.pem'), config.dev, log) : undefined;
   const witnessPublicKey = witnessSigner?.publicKey ?? ed25519PublicKeyBytes(witnessKey!);
   const witnessKeyHex = encodeHex(witnessPublicKey);
   const cosignKeys: (SigningKey | { algorithm: 'ed25519'; publicKey: Uint8Array; privateKey: Signer })[] = [];

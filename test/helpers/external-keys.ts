@@ -52,7 +52,8 @@ export async function softhsmMissing(): Promise<string | null> {
 
 export async function goMissing(): Promise<string | null> {
   if (!(await has('go', ['version']))) return 'go is not installed (apt-get install golang-go golang-golang-x-mod-dev)';
-  if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/note'))) return `golang.org/x/mod is not under ${GOPATH} (apt-get install golang-golang-x-mod-dev)`;
+  if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/note')))
+    return `golang.org/x/mod is not under ${GOPATH} (apt-get install golang-golang-x-mod-dev)`;
   return null;
 }
 
@@ -106,7 +107,11 @@ export class TestAgent {
     const c = this.child;
     this.child = undefined;
     if (c === undefined || c.exitCode !== null) return;
-    const exited = new Promise<void>((r) => c.once('exit', () => r()));
+    const exited = new Promise<void>((r) =>
+      c.once('exit', () => {
+        r();
+      }),
+    );
     c.kill('SIGTERM');
     await exited;
   }
@@ -141,7 +146,22 @@ export async function softhsmToken(dir: string, label: string): Promise<TestToke
 export async function tokenKey(tok: TestToken, keyType: 'EC:edwards25519' | 'EC:prime256v1', label: string, id: string): Promise<void> {
   await run(
     'pkcs11-tool',
-    ['--module', SOFTHSM_MODULE, '--token-label', tok.label, '--login', '--pin', '1234', '--keypairgen', '--key-type', keyType, '--label', label, '--id', id],
+    [
+      '--module',
+      SOFTHSM_MODULE,
+      '--token-label',
+      tok.label,
+      '--login',
+      '--pin',
+      '1234',
+      '--keypairgen',
+      '--key-type',
+      keyType,
+      '--label',
+      label,
+      '--id',
+      id,
+    ],
     { env: tok.env },
   );
 }

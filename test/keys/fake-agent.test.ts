@@ -30,13 +30,23 @@ class FakeAgent {
   private readonly other = ed25519KeyFromSeed(fill(0x77));
   constructor(key: KeyObject) {
     this.key = key;
-    this.server = createServer((s) => this.serve(s));
+    this.server = createServer((s) => {
+      this.serve(s);
+    });
   }
   listen(path: string): Promise<void> {
-    return new Promise((r) => this.server.listen(path, () => r()));
+    return new Promise((r) =>
+      this.server.listen(path, () => {
+        r();
+      }),
+    );
   }
   close(): Promise<void> {
-    return new Promise((r) => this.server.close(() => r()));
+    return new Promise((r) =>
+      this.server.close(() => {
+        r();
+      }),
+    );
   }
   private serve(s: Socket): void {
     let buf = Buffer.alloc(0);
@@ -76,46 +86,56 @@ const registry = {
   ],
 };
 function submission(scope: string): string {
-  const anchor = signAnchor(alice, { seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope), index: 1, head: fill(1), cumulative: 10n, timestamp: 1_700_000_001 });
+  const anchor = signAnchor(alice, {
+    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope),
+    index: 1,
+    head: fill(1),
+    cumulative: 10n,
+    timestamp: 1_700_000_001,
+  });
   return stringifyJson({ anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope } });
 }
 
-void test('an agent signing with another key: 503, signer_bad_signature, nothing committed, then recovery', { timeout: 60_000 }, async () => {
-  const { dir, cleanup } = tempDir('aw-fake-agent-');
-  const key = ed25519KeyFromSeed(fill(0x41));
-  const agent = new FakeAgent(key);
-  const sock = join(dir, 'agent.sock');
-  await agent.listen(sock);
-  try {
-    const ref = `ssh-agent:${ed25519Fingerprint(ed25519PublicKeyBytes(key))}?socket=${encodeURIComponent(sock)}`;
-    const w = await startTestWitness(dir, registry, { keyFile: ref, signers: { startTimeoutMs: 5_000 } });
+void test(
+  'an agent signing with another key: 503, signer_bad_signature, nothing committed, then recovery',
+  { timeout: 60_000 },
+  async () => {
+    const { dir, cleanup } = tempDir('aw-fake-agent-');
+    const key = ed25519KeyFromSeed(fill(0x41));
+    const agent = new FakeAgent(key);
+    const sock = join(dir, 'agent.sock');
+    await agent.listen(sock);
     try {
-      assert.equal((await post(`${w.url}/v1/anchor`, submission('ok-1'))).status, 200);
-      const size = async (): Promise<number> => ((await (await fetch(`${w.url}/health`)).json()) as { log: { size: number } }).log.size;
-      const before = await size();
-      agent.mode = 'other-key';
-      const r = await post(`${w.url}/v1/anchor`, submission('bad-1'));
-      assert.equal(r.status, 503, r.text);
-      assert.equal((r.body as { code: string }).code, 'signer_unavailable');
-      const h = (await (await fetch(`${w.url}/health`)).json()) as { status: string; signers: { state: string; last_error: string }[] };
-      assert.equal(h.status, 'degraded');
-      assert.equal(h.signers[0]!.state, 'unavailable');
-      assert.equal(h.signers[0]!.last_error, 'signer_bad_signature');
-      assert.equal(await size(), before, 'nothing committed');
-      // The seed was not recorded: once the agent is honest again, the same submission is new.
-      agent.mode = 'honest';
-      await waitFor('ready again', async () => (await fetch(`${w.url}/ready`)).status === 200, 10_000);
-      const again = await post(`${w.url}/v1/anchor`, submission('bad-1'));
-      assert.equal(again.status, 200);
-      assert.equal((again.body as { replay: boolean }).replay, false);
+      const ref = `ssh-agent:${ed25519Fingerprint(ed25519PublicKeyBytes(key))}?socket=${encodeURIComponent(sock)}`;
+      const w = await startTestWitness(dir, registry, { keyFile: ref, signers: { startTimeoutMs: 5_000 } });
+      try {
+        assert.equal((await post(`${w.url}/v1/anchor`, submission('ok-1'))).status, 200);
+        const size = async (): Promise<number> => ((await (await fetch(`${w.url}/health`)).json()) as { log: { size: number } }).log.size;
+        const before = await size();
+        agent.mode = 'other-key';
+        const r = await post(`${w.url}/v1/anchor`, submission('bad-1'));
+        assert.equal(r.status, 503, r.text);
+        assert.equal((r.body as { code: string }).code, 'signer_unavailable');
+        const h = (await (await fetch(`${w.url}/health`)).json()) as { status: string; signers: { state: string; last_error: string }[] };
+        assert.equal(h.status, 'degraded');
+        assert.equal(h.signers[0]!.state, 'unavailable');
+        assert.equal(h.signers[0]!.last_error, 'signer_bad_signature');
+        assert.equal(await size(), before, 'nothing committed');
+        // The seed was not recorded: once the agent is honest again, the same submission is new.
+        agent.mode = 'honest';
+        await waitFor('ready again', async () => (await fetch(`${w.url}/ready`)).status === 200, 10_000);
+        const again = await post(`${w.url}/v1/anchor`, submission('bad-1'));
+        assert.equal(again.status, 200);
+        assert.equal((again.body as { replay: boolean }).replay, false);
+      } finally {
+        await w.close();
+      }
     } finally {
-      await w.close();
+      await agent.close();
+      cleanup();
     }
-  } finally {
-    await agent.close();
-    cleanup();
-  }
-});
+  },
+);
 
 void test('a silent agent: 3 timeouts make the signer unavailable; a full queue is overloaded', { timeout: 60_000 }, async () => {
   const { dir, cleanup } = tempDir('aw-fake-agent-');

@@ -8,8 +8,13 @@ import { parseKeyRef, redactKeyRef } from '../../src/keys/ref.ts';
 import { fill } from '../helpers/anchors.ts';
 
 const FP = 'SHA256:' + 'A'.repeat(42) + 'E';
-const refuses = (ref: string, why: RegExp): void =>
-  assert.throws(() => parseKeyRef(ref), (e: unknown) => e instanceof KeyRefError && e.code === 'key_ref_invalid' && why.test(e.message), ref);
+const refuses = (ref: string, why: RegExp): void => {
+  assert.throws(
+    () => parseKeyRef(ref),
+    (e: unknown) => e instanceof KeyRefError && e.code === 'key_ref_invalid' && why.test(e.message),
+    ref,
+  );
+};
 
 void test('files: a leading file: is stripped, anything else is a path', () => {
   assert.deepEqual(parseKeyRef('/etc/aw/witness.pem'), { kind: 'file', path: '/etc/aw/witness.pem' });
@@ -20,7 +25,11 @@ void test('files: a leading file: is stripped, anything else is a path', () => {
 
 void test('ssh-agent: fingerprint and optional socket', () => {
   assert.deepEqual(parseKeyRef(`ssh-agent:${FP}`), { kind: 'ssh-agent', fingerprint: FP, socket: undefined });
-  assert.deepEqual(parseKeyRef(`ssh-agent:${FP}?socket=%2Frun%2Faw%2Fagent.sock`), { kind: 'ssh-agent', fingerprint: FP, socket: '/run/aw/agent.sock' });
+  assert.deepEqual(parseKeyRef(`ssh-agent:${FP}?socket=%2Frun%2Faw%2Fagent.sock`), {
+    kind: 'ssh-agent',
+    fingerprint: FP,
+    socket: '/run/aw/agent.sock',
+  });
   refuses(`ssh-agent:${FP.slice(0, -1)}`, /43 base64/);
   refuses(`ssh-agent:SHA256:${'A'.repeat(42)}B`, /43 base64/); // non-canonical last character
   refuses(`ssh-agent:${FP}?socket=relative`, /absolute/);
@@ -33,8 +42,7 @@ const MOD = 'module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/aw
 
 void test('pkcs11: the accepted attributes', () => {
   const r = parseKeyRef(`pkcs11:token=my%20token;slot-id=3;object=witness;id=%01%ff;type=private?${MOD}`);
-  assert.equal(r.kind, 'pkcs11');
-  if (r.kind !== 'pkcs11') return;
+  assert.ok(r.kind === 'pkcs11');
   assert.deepEqual(r.tokenMatch, { token: 'my token', slotId: 3n });
   assert.equal(r.object, 'witness');
   assert.deepEqual([...r.id!], [1, 255]);

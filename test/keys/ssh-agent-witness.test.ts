@@ -94,7 +94,11 @@ void test('ssh-agent keys: Go x/mod verifies, the agent goes and comes back with
       const r1 = await post(`${w.url}/v1/anchor`, submission('agent-1'));
       assert.equal(r1.status, 200, r1.text);
       const witnessHex = encodeHex(w.witnessPublicKey);
-      const health = (await get(`${w.url}/health`)).json as { status: string; signers: { key: string; state: string }[]; keys: { log_vkey: string; witness: string } };
+      const health = (await get(`${w.url}/health`)).json as {
+        status: string;
+        signers: { key: string; state: string }[];
+        keys: { log_vkey: string; witness: string };
+      };
       assert.equal(health.status, 'ok');
       assert.deepEqual(
         health.signers.map((s) => [s.key.split(':')[0], s.state]),
@@ -174,7 +178,11 @@ void test('ssh-agent keys: Go x/mod verifies, the agent goes and comes back with
       await sender;
       await Promise.all(pending);
       t.diagnostic(`statuses under the agent kill: ${JSON.stringify([...statuses])}`);
-      assert.deepEqual([...statuses.keys()].filter((s) => s !== 200 && s !== 503), [], 'only 200 and 503');
+      assert.deepEqual(
+        [...statuses.keys()].filter((s) => s !== 200 && s !== 503),
+        [],
+        'only 200 and 503',
+      );
       assert.ok((statuses.get(503) ?? 0) > 0 && (statuses.get(200) ?? 0) > 0);
       assert.equal((await post(`${w.url}/v1/anchor`, submission('after'))).status, 200);
     } finally {
