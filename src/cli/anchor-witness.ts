@@ -18,6 +18,7 @@ import { addHealthcheckCommand } from './healthcheck.ts';
 import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
 import { addKeyCommands, keygenOpenssh } from './key-commands.ts';
+import { ensureThreadPoolSize } from '../keys/pkcs11.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(
@@ -61,6 +62,9 @@ export function anchorWitnessProgram(): Command {
 }
 
 if (import.meta.main) {
+  // PKCS#11 signs on the libuv thread pool (SPEC §1.1): 4 + --pkcs11-sessions threads, set before
+  // the first asynchronous I/O creates the pool (an operator's larger UV_THREADPOOL_SIZE is kept).
+  ensureThreadPoolSize(4);
   anchorWitnessProgram()
     .parseAsync(process.argv)
     .catch((e: unknown) => {
