@@ -13,6 +13,7 @@ import type { PartyUsage } from '../anchor/quota-window.ts';
 import type { Registry, RegistryParty } from '../anchor/registry.ts';
 import type { Anchor, DuplicityProof, PartyClaim } from '../anchor/types.ts';
 import { signEd25519 } from '../crypto/ed25519.ts';
+import { SignerError } from '../keys/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import type { LogBatch } from '../log/batch.ts';
 import type { SeedRecord, SignedCheckpoint, StoreTransaction } from '../store/types.ts';
@@ -34,6 +35,8 @@ export interface Pending {
   message: Uint8Array;
   /** Its signature by the witness key, made speculatively with the party-signature check. */
   presigned: Uint8Array | undefined;
+  /** Why an external witness key could not sign it (thrown only if a new cosignature is needed). */
+  signerError?: unknown;
   resolve: (o: Decided) => void;
   reject: (e: unknown) => void;
   /** The request's abandonment signal and the listener that drops this entry from the queue. */
@@ -45,13 +48,16 @@ export interface Pending {
 export type Decided =
   | { kind: 'cosigned'; record: SeedRecord; replay: boolean; checkpoint: SignedCheckpoint; batch: LogBatch | undefined }
   | { kind: 'duplicity'; proof: DuplicityProof; isNew: boolean }
-  | { kind: 'rejected'; rejection: Rejection };
+  | { kind: 'rejected'; rejection: Rejection }
+  /** A new cosignature was needed and the external witness key could not make it: nothing committed for it. */
+  | { kind: 'signer_failed'; error: unknown };
 
 /** A decision, or one that waits for the checkpoint (and the log batch that signed it). */
 export type BatchResult = Decided | ((checkpoint: SignedCheckpoint, batch: LogBatch | undefined) => Decided);
 
 export interface BatchContext {
-  witnessKey: KeyObject;
+  /** Undefined with an external witness key: every cosignature is then presigned (src/keys). */
+  witnessKey: KeyObject | undefined;
   policy: AcceptancePolicy;
   seedCache: SeedCache | undefined;
   quota: BatchQuota;
@@ -124,7 +130,14 @@ export async function decideBatch(
       }
       case 'cosign': {
         // Accepted, so the party is registered (`party` is its id) and its signature verified.
-        const signature = p.presigned ?? signEd25519(ctx.witnessKey, p.message);
+        const signature = p.presigned ?? (ctx.witnessKey === undefined ? undefined : signEd25519(ctx.witnessKey, p.message));
+        if (signature === undefined) {
+          results.push({
+            kind: 'signer_failed',
+            error: p.signerError ?? new SignerError('signer_unavailable', 'the witness key could not sign'),
+          });
+          break;
+        }
         const leafIndex = log.append(p.message);
         const next: SeedRecord = {
           seedId: p.anchor.seedId,

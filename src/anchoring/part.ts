@@ -12,7 +12,7 @@ import type { Registry as Metrics } from 'prom-client';
 import type { Registry as PartyRegistry } from '../anchor/registry.ts';
 import type { QuotaDefaults } from '../anchor/quota-window.ts';
 import type { TransparencyLog } from '../log/log.ts';
-import type { NodeKeys } from '../keys/node-keys.ts';
+import { inProcessKey, type NodeKeys } from '../keys/node-keys.ts';
 import { disposeBy, type NodePart } from '../server/part.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { createAnchorMetrics } from './metrics.ts';
@@ -27,8 +27,11 @@ import { SignaturePool } from './verify-pool.ts';
 export function openSignaturePool(keys: NodeKeys, threads: number | undefined): SignaturePool {
   return new SignaturePool(
     threads ?? Math.max(0, availableParallelism() - 1),
-    keys.witness.privateKey,
-    keys.cosign.filter((k) => k.algorithm === 'ml-dsa-44').map((k) => k.privateKey),
+    inProcessKey(keys.witness), // an external witness key signs through its Signer: the workers only verify
+    keys.cosign.flatMap((k) => {
+      const key = k.algorithm === 'ml-dsa-44' ? inProcessKey(k) : undefined;
+      return key === undefined ? [] : [key];
+    }),
   );
 }
 

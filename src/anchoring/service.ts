@@ -26,6 +26,7 @@ import { SeedCache } from './committed-cache.ts';
 import { AnchorAbandonedError } from './errors.ts';
 import { QuotaWindows } from './quota.ts';
 import type { SignaturePool } from './verify-pool.ts';
+import { isSigner, type Signer } from '../keys/signer.ts';
 
 /** What a submission came to; src/anchoring/reply.ts encodes it. */
 export type SubmitOutcome =
@@ -42,7 +43,14 @@ export interface WitnessIdentity {
 export interface AnchorServiceOptions extends AcceptancePolicy {
   /** The witness log, made on the store that also keeps the anchor-chain state: both commit in one transaction. */
   log: TransparencyLog<WitnessStore>;
-  witnessKey: KeyObject;
+  /**
+   * The witness key: in the process (a KeyObject; workers may sign on the verification trip), or
+   * outside it (a Signer from src/keys, SPEC §1.1): then workers only verify, and a verified
+   * anchor's cosign message is signed here, after verification and before the commit; the
+   * signature stays in memory unless the anchor commits. A signer failure fails only that request
+   * (503 `signer_unavailable`, nothing committed for it).
+   */
+  witnessKey: KeyObject | Signer;
   name: string;
   registry: () => Registry;
   now?: () => number;
@@ -89,7 +97,8 @@ export class AnchorService {
   constructor(opts: AnchorServiceOptions) {
     this.opts = opts;
     this.log = opts.log;
-    this.witness = { name: opts.name, publicKeyHex: encodeHex(ed25519PublicKeyBytes(opts.witnessKey)) };
+    const key = opts.witnessKey;
+    this.witness = { name: opts.name, publicKeyHex: encodeHex(isSigner(key) ? key.publicKey : ed25519PublicKeyBytes(key)) };
     this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
     const cache = opts.cache ?? !opts.log.store.capabilities.multiWriter;
     this.seedCache = cache ? new SeedCache() : undefined;
@@ -137,6 +146,17 @@ export class AnchorService {
         signatureValid = verifyPartySignature(anchor);
       }
     }
+    // An external witness key signs a verified anchor's cosign message here (SPEC §1.1); a failure
+    // is kept and thrown only if this request turns out to need a new cosignature.
+    let signerError: unknown;
+    const witnessKey = this.opts.witnessKey;
+    if (signatureValid && presigned === undefined && isSigner(witnessKey)) {
+      try {
+        presigned = await witnessKey.sign(message);
+      } catch (e) {
+        signerError = e;
+      }
+    }
     // The verification may have outlived the request: an abandoned one never joins the queue.
     if (abandoned(signal)) throw new AnchorAbandonedError();
     const decided = await new Promise<Decided>((resolve, reject) => {
@@ -149,6 +169,7 @@ export class AnchorService {
         now,
         message,
         presigned,
+        signerError,
         resolve,
         reject,
         signal,
@@ -166,6 +187,7 @@ export class AnchorService {
         setImmediate(() => void this.drain());
       }
     });
+    if (decided.kind === 'signer_failed') throw decided.error;
     if (decided.kind !== 'cosigned') return decided;
     const { record, replay, checkpoint, batch } = decided;
     // With the batch that committed `checkpoint`, the proof comes from memory.
@@ -204,7 +226,12 @@ export class AnchorService {
             batch: logBatch,
           } = await this.log.transaction(async (tx, appender) => {
             const decisions = await decideBatch(
-              { witnessKey: this.opts.witnessKey, policy: this.opts, seedCache: this.seedCache, quota },
+              {
+                witnessKey: isSigner(this.opts.witnessKey) ? undefined : this.opts.witnessKey,
+                policy: this.opts,
+                seedCache: this.seedCache,
+                quota,
+              },
               tx,
               appender,
               batch,

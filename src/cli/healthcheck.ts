@@ -17,6 +17,7 @@ import https from 'node:https';
 import type { Command } from 'commander';
 import { unitArg } from './options.ts';
 import { bastionHealth } from '../bastion/state-file.ts';
+import { checkReady } from './readiness-check.ts';
 
 export interface HealthResult {
   healthy: boolean;
@@ -133,10 +134,16 @@ export function addHealthcheckCommand(program: Command): void {
       '--json',
       'print one JSON object on stdout instead of the line: {"healthy", "checked", "line"} and, for --url, "http_status", "elapsed_ms", "health" (the /health document)',
     )
-    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean; json?: boolean }) => {
+    .option(
+      '--ready',
+      'probe GET /ready instead (protocol §1.1: the store is writable and the signers needed to serve are ok); for load balancers, not for container restarts',
+    )
+    .action(async (opts: { url?: string; dataDir?: string; timeoutMs: number; quiet?: boolean; json?: boolean; ready?: boolean }) => {
       // --url wins: a container may set AW_DATA_DIR for `serve` and probe with --url.
       let r: HealthResult;
-      if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
+      if (opts.url !== undefined && opts.ready === true) r = await checkReady(opts.url, opts.timeoutMs);
+      else if (opts.ready === true) throw new Error('healthcheck --ready needs --url URL');
+      else if (opts.url !== undefined) r = await checkHealth(opts.url, opts.timeoutMs);
       else if (opts.dataDir !== undefined) r = bastionHealth(opts.dataDir, Date.now());
       else throw new Error('healthcheck needs --url URL (or --data-dir DIR for a node serving through bastions)');
       if (opts.quiet === true) {

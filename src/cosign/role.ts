@@ -8,6 +8,7 @@
  *   role.stop();                   // stop watching files / SIGHUP
  */
 import type { KeyObject } from 'node:crypto';
+import type { Signer } from '../keys/signer.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
@@ -28,7 +29,7 @@ import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
 import { createSignSubtreeCounter } from './metrics.ts';
 import { registerCosignRoutes } from './routes.ts';
-import { CosignService } from './service.ts';
+import { CosignService, isExternalSigner } from './service.ts';
 import { SignSubtreeService, mlDsaSubtreeCosigner } from './sign-subtree.ts';
 
 /** The logger calls the role makes (a pino logger fits). */
@@ -40,7 +41,7 @@ export interface CosignLogger {
 export interface CosignRoleOptions {
   store: CosignStateStorage;
   /** `--cosign-key`: one or more distinct Ed25519 or ML-DSA-44 private keys (one cosignature line each, in order). */
-  cosignKeys: readonly KeyObject[];
+  cosignKeys: readonly (KeyObject | Signer)[];
   /** `--name`: the witness name, key name of the cosignature lines. */
   name: string;
   /** `--logs FILE` (JSON, or YAML for .yaml/.yml). */
@@ -112,7 +113,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     for (const k of opts.cosignKeys) {
       let hex: string | undefined;
       try {
-        hex = Buffer.from(ed25519PublicKeyBytes(k)).toString('hex');
+        hex = Buffer.from(isExternalSigner(k) ? k.publicKey : ed25519PublicKeyBytes(k)).toString('hex');
       } catch {
         hex = undefined; // the service reports bad keys
       }
@@ -201,7 +202,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   await lists.start();
 
   // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
-  const mlDsaKeys = opts.cosignKeys.filter((k) => k.asymmetricKeyType === 'ml-dsa-44');
+  const mlDsaKeys = opts.cosignKeys.filter((k): k is KeyObject => !isExternalSigner(k) && k.asymmetricKeyType === 'ml-dsa-44');
   const subtrees =
     opts.signSubtree === false || mlDsaKeys.length === 0
       ? undefined

@@ -44,6 +44,7 @@
  * line, before the 200.
  */
 import type { KeyObject } from 'node:crypto';
+import { isSigner, type Signer } from '../keys/signer.ts';
 import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { sha256 } from '../crypto/sha256.ts';
 import { mlDsa44PublicKeyBytes, signMlDsa44 } from '../crypto/ml-dsa.ts';
@@ -99,7 +100,8 @@ export interface CosignServiceOptions {
    * One or more private keys, Ed25519 (cosignature/v1 lines) or ML-DSA-44 (subtree/v1 lines), each
    * a distinct key; one line per key, in this order.
    */
-  cosignKeys: readonly KeyObject[];
+  /** Ed25519 or ML-DSA-44 keys in the process, or external Ed25519 Signers (src/keys, SPEC §1.1). */
+  cosignKeys: readonly (KeyObject | Signer)[];
   /** The current known-logs snapshot (read once per request). */
   logs: () => KnownLogs;
   /** Clock, milliseconds since the epoch (default Date.now). */
@@ -119,14 +121,31 @@ export interface CosignServiceOptions {
 
 interface CosignSigner {
   readonly type: NoteKeyType;
-  readonly key: KeyObject;
+  /** In the process; undefined for an external key (`external`). */
+  readonly key: KeyObject | undefined;
+  readonly external: Signer | undefined;
   readonly publicKey: Uint8Array;
   readonly keyId: number;
   readonly vkey: string;
 }
 
 /** The signer of one cosign key: its type from the key's algorithm. Throws CosignConfigError. */
-function cosignSigner(name: string, key: KeyObject, i: number): CosignSigner {
+function cosignSigner(name: string, keyOrSigner: KeyObject | Signer, i: number): CosignSigner {
+  if (isExternalSigner(keyOrSigner)) {
+    if (keyOrSigner.algorithm !== 'ed25519')
+      throw new CosignConfigError('invalid_cosign_key', `cosign key ${i + 1}: an external cosign key is Ed25519`);
+    const publicKey = keyOrSigner.publicKey;
+    const type = SIG_TYPE_COSIGNATURE_V1;
+    return {
+      type,
+      key: undefined,
+      external: keyOrSigner,
+      publicKey,
+      keyId: computeKeyId(name, type, publicKey),
+      vkey: formatVkey(name, type, publicKey),
+    };
+  }
+  const key = keyOrSigner;
   let type: NoteKeyType;
   let publicKey: Uint8Array;
   try {
@@ -144,8 +163,11 @@ function cosignSigner(name: string, key: KeyObject, i: number): CosignSigner {
       `cosign key ${i + 1}: not an Ed25519 or ML-DSA-44 private key (${(e as Error).message})`,
     );
   }
-  return { type, key, publicKey, keyId: computeKeyId(name, type, publicKey), vkey: formatVkey(name, type, publicKey) };
+  return { type, key, external: undefined, publicKey, keyId: computeKeyId(name, type, publicKey), vkey: formatVkey(name, type, publicKey) };
 }
+
+/** A Signer (src/keys) rather than a KeyObject. */
+export const isExternalSigner = isSigner;
 
 /** A FIFO lock per key; a key's entry is dropped when its queue drains. */
 class KeyedLock {
@@ -244,7 +266,7 @@ export class CosignService {
     timestamp: bigint | number = 0,
   ): Promise<string> {
     const signer = this.signers.find((s) => s.type === SIG_TYPE_SUBTREE_V1 && s.keyId === keyId);
-    if (signer === undefined) throw new Error(`no ML-DSA-44 cosign key with key ID ${keyId.toString(16).padStart(8, '0')}`);
+    if (signer?.key === undefined) throw new Error(`no ML-DSA-44 cosign key with key ID ${keyId.toString(16).padStart(8, '0')}`);
     const message = subtreeMessage({ name: this.name, timestamp, ...subtree });
     const pool = this.verifyPool;
     const signature = pool === undefined ? signMlDsa44(signer.key, message) : await pool.signMlDsa44(signer.key, message);
@@ -404,7 +426,9 @@ export class CosignService {
   /** One cosignature line of `signer` over the checkpoint text at `timestamp`. */
   private async cosignLine(signer: CosignSigner, text: string, timestamp: number): Promise<string> {
     if (signer.type === SIG_TYPE_COSIGNATURE_V1) {
-      const signature = signEd25519(signer.key, cosignatureMessage(text, timestamp));
+      // An external key's failure rejects with its SignerError (503 signer_unavailable) before anything is stored.
+      const message = cosignatureMessage(text, timestamp);
+      const signature = signer.external !== undefined ? await signer.external.sign(message) : signEd25519(signer.key!, message);
       return formatSignatureLine({ name: this.name, keyId: signer.keyId, signature: encodeCosignatureBytes(timestamp, signature) });
     }
     const { origin, start, end, hash } = checkpointStatement(this.name, text, timestamp);

@@ -10,6 +10,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';
 import { decodeQb64, IDENTIFIER_CODES } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
+import { inProcessKey, type NodeKey } from '../keys/node-keys.ts';
 import { disposeBy, type NodePart } from '../server/part.ts';
 import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
@@ -47,7 +48,7 @@ export interface KelWitnessPart extends NodePart<Promise<KelHealthFragment>> {
 
 /** What the part borrows of the node. */
 export interface KelWitnessContext {
-  readonly keys: { readonly kel: { readonly privateKey: KeyObject } | undefined };
+  readonly keys: { readonly kel: NodeKey | undefined };
   readonly log: TransparencyLog<WitnessStore>;
   readonly metrics: Registry;
   readonly dev: boolean;
@@ -56,9 +57,10 @@ export interface KelWitnessContext {
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
 export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<KelWitnessConfig, 'dev'>): Promise<KelWitnessPart> {
   const { log, metrics } = ctx;
-  if (ctx.keys.kel === undefined) throw new Error('role kel without a KERI witness key (NodeKeys loads it with the role)');
+  const key = ctx.keys.kel === undefined ? undefined : inProcessKey(ctx.keys.kel);
+  if (key === undefined) throw new Error('role kel without a KERI witness key file (NodeKeys loads it with the role)');
   const allow = parseKelAllow(config.allow, ctx.dev);
-  const identity = kelIdentity(ctx.keys.kel.privateKey);
+  const identity = kelIdentity(key);
   await log.store.kelLedger.bindPrefix(identity.prefix);
   const events = new Counter({
     name: 'kel_events_total',

@@ -19,3 +19,24 @@ export type NodeKeyErrorCode =
   | 'kel_key_reused'; // the KERI witness key is the witness key or a cosign key
 
 export class NodeKeyError extends CodedError<NodeKeyErrorCode> {}
+
+/** Key references (SPEC §1.1): parsing a `--key`-style value and opening what it names. */
+export type KeyRefErrorCode =
+  | 'key_ref_invalid' // not a valid ssh-agent:/pkcs11:/file reference (or pin-value, a repeated attribute, bad pct-encoding)
+  | 'key_not_found' // no agent identity / token object matches
+  | 'key_ambiguous' // more than one token or private key object matches
+  | 'key_unsupported' // the key's type or the token's mechanisms cannot make the signature needed
+  | 'pkcs11_unavailable' // the optional pkcs11js addon is not installed or did not build
+  | 'pkcs11_module_unsafe' // the module is not a regular file, or group/others can write it
+  | 'pin_file_invalid'; // the pin-source file is missing or readable by group or others
+
+export class KeyRefError extends CodedError<KeyRefErrorCode> {}
+
+/** External signers (SPEC §1.1 Availability): what a signature request may fail with. */
+export type SignerErrorCode =
+  | 'signer_unavailable' // the agent or token cannot sign now (503, Retry-After: 5)
+  | 'signer_bad_signature' // the signer returned a signature that does not verify (the signer becomes unavailable)
+  | 'key_changed' // the signer now holds another public key than the one bound at start (stays unavailable)
+  | 'overloaded'; // more than --signer-max-pending requests wait for this signer (503)
+
+export class SignerError extends CodedError<SignerErrorCode> {}

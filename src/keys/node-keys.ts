@@ -18,7 +18,11 @@ import { bastionKeyHash } from '../crypto/bastion-certificate.ts';
 import { ed25519PrivateKeyFromPem, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../crypto/ed25519.ts';
 import { signingKeyFromPem, type SigningAlgorithm, type SigningKey } from '../crypto/signing-key.ts';
 import { readInputFile } from '../config/input-file.ts';
-import { NodeKeyError } from './errors.ts';
+import { KeyRefError, NodeKeyError } from './errors.ts';
+import { isExternalKeyRef, type ExternalSigners } from './external.ts';
+import { isSigner, type Signer } from './signer.ts';
+import { formatVkey } from '../note/vkey.ts';
+import { SIG_TYPE_COSIGNATURE_V1 } from '../note/signed-note.ts';
 import { readKeyFile, writeNewKeyFile } from './keyfile.ts';
 
 /** What a key signs; each purpose has its own flag and accepted algorithms. */
@@ -31,8 +35,13 @@ const FLAG: Readonly<Record<KeyPurpose, string>> = {
   kel: '--kel-key',
 };
 
-/** A loaded key: the private key, its algorithm and its raw public key (compared for one key, one purpose). */
-export interface NodeKey extends SigningKey {
+/**
+ * A loaded key: its algorithm, its raw public key (compared for one key, one purpose) and the key
+ * that signs — a KeyObject in the process, or a Signer outside it (an `ssh-agent:` or `pkcs11:`
+ * reference, SPEC §1.1: witness and cosign keys only, Ed25519).
+ */
+export interface NodeKey extends Omit<SigningKey, 'privateKey'> {
+  readonly privateKey: KeyObject | Signer;
   readonly purpose: KeyPurpose;
   /** The reference it was loaded from (today a PKCS#8 PEM file path). */
   readonly ref: string;
@@ -56,6 +65,8 @@ export function loadKey(ref: string, purpose: KeyPurpose): NodeKey {
 /** What NodeKeys.load reads of the node's configuration (src/witness/node.ts WitnessConfig fits). */
 export interface NodeKeysConfig {
   dataDir: string;
+  /** The witness name (external cosign keys are listed in `/health` by their vkey). */
+  name: string;
   dev: boolean;
   roles: readonly string[];
   keyFile?: string | undefined;
@@ -65,6 +76,25 @@ export interface NodeKeysConfig {
   bastionKeyFile?: string | undefined;
   /** The KERI witness key, read with role kel (SPEC §3.6.1). */
   kelKeyFile?: string | undefined;
+}
+
+/** A key in the process: what the parts that need one (TLS, the worker pool) take. */
+export function inProcessKey(k: NodeKey): KeyObject | undefined {
+  return isSigner(k.privateKey) ? undefined : k.privateKey;
+}
+
+/**
+ * Resolve one key reference: a file (loadKey), or with `external` an `ssh-agent:`/`pkcs11:` key
+ * (SPEC §1.1), opened and probed through the node's signer settings. Bastion and KERI witness keys
+ * stay files (TLS and the KERI role sign in the process): an external reference there is refused.
+ */
+export async function resolveKey(ref: string, purpose: KeyPurpose, external: ExternalSigners | undefined, name: string): Promise<NodeKey> {
+  if (!isExternalKeyRef(ref)) return loadKey(ref, purpose);
+  if (external === undefined || purpose === 'bastion' || purpose === 'kel')
+    throw new KeyRefError('key_unsupported', `${FLAG[purpose]} takes a key file here, not ${ref.split(':')[0]}: (docs/keys.md)`);
+  const label = purpose === 'witness' ? 'witness' : (pk: Uint8Array) => `cosign:${formatVkey(name, SIG_TYPE_COSIGNATURE_V1, pk)}`;
+  const signer = await external.open(ref, label, 'ed25519');
+  return { algorithm: 'ed25519', publicKey: signer.publicKey, privateKey: signer, purpose, ref };
 }
 
 export interface KeyLogger {
@@ -112,17 +142,21 @@ export class NodeKeys {
     this.witness = witness;
     this.cosign = cosign;
     this.kel = kel;
-    this.bastion = bastion === undefined ? undefined : { key: bastion.privateKey, keyHash: bastionKeyHash(bastion.privateKey) };
+    const bastionKey = bastion === undefined ? undefined : inProcessKey(bastion);
+    this.bastion = bastionKey === undefined ? undefined : { key: bastionKey, keyHash: bastionKeyHash(bastionKey) };
   }
 
-  /** Read every key the configuration names, then check that each key serves one purpose. */
-  static load(config: NodeKeysConfig, log: KeyLogger): NodeKeys {
-    const witness = loadKey(devKeyRef(config.keyFile, 'witness', config, log), 'witness');
+  /**
+   * Read every key the configuration names, then check that each key serves one purpose. With
+   * `external`, `--key` and `--cosign-key` may name keys outside the process (SPEC §1.1).
+   */
+  static async load(config: NodeKeysConfig, log: KeyLogger, external?: ExternalSigners): Promise<NodeKeys> {
+    const witness = await resolveKey(devKeyRef(config.keyFile, 'witness', config, log), 'witness', external, config.name);
     const cosign: NodeKey[] = [];
     if (config.roles.includes('cosign')) {
       const refs = config.cosignKeyFiles ?? [];
       if (refs.length === 0) cosign.push(loadKey(devKeyRef(undefined, 'cosign', config, log), 'cosign'));
-      for (const ref of refs) cosign.push(loadKey(ref, 'cosign'));
+      for (const ref of refs) cosign.push(await resolveKey(ref, 'cosign', external, config.name));
     }
     let bastion: NodeKey | undefined;
     if ((config.bastions ?? []).length > 0) {
@@ -131,7 +165,7 @@ export class NodeKeys {
           'key_required',
           '--bastion needs --bastion-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
         );
-      bastion = loadKey(config.bastionKeyFile, 'bastion');
+      bastion = await resolveKey(config.bastionKeyFile, 'bastion', external, config.name);
     }
     let kel: NodeKey | undefined;
     if (config.roles.includes('kel')) {
@@ -140,7 +174,7 @@ export class NodeKeys {
           'kel_key_required',
           'role kel needs --kel-key FILE (an Ed25519 key of its own; create one with: anchor-witness keygen --out FILE)',
         );
-      kel = loadKey(config.kelKeyFile, 'kel');
+      kel = await resolveKey(config.kelKeyFile, 'kel', external, config.name);
     }
     checkOnePurpose(witness, cosign, bastion, kel);
     return new NodeKeys(witness, cosign, bastion, kel);

@@ -77,7 +77,7 @@ export class TransparencyLog<S extends LogStore = LogStore> {
       await batch.write(tx.log);
       let checkpoint: SignedCheckpoint | undefined;
       if (batch.appended > 0 || options.sign === true) {
-        checkpoint = this.signer.sign(batch.head());
+        checkpoint = await this.signer.signAsync(batch.head());
         await tx.log.setCheckpoint(checkpoint);
       }
       return { value, checkpoint, batch };

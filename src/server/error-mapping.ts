@@ -3,13 +3,14 @@
  * answered as problem+json. In order: an `HttpProblem` as given; the server's `mapError` hook (a
  * role maps its own ProtocolError codes); the built-in mapping here (strict JSON and codec errors,
  * schema failures with the JSON pointer of the first one, fastify's 4xx, a store outage → 503 +
- * Retry-After); anything else → 500 `internal` naming the request id, logged at error level.
+ * Retry-After, an external signer's failure → 503 `signer_unavailable`, SPEC §1.1); anything else → 500 `internal` naming the request id, logged at error level.
  */
 import http from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { JsonError } from '../encoding/json.ts';
 import { EncodingError } from '../encoding/errors.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
+import { SignerError } from '../keys/errors.ts';
 import { HttpProblem } from './errors.ts';
 import type { RouteConfig } from './options.ts';
 import { sendProblem, truncate } from './problem.ts';
@@ -81,6 +82,12 @@ function builtinProblem(error: unknown, request: FastifyRequest, server: ServerS
       detail: 'the store is unavailable; retry later',
       headers: { 'retry-after': server.retryAfter },
     };
+  }
+  if (error instanceof SignerError) {
+    // SPEC §1.1: an external key that cannot sign (or signed badly, or changed) answers
+    // signer_unavailable; a full signer queue answers overloaded. Both 503 with Retry-After: 5.
+    const code = error.code === 'overloaded' ? 'overloaded' : 'signer_unavailable';
+    return { status: 503, code, detail: truncate(error.message), headers: { 'retry-after': '5' } };
   }
   if (typeof error !== 'object' || error === null) return null;
   const e = error as { code?: unknown; statusCode?: unknown; validation?: unknown; validationContext?: unknown; message?: unknown };

@@ -28,6 +28,8 @@ export type ServerProblemCode =
   | 'rate_limited'
   | 'overloaded'
   | 'store_unavailable'
+  | 'signer_unavailable' // an external key cannot sign (SignerError, protocol §1.1)
+  | 'not_ready' // GET /ready: the store or a needed signer is down (protocol §1.1)
   | 'internal';
 
 export type ServerConfigErrorCode = 'invalid_cidr' | 'invalid_rate_limit' | 'invalid_option';

@@ -7,6 +7,7 @@ import type { QuotaDefaults } from '../anchor/quota-window.ts';
 import type { BastionTiming } from '../bastion/connection.ts';
 import { validateName } from '../note/checkpoint.ts';
 import type { KelSourceConfig } from '../registry/kel-start.ts';
+import type { SignerSettings } from '../keys/external.ts';
 import type { KelWitnessLimits } from '../kel-witness/service.ts';
 import { loadBuildAttestation, type BuildInfo } from '../release/attestation.ts';
 import type { HttpLimits } from '../server/limits.ts';
@@ -19,7 +20,10 @@ export interface WitnessConfig extends HttpLimits {
   host: string;
   port: number;
   dataDir: string;
+  /** `--key`: a key file, or an `ssh-agent:`/`pkcs11:` reference (SPEC §1.1). */
   keyFile?: string;
+  /** `--signer-timeout`, `--signer-max-pending`, `--signer-start-timeout`, `--pkcs11-sessions` (SPEC §1.1). */
+  signers?: SignerSettings;
   name: string;
   roles: Role[];
   /** One or more cosign keys (one cosignature line each). */

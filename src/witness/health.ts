@@ -7,6 +7,7 @@ import type { Static } from 'typebox';
 import type { BastionHealthFragment } from '../bastion/part.ts';
 import type { CosignHealthFragment } from '../cosign/part.ts';
 import type { KelHealthFragment } from '../kel-witness/part.ts';
+import type { SignerStatus } from '../keys/signer.ts';
 import type { LogWitnessHealthFragment } from '../log-witness/part.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
@@ -30,6 +31,8 @@ export interface HealthInfo {
   logWitnesses?: (() => LogWitnessHealthFragment) | undefined;
   /** The KERI witness part's fragment (role kel, SPEC §3.6.9). */
   kel?: (() => Promise<KelHealthFragment>) | undefined;
+  /** Keys outside the process (SPEC §1.1): listed, and `degraded` while one is unavailable. */
+  signers?: (() => SignerStatus[]) | undefined;
 }
 
 export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealth: StoreHealth | undefined): Promise<WitnessHealthBody> {
@@ -44,9 +47,11 @@ export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealt
   const store = storeHealth?.snapshot();
   const cosign = h.cosign?.();
   const kel = await h.kel?.();
+  const signers = h.signers?.() ?? [];
   return {
-    status: store?.state === 'down' ? 'degraded' : 'ok',
+    status: store?.state === 'down' || signers.some((s) => s.state !== 'ok') ? 'degraded' : 'ok',
     ...(store === undefined ? {} : { store }),
+    ...(signers.length === 0 ? {} : { signers }),
     witness_name: h.name,
     roles: h.roles,
     version: h.version,

@@ -14,6 +14,7 @@ import { openSignaturePool, startAnchoringPart } from '../anchoring/part.ts';
 import { planBastions, startBastionPart, type BastionBackends, type BastionPart } from '../bastion/part.ts';
 import { startCosignPart, type CosignPart } from '../cosign/part.ts';
 import { startKelWitnessPart, type KelWitnessPart } from '../kel-witness/part.ts';
+import { ExternalSigners } from '../keys/external.ts';
 import { NodeKeys } from '../keys/node-keys.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
@@ -23,6 +24,7 @@ import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts
 import { httpLimitOptions } from '../server/limits.ts';
 import type { App } from '../server/options.ts';
 import type { NodePart, PartReload } from '../server/part.ts';
+import { registerReadinessRoutes } from '../server/readiness.ts';
 import { createServer, registerMetricsRoute } from '../server/server.ts';
 import { StoreHealth } from '../store/health.ts';
 import { PostgresStore } from '../store/postgres/store.ts';
@@ -76,10 +78,13 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
   if (config.dev) log.warn('--dev: development relaxations are on (generated keys may be used; see the docs)');
   if (build !== undefined)
     log.info({ running_digest: build.body.running_digest, bundle: build.file }, 'build attestation names the running bundle');
-  const keys = NodeKeys.load(config, log);
-
   const stack = new AsyncDisposableStack();
   try {
+    // SPEC §1.1: `--key`/`--cosign-key` may name a key in an ssh-agent or on a PKCS#11 token.
+    const metrics = new Registry();
+    const external = new ExternalSigners(config.signers, log, metrics);
+    stack.defer(() => external.close());
+    const keys = await NodeKeys.load(config, log, external);
     const store = await openStore(config.store, config.dataDir);
     stack.defer(() => store.close());
     const pool = openSignaturePool(keys, config.verifyThreads);
@@ -89,7 +94,6 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     const logSigner = new LogSigner(logOrigin, keys.witness.privateKey);
     // When this process signed (or first saw) the latest checkpoint: the status page shows its age.
     const clock = new CheckpointClock();
-    const metrics = new Registry();
     // What the node lends its parts; each part takes the slice it declares.
     const ctx = {
       store,
@@ -156,6 +160,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       storeHealth.stop();
     });
     registerMetricsRoute(app);
+    registerReadinessRoutes(app, { signers: () => external.all(), storeUp: () => storeHealth.snapshot().state === 'up' });
     let bastion: BastionPart | undefined;
     anchoring.register?.(app); // the anchor routes first: /openapi.json keeps its order
     registerWitnessRoutes(app, {
@@ -172,6 +177,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         bastions: bastionPlan === null ? undefined : () => bastion?.health() ?? { bastions: [] },
         logWitnesses: logWitness?.health,
         kel: kel === undefined ? undefined : () => kel.health(),
+        signers: () => external.all().map((s) => s.status()),
       },
       statusPage: createWitnessStatusPage({
         store,

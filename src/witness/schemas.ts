@@ -1,6 +1,7 @@
 /** Response schemas of the node-wide routes (documentation in /openapi.json). */
 import { Type } from 'typebox';
 import { Hex32 } from '../anchor/schema.ts';
+import { SignerStatusSchema } from '../server/readiness.ts';
 
 /** The store behind the node (`/health` "store"): its kind, up or down since when, and the outage's cause. */
 export const StoreHealthSchema = Type.Object({
@@ -14,6 +15,8 @@ export const Health = Type.Object({
   /** `degraded` while the store is down (the body stays 200; SPEC §6). */
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   store: Type.Optional(StoreHealthSchema),
+  /** External signers (SPEC §1.1): `degraded` while one is unavailable. */
+  signers: Type.Optional(Type.Array(SignerStatusSchema)),
   witness_name: Type.String(),
   roles: Type.Array(Type.String()),
   version: Type.String(),

@@ -35,6 +35,7 @@ function mlDsaFile(): string {
 
 const base = (over: Partial<NodeKeysConfig>): NodeKeysConfig => ({
   dataDir: tmp.dir,
+  name: 'witness.example/w',
   dev: false,
   roles: ['anchor', 'cosign'],
   keyFile: edFile(1),
@@ -44,8 +45,8 @@ const base = (over: Partial<NodeKeysConfig>): NodeKeysConfig => ({
 
 const refusedWith = (code: string) => (e: unknown) => e instanceof NodeKeyError && e.code === code;
 
-void test('the keys of a valid configuration load, each for its purpose', () => {
-  const keys = NodeKeys.load(
+void test('the keys of a valid configuration load, each for its purpose', async () => {
+  const keys = await NodeKeys.load(
     base({ cosignKeyFiles: [edFile(2), mlDsaFile()], bastions: ['b.example:443'], bastionKeyFile: edFile(3) }),
     quiet,
   );
@@ -56,46 +57,46 @@ void test('the keys of a valid configuration load, each for its purpose', () => 
   );
   assert.match(keys.bastion?.keyHash ?? '', /^[0-9a-f]{64}$/);
   // without --bastion the bastion key is not read; without the cosign role no cosign key is
-  assert.equal(NodeKeys.load(base({ bastionKeyFile: join(tmp.dir, 'absent.pem') }), quiet).bastion, undefined);
-  assert.deepEqual(NodeKeys.load(base({ roles: ['anchor'], cosignKeyFiles: undefined }), quiet).cosign, []);
+  assert.equal((await NodeKeys.load(base({ bastionKeyFile: join(tmp.dir, 'absent.pem') }), quiet)).bastion, undefined);
+  assert.deepEqual((await NodeKeys.load(base({ roles: ['anchor'], cosignKeyFiles: undefined }), quiet)).cosign, []);
 });
 
-void test('cosign_key_reused: a cosign key that is the witness key, from another file (public keys compared, not references)', () => {
-  assert.throws(
+void test('cosign_key_reused: a cosign key that is the witness key, from another file (public keys compared, not references)', async () => {
+  await assert.rejects(
     () => NodeKeys.load(base({ keyFile: edFile(5), cosignKeyFiles: [edFile(2), edFile(5)] }), quiet),
     refusedWith('cosign_key_reused'),
   );
 });
 
-void test('cosign_key_duplicate: two --cosign-key files holding one key', () => {
-  assert.throws(
+void test('cosign_key_duplicate: two --cosign-key files holding one key', async () => {
+  await assert.rejects(
     () => NodeKeys.load(base({ cosignKeyFiles: [edFile(6), mlDsaFile(), mlDsaFile()] }), quiet),
     (e: unknown) => refusedWith('cosign_key_duplicate')(e) && /--cosign-key 3 .* --cosign-key 2/.test((e as Error).message),
   );
   const same = edFile(7);
-  assert.throws(() => NodeKeys.load(base({ cosignKeyFiles: [same, same] }), quiet), refusedWith('cosign_key_duplicate'));
+  await assert.rejects(() => NodeKeys.load(base({ cosignKeyFiles: [same, same] }), quiet), refusedWith('cosign_key_duplicate'));
 });
 
-void test('bastion_key_reused: the bastion key is the witness key or a cosign key', () => {
+void test('bastion_key_reused: the bastion key is the witness key or a cosign key', async () => {
   const withBastion = (file: string) =>
     base({ keyFile: edFile(8), cosignKeyFiles: [edFile(9)], bastions: ['b.example:443'], bastionKeyFile: file });
-  assert.throws(() => NodeKeys.load(withBastion(edFile(8)), quiet), refusedWith('bastion_key_reused'));
-  assert.throws(() => NodeKeys.load(withBastion(edFile(9)), quiet), refusedWith('bastion_key_reused'));
+  await assert.rejects(() => NodeKeys.load(withBastion(edFile(8)), quiet), refusedWith('bastion_key_reused'));
+  await assert.rejects(() => NodeKeys.load(withBastion(edFile(9)), quiet), refusedWith('bastion_key_reused'));
 });
 
-void test('key_required: a missing key outside --dev, and --bastion without --bastion-key', () => {
-  assert.throws(() => NodeKeys.load(base({ keyFile: undefined }), quiet), refusedWith('key_required'));
-  assert.throws(() => NodeKeys.load(base({ cosignKeyFiles: [] }), quiet), refusedWith('key_required'));
-  assert.throws(() => NodeKeys.load(base({ bastions: ['b.example:443'] }), quiet), refusedWith('key_required'));
+void test('key_required: a missing key outside --dev, and --bastion without --bastion-key', async () => {
+  await assert.rejects(() => NodeKeys.load(base({ keyFile: undefined }), quiet), refusedWith('key_required'));
+  await assert.rejects(() => NodeKeys.load(base({ cosignKeyFiles: [] }), quiet), refusedWith('key_required'));
+  await assert.rejects(() => NodeKeys.load(base({ bastions: ['b.example:443'] }), quiet), refusedWith('key_required'));
 });
 
-void test('--dev creates the missing witness and cosign keys once in the data dir, distinct, and keeps them', () => {
+void test('--dev creates the missing witness and cosign keys once in the data dir, distinct, and keeps them', async () => {
   const dev = tempDir('aw-node-keys-dev-');
   try {
-    const config = { dataDir: dev.dir, dev: true, roles: ['anchor', 'cosign'] };
-    const first = NodeKeys.load(config, quiet);
+    const config = { dataDir: dev.dir, name: 'witness.example/w', dev: true, roles: ['anchor', 'cosign'] };
+    const first = await NodeKeys.load(config, quiet);
     assert.ok(existsSync(join(dev.dir, 'witness-key.pem')) && existsSync(join(dev.dir, 'cosign-key.pem')));
-    const again = NodeKeys.load(config, quiet);
+    const again = await NodeKeys.load(config, quiet);
     assert.deepEqual(again.witness.publicKey, first.witness.publicKey);
     assert.deepEqual(again.cosign[0]?.publicKey, first.cosign[0]?.publicKey);
     assert.notDeepEqual(first.witness.publicKey, first.cosign[0]?.publicKey);
@@ -104,7 +105,7 @@ void test('--dev creates the missing witness and cosign keys once in the data di
   }
 });
 
-void test('loadKey: the purpose decides the algorithms (an ML-DSA-44 key is a cosign key only) and the flag in the message', () => {
+void test('loadKey: the purpose decides the algorithms (an ML-DSA-44 key is a cosign key only) and the flag in the message', async () => {
   const ml = mlDsaFile();
   assert.equal(loadKey(ml, 'cosign').algorithm, 'ml-dsa-44');
   assert.throws(
