@@ -4,7 +4,6 @@
  * The node starts it with `startKelWitnessPart` on its disposable stack (docs/ARCHITECTURE.md,
  * "One node, many parts"); its key is `NodeKeys.kel` (one key, one purpose is checked there).
  */
-import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';

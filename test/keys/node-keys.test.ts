@@ -105,7 +105,7 @@ void test('--dev creates the missing witness and cosign keys once in the data di
   }
 });
 
-void test('loadKey: the purpose decides the algorithms (an ML-DSA-44 key is a cosign key only) and the flag in the message', async () => {
+void test('loadKey: the purpose decides the algorithms (an ML-DSA-44 key is a cosign key only) and the flag in the message', () => {
   const ml = mlDsaFile();
   assert.equal(loadKey(ml, 'cosign').algorithm, 'ml-dsa-44');
   assert.throws(
