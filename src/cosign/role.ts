@@ -29,7 +29,7 @@ import { createCosignMetrics } from './metrics.ts';
 import { createSignSubtreeCounter } from './metrics.ts';
 import { registerCosignRoutes } from './routes.ts';
 import { CosignService } from './service.ts';
-import { SignSubtreeService, mlDsaSubtreeCosigner } from './sign-subtree.ts';
+import { SignSubtreeService } from './sign-subtree.ts';
 
 /** The logger calls the role makes (a pino logger fits). */
 export interface CosignLogger {
@@ -201,13 +201,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   await lists.start();
 
   // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
-  const mlDsaKeys = opts.cosignKeys.filter((k) => k.asymmetricKeyType === 'ml-dsa-44');
+  const mlDsa = service.keyring.mlDsa;
   const subtrees =
-    opts.signSubtree === false || mlDsaKeys.length === 0
+    opts.signSubtree === false || mlDsa.length === 0
       ? undefined
       : new SignSubtreeService({
           name: opts.name,
-          cosigners: mlDsaKeys.map((k) => mlDsaSubtreeCosigner(opts.name, k, opts.verifyPool)),
+          cosigners: mlDsa,
           logs: () => logs.current(),
           rate: opts.signSubtreeRate,
         });
