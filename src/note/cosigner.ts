@@ -99,14 +99,14 @@ export type Cosigner = Ed25519Cosigner | MlDsa44Cosigner;
 const ENCODER = new TextEncoder();
 
 function verifyWith(verifier: NoteVerifier, workers: CosignerWorkers | undefined) {
-  return (checkpointText: string, signature: Uint8Array): Promise<boolean> => {
+  return async (checkpointText: string, signature: Uint8Array): Promise<boolean> => {
     const text = ENCODER.encode(checkpointText);
-    if (workers === undefined) return Promise.resolve(verifier.verify(text, signature));
+    if (workers === undefined) return verifier.verify(text, signature);
     const check: SignatureCheck | null = verifier.signedInput(text, signature);
-    if (check === null) return Promise.resolve(false);
+    if (check === null) return false;
     return check.algorithm === 'ml-dsa-44'
       ? workers.verifyMlDsa44(check.publicKey, check.message, check.signature)
-      : Promise.resolve(verifier.verify(text, signature));
+      : verifier.verify(text, signature);
   };
 }
 
@@ -122,8 +122,11 @@ export function ed25519Cosigner(name: string, privateKey: KeyObject): Ed25519Cos
     publicKey: v.publicKey,
     vkey: v.vkey,
     cosignCheckpoint(checkpointText, timestamp) {
-      const t = toCosignatureTimestamp(timestamp);
-      return Promise.resolve(formatSignatureLine({ name, keyId: v.keyId, signature: sign(checkpointText, t) }));
+      // signed now, on this thread (a throw in the executor rejects)
+      return new Promise((resolve) => {
+        const t = toCosignatureTimestamp(timestamp);
+        resolve(formatSignatureLine({ name, keyId: v.keyId, signature: sign(checkpointText, t) }));
+      });
     },
     noteSigner(timestamp) {
       const t = toCosignatureTimestamp(timestamp);

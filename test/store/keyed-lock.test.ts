@@ -17,13 +17,13 @@ void test('runs of one key are FIFO and never overlap; other keys do not wait', 
     events.push('a1 end');
     return 1;
   });
-  const a2 = lock.run('a', async () => {
+  const a2 = lock.run('a', () => {
     events.push('a2');
-    return 2;
+    return Promise.resolve(2);
   });
-  const b1 = lock.run('b', async () => {
+  const b1 = lock.run('b', () => {
     events.push('b1');
-    return 3;
+    return Promise.resolve(3);
   });
   assert.equal(await b1, 3); // b does not wait for a's holder
   await tick();
