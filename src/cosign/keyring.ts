@@ -8,6 +8,7 @@ import { sha256 } from '../crypto/sha256.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { cosignerForKey, type Cosigner, type CosignerWorkers, type MlDsa44Cosigner } from '../note/cosigner.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
+import { formatCosignatureReply } from '../note/tlog-witness.ts';
 import { CosignConfigError } from './errors.ts';
 
 export class CosignKeyring {
@@ -64,6 +65,6 @@ export class CosignKeyring {
 
   /** Every cosigner's line over the checkpoint text at `timestamp`, in key order (signed concurrently). */
   async cosignCheckpoint(checkpointText: string, timestamp: number): Promise<string> {
-    return (await Promise.all(this.cosigners.map((c) => c.cosignCheckpoint(checkpointText, timestamp)))).join('');
+    return formatCosignatureReply(await Promise.all(this.cosigners.map((c) => c.cosignCheckpoint(checkpointText, timestamp))));
   }
 }
