@@ -4,12 +4,6 @@
  */
 import { CodedError } from '../errors.ts';
 
-/** The add-checkpoint body does not parse (always 400). */
-export type AddCheckpointRequestErrorCode = 'malformed_request';
-
-/** The sign-subtree body does not parse (always 400). */
-export type SignSubtreeRequestErrorCode = 'malformed_request';
-
 /** The known-logs file or a logs/v0 list is refused: start-up fails, a reload keeps the previous copy. */
 export type LogsConfigErrorCode = 'invalid_logs_config' | 'invalid_log_list';
 
@@ -72,20 +66,8 @@ export type SignSubtreeRejectionCode =
   | 'invalid_signature'
   | 'inconsistent';
 
-export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestErrorCode> {
-  constructor(message: string) {
-    super('malformed_request', message);
-  }
-}
-
 export class LogsConfigError extends CodedError<LogsConfigErrorCode> {}
 
 export class CosignConfigError extends CodedError<CosignConfigErrorCode> {}
-
-export class SignSubtreeRequestError extends CodedError<SignSubtreeRequestErrorCode> {
-  constructor(message: string) {
-    super('malformed_request', message);
-  }
-}
 
 export class ListFetchError extends CodedError<ListFetchErrorCode> {}

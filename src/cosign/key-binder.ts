@@ -2,6 +2,7 @@
  * The logs file's origins against their stored key sets (SPEC §5 rev 4; the rules: key-binding.ts).
  */
 import type { Counter } from 'prom-client';
+import { KeyedLock } from '../store/keyed-lock.ts';
 import type { CosignStateStorage } from '../store/types.ts';
 import { compareKeySets } from './key-binding.ts';
 import type { KnownLog } from './logs.ts';
@@ -23,7 +24,7 @@ export class OriginKeyBinder {
   private readonly metrics: { keyUpdates: Counter<'origin'>; keyConflicts: Counter<'origin'> } | undefined;
   /** Origin → the configured key set last reported as a conflict. */
   private readonly reported = new Map<string, string>();
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly lane = new KeyedLock<null>();
 
   constructor(opts: {
     store: CosignStateStorage;
@@ -42,9 +43,7 @@ export class OriginKeyBinder {
 
   /** Reconcile the enabled logs-file origins (runs are serialized). */
   reconcile(configured: readonly KnownLog[]): Promise<void> {
-    const run = this.lane.then(() => this.run(configured));
-    this.lane = run.catch(() => undefined);
-    return run;
+    return this.lane.run(null, () => this.run(configured));
   }
 
   private async run(configured: readonly KnownLog[]): Promise<void> {

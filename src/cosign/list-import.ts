@@ -10,13 +10,14 @@
  *   lists.imported();        // origin → KnownLog (verifiers parsed on first use)
  *   lists.startTimers(); lists.stop();
  */
-import { readFile } from 'node:fs/promises';
 import type { NoteVerifier } from '../note/vkey.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
+import { KeyedLock } from '../store/keyed-lock.ts';
 import type { CosignStateStorage, ImportedLog } from '../store/types.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
 import { ListFetchError, LogsConfigError } from './errors.ts';
-import { fetchList, listSourceLabel, parseListUrl, type ListFetchOptions } from './list-fetch.ts';
+import { reportListRead, type ListLogger } from './list-report.ts';
+import type { ListSource } from './list-source.ts';
 import {
   candidateVkeys,
   classifyCandidate,
@@ -40,54 +41,10 @@ export const DEFAULT_LIST_INTERVAL_SECONDS = 3600;
 export const MIN_LIST_INTERVAL_SECONDS = 300;
 export const MAX_LIST_INTERVAL_SECONDS = 7 * 86400;
 
-/** Per-entry warnings logged per read; the rest are summed up in one line. */
-const WARNINGS_PER_READ = 20;
 /** Key parsing runs in slices of this many ms between turns of the event loop (an Ed25519 key check costs 0.5–2 ms). */
 const KEY_SLICE_MS = 10;
 /** Origins recorded per store transaction. */
 const IMPORT_CHUNK = 1000;
-
-export interface ListLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error?(obj: object, msg: string): void;
-}
-
-/** One `--logs-list` source. */
-export interface ListSource {
-  /** As configured. */
-  readonly spec: string;
-  /** For logs and metrics: the path, or the URL's scheme, host and path. */
-  readonly label: string;
-  readonly kind: 'file' | 'url';
-  read(): Promise<string>;
-}
-
-/** A source from its `--logs-list` value: an `https://` URL (`http://` with --dev) or a file path. */
-export function listSource(spec: string, dev: boolean, fetchOptions: ListFetchOptions = {}): ListSource {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
-    const url = parseListUrl(spec, dev);
-    return { spec, label: listSourceLabel(url), kind: 'url', read: () => fetchList(url, { ...fetchOptions, dev }) };
-  }
-  return {
-    spec,
-    label: spec,
-    kind: 'file',
-    read: async () => {
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(spec);
-      } catch (e) {
-        throw new ListFetchError('list_unreadable', `${spec}: ${(e as Error).message}`);
-      }
-      try {
-        return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-      } catch {
-        throw new ListFetchError('list_not_utf8', `${spec}: not UTF-8`);
-      }
-    },
-  };
-}
 
 export interface LogListImporterOptions {
   store: CosignStateStorage;
@@ -139,7 +96,7 @@ export class LogListImporter {
   private records = new Map<string, ImportedLog>();
   private view: Map<string, KnownLog> = new Map();
   /** Merges run one at a time (reads may overlap). */
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly lane = new KeyedLock<null>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private stopped = false;
 
@@ -227,10 +184,8 @@ export class LogListImporter {
     } catch (e) {
       return this.failed(s, e instanceof LogsConfigError ? e.code : 'invalid_log_list', e);
     }
-    const run = this.lane.then(() => this.apply(s, parsed.entries, parsed.skipped));
-    this.lane = run.catch(() => undefined);
     try {
-      return await run;
+      return await this.lane.run(null, () => this.apply(s, parsed.entries, parsed.skipped));
     } catch (e) {
       if (isStoreUnavailable(e)) return this.failed(s, 'store_unavailable', e);
       // A bug, not the list's fault: reported, and the timer keeps running.
@@ -279,7 +234,7 @@ export class LogListImporter {
       else this.applyLocally(records, added, plan.qpdChanges);
       this.onChange();
     }
-    this.report(s, plan, [...parseSkips, ...plan.skipped], added.length);
+    reportListRead({ metrics: this.metrics, log: this.log, nowMs: this.now() }, s, plan, [...parseSkips, ...plan.skipped], added.length);
     return { source: s.label, outcome: 'ok', plan, added };
   }
 
@@ -348,53 +303,6 @@ export class LogListImporter {
       keys.set(vkey, this.resolveKey(vkey));
     }
     return { keys, checked };
-  }
-
-  private report(s: ListSource, plan: ListImportPlan, skipped: SkippedListEntry[], added: number): void {
-    const m = this.metrics;
-    const source = s.label;
-    m?.fetches.inc({ source, outcome: 'ok' });
-    m?.lastSuccess.set({ source }, Math.floor(this.now() / 1000));
-    m?.origins.set({ source }, plan.origins);
-    m?.pending.set({ source }, plan.deferred + plan.overLimit);
-    m?.skipped.set({ source }, skipped.length);
-    if (plan.conflicts.length > 0) m?.conflicts.inc({ source }, plan.conflicts.length);
-    const log = this.log;
-    if (log === undefined) return;
-    const warnings = [
-      ...skipped.map((k) => ({ line: k.line, origin: k.origin, code: k.code, message: `entry skipped: ${k.message}` })),
-      ...plan.conflicts.map((c) => ({
-        line: c.line,
-        origin: c.origin,
-        code: 'conflict',
-        message: `listed with key ${c.vkey}, which is not one of its keys; a list never changes a known log's keys`,
-      })),
-    ].sort((a, b) => a.line - b.line);
-    for (const w of warnings.slice(0, WARNINGS_PER_READ))
-      log.warn({ list: source, line: w.line, origin: w.origin, code: w.code }, `cosign: log list: ${w.message}`);
-    if (warnings.length > WARNINGS_PER_READ) {
-      const byCode: Record<string, number> = {};
-      for (const w of warnings) byCode[w.code] = (byCode[w.code] ?? 0) + 1;
-      log.warn(
-        { list: source, warnings: warnings.length, by_code: byCode },
-        `cosign: log list: ${warnings.length - WARNINGS_PER_READ} more warnings not shown`,
-      );
-    }
-    if (plan.deferred > 0)
-      log.warn({ list: source, deferred: plan.deferred }, 'cosign: log list: new origins over --logs-list-max-new wait for the next read');
-    if (plan.overLimit > 0)
-      log.warn({ list: source, refused: plan.overLimit }, 'cosign: log list: --logs-list-max-origins reached; new origins not imported');
-    log.info(
-      {
-        list: source,
-        added,
-        qpd_changes: plan.qpdChanges.length,
-        conflicts: plan.conflicts.length,
-        skipped: skipped.length,
-        origins: plan.origins,
-      },
-      'cosign: log list applied',
-    );
   }
 
   /** What this process just stored, without reading it back (the store has one writer). */

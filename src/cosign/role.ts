@@ -7,8 +7,8 @@
  *   role.healthInfo();             // { cosignVkey, cosignVkeys, origins }
  *   role.stop();                   // stop watching files / SIGHUP
  */
-import type { KeyObject } from 'node:crypto';
-import type { Signer } from '../keys/signer.ts';
+import { KeyObject } from 'node:crypto';
+import type { CosignKey } from '../note/cosigner.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
@@ -21,7 +21,8 @@ import type { KnownLogs } from './logs.ts';
 import { KnownLogsSource, configuredForLists } from './logs.ts';
 import { OriginKeyBinder } from './key-binder.ts';
 import type { ListFetchOptions } from './list-fetch.ts';
-import { LogListImporter, listSource } from './list-import.ts';
+import { LogListImporter } from './list-import.ts';
+import { listSource } from './list-source.ts';
 import { MAX_MLDSA_ORIGIN_BYTES } from './log-keys.ts';
 import type { ListLimits } from './list-merge.ts';
 import { createLogListMetrics } from './list-metrics.ts';
@@ -29,8 +30,8 @@ import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
 import { createSignSubtreeCounter } from './metrics.ts';
 import { registerCosignRoutes } from './routes.ts';
-import { CosignService, isExternalSigner } from './service.ts';
-import { SignSubtreeService, mlDsaSubtreeCosigner } from './sign-subtree.ts';
+import { CosignService } from './service.ts';
+import { SignSubtreeService } from './sign-subtree.ts';
 
 /** The logger calls the role makes (a pino logger fits). */
 export interface CosignLogger {
@@ -41,7 +42,7 @@ export interface CosignLogger {
 export interface CosignRoleOptions {
   store: CosignStateStorage;
   /** `--cosign-key`: one or more distinct Ed25519 or ML-DSA-44 private keys (one cosignature line each, in order). */
-  cosignKeys: readonly (KeyObject | Signer)[];
+  cosignKeys: readonly CosignKey[];
   /** `--name`: the witness name, key name of the cosignature lines. */
   name: string;
   /** `--logs FILE` (JSON, or YAML for .yaml/.yml). */
@@ -113,7 +114,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
     for (const k of opts.cosignKeys) {
       let hex: string | undefined;
       try {
-        hex = Buffer.from(isExternalSigner(k) ? k.publicKey : ed25519PublicKeyBytes(k)).toString('hex');
+        hex = Buffer.from(k instanceof KeyObject ? ed25519PublicKeyBytes(k) : k.publicKey).toString('hex');
       } catch {
         hex = undefined; // the service reports bad keys
       }
@@ -202,13 +203,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   await lists.start();
 
   // POST /sign-subtree (SPEC §5.4): only with an ML-DSA-44 cosign key, unless switched off.
-  const mlDsaKeys = opts.cosignKeys.filter((k): k is KeyObject => !isExternalSigner(k) && k.asymmetricKeyType === 'ml-dsa-44');
+  const mlDsa = service.keyring.mlDsa;
   const subtrees =
-    opts.signSubtree === false || mlDsaKeys.length === 0
+    opts.signSubtree === false || mlDsa.length === 0
       ? undefined
       : new SignSubtreeService({
           name: opts.name,
-          cosigners: mlDsaKeys.map((k) => mlDsaSubtreeCosigner(opts.name, k, opts.verifyPool)),
+          cosigners: mlDsa,
           logs: () => logs.current(),
           rate: opts.signSubtreeRate,
         });

@@ -13,6 +13,7 @@ import { clientIp } from '../server/server.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { SIGN_SUBTREE_OTHER_ORIGIN, UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
+import { formatConflictReply } from '../note/tlog-witness.ts';
 import type { SignSubtreeOutcome, SignSubtreeService } from './sign-subtree.ts';
 import type { AddCheckpointOutcome, CosignService } from './service.ts';
 import { rejectionHeaders } from './rejection.ts';
@@ -90,7 +91,11 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
           case 'cosigned':
             return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);
           case 'conflict':
-            return reply.code(409).header('content-type', TLOG_SIZE_TYPE).header('cache-control', 'no-store').send(`${outcome.size}\n`);
+            return reply
+              .code(409)
+              .header('content-type', TLOG_SIZE_TYPE)
+              .header('cache-control', 'no-store')
+              .send(formatConflictReply(outcome.size));
           case 'rejected':
             return sendLine(reply, outcome.status, outcome.detail, rejectionHeaders(outcome));
         }

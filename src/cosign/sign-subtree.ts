@@ -25,43 +25,24 @@
  * lines are not checked: the witness's cosignature already vouches for the checkpoint, and
  * tlog-witness says the reference checkpoint SHOULD carry only the witness's signatures.
  */
-import type { KeyObject } from 'node:crypto';
-import { mlDsa44PublicKeyBytes, signMlDsa44, verifyMlDsa44 } from '../crypto/ml-dsa.ts';
 import { ProtocolError } from '../errors.ts';
-import { subtreeKeyId } from '../note/subtree-cosignature.ts';
-import { checkpointSubtreeInput, formatSubtreeCosignatureLine, subtreeMessage } from '../note/subtree-message.ts';
+import type { MlDsa44Cosigner, Subtree } from '../note/cosigner.ts';
+import { parseSignSubtreeRequest, type SignSubtreeRequest } from '../note/tlog-witness.ts';
 import type { RateLimitSpec } from '../server/rate-limit.ts';
 import { TokenBuckets } from '../server/rate-limit.ts';
 import { isValidSubtree, verifySubtreeConsistency } from '../tlog/subtree.ts';
 import { CosignConfigError, type SignSubtreeRejectionCode } from './errors.ts';
 import type { KnownLogs } from './logs.ts';
 import { reject, type CosignRejection } from './rejection.ts';
-import type { SignSubtreeRequest } from './subtree-request.ts';
-import { parseSignSubtreeRequest } from './subtree-request.ts';
 
 /** `--sign-subtree-rate` default: 2 requests per second, bursts of 10, per client address. */
 export const DEFAULT_SIGN_SUBTREE_RATE: RateLimitSpec = { rps: 2, burst: 10 };
 
-/** What sign-subtree signs: the subtree of a log, with T = 0. */
-export interface SubtreeToSign {
-  readonly origin: string;
-  readonly start: bigint;
-  readonly end: bigint;
-  readonly hash: Uint8Array;
-}
-
-/** One of this witness's ML-DSA-44 cosign keys, as sign-subtree uses it (key name = the witness name). */
-export interface SubtreeCosigner {
-  /** The type-0x06 key ID under the witness name. */
-  readonly keyId: number;
-  /**
-   * True when `signature` (a note signature's bytes after the key ID) is this key's subtree/v1
-   * cosignature of the checkpoint text (start 0, end = size, hash = root, any T).
-   */
-  verifyCheckpoint(checkpointText: string, signature: Uint8Array): boolean | Promise<boolean>;
-  /** The note line `— <name> base64(key ID ‖ 0 ‖ ML-DSA-44 signature)\n` of the subtree, T = 0. */
-  signSubtree(subtree: SubtreeToSign): Promise<string>;
-}
+/**
+ * One of this witness's ML-DSA-44 cosign keys, as sign-subtree uses it (key name = the witness
+ * name): the keyring's MlDsa44Cosigner (src/note/cosigner.ts), or a test's stand-in.
+ */
+export type SubtreeCosigner = Pick<MlDsa44Cosigner, 'keyId' | 'verifyCheckpoint' | 'signSubtree'>;
 
 export type SignSubtreeOutcome =
   | { readonly kind: 'signed'; readonly status: 200; readonly origin: string; readonly body: string }
@@ -143,40 +124,8 @@ export class SignSubtreeService {
       return reject(422, 'inconsistent', `bad subtree consistency proof from [${start}, ${end}) to size ${size}`, origin);
     }
     // 7. sign, T = 0, one line per key that vouched for the checkpoint, in key order
-    const subtree: SubtreeToSign = { origin, start, end, hash: req.subtreeHash };
+    const subtree: Subtree = { origin, start, end, hash: req.subtreeHash };
     const lines = await Promise.all(this.cosigners.filter((c) => verified.has(c)).map((c) => c.signSubtree(subtree)));
     return { kind: 'signed', status: 200, origin, body: lines.join('') };
   }
-}
-
-/** ML-DSA-44 verification and signing off the event loop (the cosign role's signature pool). */
-export interface MlDsaWorkers {
-  verifyMlDsa44(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean>;
-  signMlDsa44(privateKey: KeyObject, message: Uint8Array): Promise<Uint8Array>;
-}
-
-/**
- * One ML-DSA-44 cosign key as a SubtreeCosigner under the witness `name`: verification and
- * signing on `workers` when given (else on the calling thread), messages and lines from
- * src/note/subtree-message.ts.
- */
-export function mlDsaSubtreeCosigner(name: string, privateKey: KeyObject, workers?: MlDsaWorkers): SubtreeCosigner {
-  const publicKey = mlDsa44PublicKeyBytes(privateKey);
-  const keyId = subtreeKeyId(name, publicKey);
-  const encoder = new TextEncoder();
-  return {
-    keyId,
-    verifyCheckpoint(checkpointText, signature) {
-      const input = checkpointSubtreeInput(name, encoder.encode(checkpointText), signature);
-      if (input === null) return false;
-      return workers === undefined
-        ? verifyMlDsa44(publicKey, input.message, input.signature)
-        : workers.verifyMlDsa44(publicKey, input.message, input.signature);
-    },
-    async signSubtree(subtree) {
-      const message = subtreeMessage({ name, timestamp: 0n, ...subtree });
-      const signature = workers === undefined ? signMlDsa44(privateKey, message) : await workers.signMlDsa44(privateKey, message);
-      return formatSubtreeCosignatureLine({ name, keyId, timestamp: 0n, signature });
-    },
-  };
 }

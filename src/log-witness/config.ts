@@ -17,7 +17,7 @@ import { inputFileMessage } from '../config/input-file.ts';
 import { mlDsa44Supported } from '../crypto/ml-dsa.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
-import { sharedKey, type QuorumPolicy } from '../verify/quorum.ts';
+import { Policy, sharedKey, witness } from '../verify/policy.ts';
 import { LogWitnessConfigError } from './errors.ts';
 import { isJsonObject } from '../encoding/json.ts';
 
@@ -115,9 +115,12 @@ export function parseLogWitnesses(doc: unknown): LogWitnessSet {
   return { quorum: q, witnesses };
 }
 
-/** The publishing quorum (src/verify/quorum.ts): each configured witness, by URL, is one vote. */
-export function logWitnessQuorum(set: LogWitnessSet): QuorumPolicy<NoteVerifier> {
-  return { quorum: set.quorum, witnesses: set.witnesses.map((w) => ({ id: w.url, keys: w.verifiers })) };
+/** The publishing quorum (src/verify/policy.ts): each configured witness, by URL, is one vote. */
+export function logWitnessQuorum(set: LogWitnessSet): Policy<NoteVerifier> {
+  return Policy.threshold(
+    set.quorum,
+    set.witnesses.map((w) => witness(w.url, w.verifiers)),
+  );
 }
 
 /** Read and validate the witnesses file (the Reloadable loader). */

@@ -1,5 +1,6 @@
 /**
- * Reading a peer witness's add-checkpoint answers (C2SP tlog-witness), pure:
+ * Reading a peer witness's add-checkpoint answers (C2SP tlog-witness; the wire format is
+ * src/note/tlog-witness.ts), pure:
  *
  *  - 200: signature lines. A line counts when its (name, key ID) is one of the witness's vkeys
  *    and it verifies over the checkpoint text (0x04: cosignature/v1; 0x06: ML-DSA-44 subtree/v1
@@ -7,15 +8,12 @@
  *    that fails to verify fails the whole reply, and so does a reply with no matching line.
  *  - 409: `<size>\n`, the size the witness last cosigned for the origin.
  */
-import { formatSignatureLine, parseSignatureLines, type NoteSignature } from '../note/signed-note.ts';
+import { formatSignatureLine, type NoteSignature } from '../note/signed-note.ts';
+import { parseConflictReply, parseCosignatureReply } from '../note/tlog-witness.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
-import { parseCanonicalSize } from '../note/checkpoint.ts';
 import { PeerFailure } from './errors.ts';
 
 const ENCODER = new TextEncoder();
-
-/** Most lines read from one reply (signed-note verifiers accept at least 16). */
-export const MAX_REPLY_LINES = 64;
 
 /**
  * The cosignature lines of a 200 reply that verify for `checkpointText` under `verifiers`, one per
@@ -24,7 +22,7 @@ export const MAX_REPLY_LINES = 64;
 export function verifiedCosignatures(body: string, checkpointText: string, verifiers: readonly NoteVerifier[]): string {
   let sigs: NoteSignature[];
   try {
-    sigs = parseSignatureLines(body, MAX_REPLY_LINES);
+    sigs = parseCosignatureReply(body);
   } catch (e) {
     throw new PeerFailure('invalid_peer_response', `unparsable cosignature lines: ${(e as Error).message}`, 200);
   }
@@ -46,8 +44,7 @@ export function verifiedCosignatures(body: string, checkpointText: string, verif
 
 /** The size of a 409 body (`<size>\n`, canonical decimal), or a PeerFailure. */
 export function parseConflictSize(body: string): number {
-  const m = /^([0-9]+)\n?$/.exec(body);
-  const size = m === null ? null : parseCanonicalSize(m[1]!);
+  const size = parseConflictReply(body);
   if (size === null) throw new PeerFailure('invalid_peer_response', '409 without a size body', 409);
   return size;
 }

@@ -7,8 +7,9 @@
  * once within the exchange when this node had that size (≤ its tree size), never followed beyond
  * (a size this node never had, or a second 409 in a row, is `peer_state_conflict`).
  */
-import { formatAddCheckpointRequest } from '../cosign/request.ts';
+import { formatAddCheckpointRequest } from '../note/tlog-witness.ts';
 import type { LogCosignatureRecord, LogWitnessState, SignedCheckpoint } from '../store/types.ts';
+import { KeyedLock } from '../store/keyed-lock.ts';
 import { hashEqual } from '../tlog/hash.ts';
 import { parseNote } from '../note/signed-note.ts';
 import type { NoteVerifier } from '../note/vkey.ts';
@@ -57,8 +58,8 @@ export class PeerSubmitter {
   /** Consecutive failures (the backoff exponent). */
   failures = 0;
   lastFailure: PeerFailure | undefined;
-  private chain: Promise<unknown> = Promise.resolve();
-  private pending = 0;
+  /** One exchange at a time with this witness. */
+  private readonly lock = new KeyedLock<null>();
 
   constructor(url: string, verifiers: readonly NoteVerifier[], state: LogWitnessState | undefined) {
     this.url = url;
@@ -68,7 +69,7 @@ export class PeerSubmitter {
 
   /** A request is in flight or queued. */
   get busy(): boolean {
-    return this.pending > 0;
+    return this.lock.pending(null) > 0;
   }
 
   /** Whether the witness already holds checkpoint `cp`. */
@@ -78,15 +79,7 @@ export class PeerSubmitter {
 
   /** Run `fn` after every earlier exchange of this submitter (never two requests in flight). */
   run<T>(fn: () => Promise<T>): Promise<T> {
-    this.pending++;
-    const result = this.chain.then(fn, fn);
-    this.chain = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result.finally(() => {
-      this.pending--;
-    });
+    return this.lock.run(null, fn);
   }
 
   /** After a success: no backoff. */

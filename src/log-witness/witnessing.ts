@@ -23,7 +23,7 @@ import type { TransparencyLog } from '../log/log.ts';
 import { parseNote } from '../note/signed-note.ts';
 import { LOG_COSIGNATURES_PER_WITNESS, type LogWitnessState, type LogWitnessStorage, type SignedCheckpoint } from '../store/types.ts';
 import { EMPTY_ROOT } from '../tlog/hash.ts';
-import { tallyQuorum } from '../verify/quorum.ts';
+import { KeyedLock } from '../store/keyed-lock.ts';
 import { logWitnessQuorum, type LogWitnessSet } from './config.ts';
 import { PeerFailure } from './errors.ts';
 import { createLogWitnessMetrics, type LogWitnessLag, type LogWitnessMetrics } from './metrics.ts';
@@ -94,7 +94,8 @@ export class LogWitnessing {
   private observed: { size: number; atMs: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private roundRunning = false;
-  private evaluating: Promise<void> = Promise.resolve();
+  /** One evaluation at a time. */
+  private readonly evaluations = new KeyedLock<null>();
 
   private constructor(opts: LogWitnessingOptions, states: LogWitnessState[], published: number | undefined) {
     this.log = opts.log;
@@ -133,7 +134,7 @@ export class LogWitnessing {
     clearInterval(this.timer);
     this.stopping.abort();
     await Promise.all([...this.submitters.values()].map((s) => s.run(() => Promise.resolve())));
-    await this.evaluating;
+    await this.evaluations.run(null, () => Promise.resolve());
   }
 
   /** The size /log/checkpoint serves (undefined before the first quorum: size 0). */
@@ -296,42 +297,42 @@ export class LogWitnessing {
 
   /** Publish the newest size above the published one that a quorum of configured witnesses cosigned. */
   private evaluate(): Promise<void> {
-    const next = this.evaluating.then(async () => {
-      const set = this.witnesses();
-      const sizes = await this.store.cosignedSizes(this.publishedSize ?? -1, LOG_COSIGNATURES_PER_WITNESS);
-      for (const size of sizes) {
-        const cs = await this.store.cosigned(size);
-        if (cs === undefined) continue;
-        const text = parseNote(cs.note).text;
-        // One vote per configured witness, whatever number of its lines verify (SPEC §4.1).
-        const tally = tallyQuorum(logWitnessQuorum(set), (w) => {
-          const lines = cs.lines.get(w.id);
-          if (lines === undefined) return false;
-          try {
-            verifiedCosignatures(lines, text, w.keys);
-            return true;
-          } catch {
-            return false; // not a cosignature under the current configuration
-          }
-        });
-        if (!tally.met) continue;
-        const count = tally.counted.length;
-        const before = this.publishedSize;
-        this.publishedSize = await this.store.publish(size);
-        this.served = undefined;
-        this.metrics?.published.set(this.publishedSize);
-        if (before !== this.publishedSize)
-          this.logger?.info(
-            { size: this.publishedSize, cosigners: count, quorum: set.quorum },
-            'log witnesses: witnessed checkpoint published',
-          );
-        return;
-      }
-    });
-    this.evaluating = next.catch((e: unknown) => {
-      this.logger?.warn({ err: (e as Error).message }, 'log witnesses: publishing failed; retried after the next cosignature');
-    });
-    return this.evaluating;
+    return this.evaluations
+      .run(null, async () => {
+        const set = this.witnesses();
+        const sizes = await this.store.cosignedSizes(this.publishedSize ?? -1, LOG_COSIGNATURES_PER_WITNESS);
+        for (const size of sizes) {
+          const cs = await this.store.cosigned(size);
+          if (cs === undefined) continue;
+          const text = parseNote(cs.note).text;
+          // One vote per configured witness, whatever number of its lines verify (SPEC §4.1).
+          const tally = logWitnessQuorum(set).tally((w) => {
+            const lines = cs.lines.get(w.id);
+            if (lines === undefined) return false;
+            try {
+              verifiedCosignatures(lines, text, w.keys);
+              return true;
+            } catch {
+              return false; // not a cosignature under the current configuration
+            }
+          });
+          if (!tally.met) continue;
+          const count = tally.counted.length;
+          const before = this.publishedSize;
+          this.publishedSize = await this.store.publish(size);
+          this.served = undefined;
+          this.metrics?.published.set(this.publishedSize);
+          if (before !== this.publishedSize)
+            this.logger?.info(
+              { size: this.publishedSize, cosigners: count, quorum: set.quorum },
+              'log witnesses: witnessed checkpoint published',
+            );
+          return;
+        }
+      })
+      .catch((e: unknown) => {
+        this.logger?.warn({ err: (e as Error).message }, 'log witnesses: publishing failed; retried after the next cosignature');
+      });
   }
 
   private observe(size: number): void {

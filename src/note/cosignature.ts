@@ -3,19 +3,17 @@
  *
  * Signed message: `cosignature/v1\ntime <T>\n` followed by the whole checkpoint note text.
  * Signature bytes in the note line: key ID (4) ‖ u64be(T) ‖ Ed25519 signature (64), 76 bytes.
- * Timestamps are POSIX seconds, at most 2^63 − 1, handled as bigint.
+ * Timestamps are POSIX seconds, at most 2^63 − 1, handled as bigint. Signing is a Cosigner's
+ * (cosigner.ts), verifying a NoteVerifier's (vkey.ts).
  */
-import type { KeyObject } from 'node:crypto';
-import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 import { NoteError } from './errors.ts';
-import { SIG_TYPE_COSIGNATURE_V1, formatSignatureLine } from './signed-note.ts';
+import { formatSignatureLine } from './signed-note.ts';
 import {
   MAX_COSIGNATURE_TIMESTAMP,
   decodeTimestampedSignature,
   encodeTimestampedSignature,
   parseTimestampedLine,
 } from './timestamped-signature.ts';
-import { computeKeyId } from './key-id.ts';
 
 export { MAX_COSIGNATURE_TIMESTAMP };
 /** Length of a cosignature/v1 signature after the key ID: u64 timestamp ‖ 64-byte Ed25519 signature. */
@@ -75,25 +73,4 @@ export function formatCosignatureLine(c: Cosignature): string {
 /** Parse one cosignature/v1 line (with or without its final newline). */
 export function parseCosignatureLine(line: string): Cosignature {
   return parseTimestampedLine(line, decodeCosignatureBytes);
-}
-
-/**
- * Cosign a checkpoint note text at `timestamp` (a parameter: nothing here reads a clock) with the
- * Ed25519 key of cosigner `name`. The key ID is derived from name, type 0x04 and the public key.
- */
-export function signCosignature(
-  name: string,
-  privateKey: KeyObject,
-  checkpointText: string | Uint8Array,
-  timestamp: bigint | number,
-): Cosignature {
-  const t = toCosignatureTimestamp(timestamp);
-  const keyId = computeKeyId(name, SIG_TYPE_COSIGNATURE_V1, ed25519PublicKeyBytes(privateKey));
-  return { name, keyId, timestamp: t, signature: signEd25519(privateKey, cosignatureMessage(checkpointText, t)) };
-}
-
-/** Verify a cosignature's Ed25519 signature under `publicKey` (name and key ID are the caller's to match). */
-export function verifyCosignature(publicKey: Uint8Array, checkpointText: string | Uint8Array, c: Cosignature): boolean {
-  if (c.timestamp < 0n || c.timestamp > MAX_COSIGNATURE_TIMESTAMP) return false;
-  return verifyEd25519(publicKey, cosignatureMessage(checkpointText, c.timestamp), c.signature);
 }

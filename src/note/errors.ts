@@ -20,3 +20,21 @@ export type NoteErrorCode =
   | 'origin_mismatch';
 
 export class NoteError extends CodedError<NoteErrorCode> {}
+
+/** The tlog-witness add-checkpoint body does not parse (always 400; tlog-witness.ts). */
+export type AddCheckpointRequestErrorCode = 'malformed_request';
+
+/** The tlog-witness sign-subtree body does not parse (always 400; tlog-witness.ts). */
+export type SignSubtreeRequestErrorCode = 'malformed_request';
+
+export class AddCheckpointRequestError extends CodedError<AddCheckpointRequestErrorCode> {
+  constructor(message: string) {
+    super('malformed_request', message);
+  }
+}
+
+export class SignSubtreeRequestError extends CodedError<SignSubtreeRequestErrorCode> {
+  constructor(message: string) {
+    super('malformed_request', message);
+  }
+}

@@ -1,8 +1,8 @@
 /**
  * C2SP tlog-cosignature ML-DSA-44 cosignatures, `subtree/v1` (signature type 0x06), the byte
  * rules only (SPEC §5.2; research/pq-cosign.md §1.2). No node: import: the portable verifier
- * (src/verify) builds its messages here too; signing and node:crypto verification are
- * subtree-cosignature.ts.
+ * (src/verify) builds its messages here too; signing is a Cosigner's (cosigner.ts), node:crypto
+ * verification a NoteVerifier's (vkey.ts).
  *
  *   message = "subtree/v1\n\0" (12) ‖ u8 |name| ‖ name ‖ u64be T ‖ u8 |origin| ‖ origin
  *             ‖ u64be start ‖ u64be end ‖ hash (32)              name, origin: 1..255 bytes

@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import { checkEd25519PublicKey, ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 import { ML_DSA_44_PUBLIC_KEY_LENGTH, verifyMlDsa44 } from '../crypto/ml-dsa.ts';
 import { decodeBase64, encodeBase64 } from '../encoding/base64.ts';
-import { cosignatureMessage, decodeCosignatureBytes, encodeCosignatureBytes, toCosignatureTimestamp } from './cosignature.ts';
+import { cosignatureMessage, decodeCosignatureBytes } from './cosignature.ts';
 import { NoteError } from './errors.ts';
 import {
   SIG_TYPE_COSIGNATURE_V1,
@@ -155,24 +155,4 @@ export function parseVkey(vkey: string): NoteVerifier {
 export function ed25519NoteSigner(name: string, privateKey: KeyObject): NoteSigner & { verifier: NoteVerifier } {
   const verifier = ed25519NoteVerifier(name, ed25519PublicKeyBytes(privateKey));
   return { name, keyId: verifier.keyId, verifier, sign: (text) => signEd25519(privateKey, text) };
-}
-
-/**
- * The signer matching cosignatureNoteVerifier: cosignature/v1 (type 0x04) at `timestamp` (POSIX
- * seconds, a parameter; nothing here reads a clock).
- */
-export function cosignatureNoteSigner(
-  name: string,
-  privateKey: KeyObject,
-  timestamp: bigint | number,
-): NoteSigner & { verifier: NoteVerifier; timestamp: bigint } {
-  const t = toCosignatureTimestamp(timestamp);
-  const verifier = cosignatureNoteVerifier(name, ed25519PublicKeyBytes(privateKey));
-  return {
-    name,
-    keyId: verifier.keyId,
-    verifier,
-    timestamp: t,
-    sign: (text) => encodeCosignatureBytes(t, signEd25519(privateKey, cosignatureMessage(text, t))),
-  };
 }

@@ -46,9 +46,35 @@ export function parseRateLimit(text: string): RateLimitSpec | null {
 
 export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
 
-interface Bucket {
+/** One token bucket: its tokens and the time (ms) they were last refilled. */
+export interface TokenBucket {
   tokens: number;
-  last: number; // ms
+  last: number;
+}
+
+/** Tolerance for floating-point refill arithmetic: a token due "now" is granted. */
+const EPSILON = 1e-9;
+
+/** Refill `b` at `perSecond` tokens per second up to `capacity` for the time since its last refill (never backwards). */
+export function refillBucket(b: TokenBucket, capacity: number, perSecond: number, nowMs: number): void {
+  if (nowMs > b.last) {
+    b.tokens = Math.min(capacity, b.tokens + ((nowMs - b.last) / 1000) * perSecond);
+    b.last = nowMs;
+  }
+}
+
+/**
+ * The one token-bucket rule (this file's per-client limits, the cosign role's per-origin quota,
+ * src/cosign/quota.ts): refill, then take one token — null when granted, else the whole seconds
+ * until the next token (`Retry-After`, at least 1).
+ */
+export function takeToken(b: TokenBucket, capacity: number, perSecond: number, nowMs: number): number | null {
+  refillBucket(b, capacity, perSecond, nowMs);
+  if (b.tokens >= 1 - EPSILON) {
+    b.tokens = Math.max(0, b.tokens - 1);
+    return null;
+  }
+  return Math.max(1, Math.ceil((1 - b.tokens) / perSecond - EPSILON));
 }
 
 const EVICTION_SCAN = 64;
@@ -58,7 +84,7 @@ export class TokenBuckets {
   readonly rps: number;
   readonly burst: number;
   readonly maxClients: number;
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets = new Map<string, TokenBucket>();
   private readonly now: () => number;
 
   constructor(spec: RateLimitSpec, opts: { maxClients?: number; now?: () => number } = {}) {
@@ -75,13 +101,6 @@ export class TokenBuckets {
     return this.buckets.size;
   }
 
-  private refill(b: Bucket, t: number): void {
-    if (t > b.last) {
-      b.tokens = Math.min(this.burst, b.tokens + ((t - b.last) / 1000) * this.rps);
-      b.last = t;
-    }
-  }
-
   /** Take one token for `key`. */
   take(key: string): TakeResult {
     const t = this.now();
@@ -91,14 +110,10 @@ export class TokenBuckets {
       b = { tokens: this.burst, last: t };
     } else {
       this.buckets.delete(key); // re-inserted below: Map order is LRU order
-      this.refill(b, t);
     }
     this.buckets.set(key, b);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return OK;
-    }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / this.rps)) };
+    const retryAfterSeconds = takeToken(b, this.burst, this.rps, t);
+    return retryAfterSeconds === null ? OK : { ok: false, retryAfterSeconds };
   }
 
   private evict(t: number): void {
@@ -106,7 +121,7 @@ export class TokenBuckets {
     let freed = 0;
     for (const [key, b] of this.buckets) {
       if (scanned++ >= EVICTION_SCAN) break;
-      this.refill(b, t);
+      refillBucket(b, this.burst, this.rps, t);
       if (b.tokens >= this.burst) {
         this.buckets.delete(key);
         freed++;

@@ -1,10 +1,10 @@
-/** A FIFO async mutex: `run` executes one function at a time, in call order. */
+import { KeyedLock } from './keyed-lock.ts';
+
+/** A FIFO async mutex: `run` executes one function at a time, in call order (a KeyedLock of one key). */
 export class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly lock = new KeyedLock<null>();
 
   run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn, fn);
-    this.tail = result.catch(() => undefined);
-    return result;
+    return this.lock.run(null, fn);
   }
 }

@@ -27,13 +27,14 @@ import {
 } from '../../src/client/monitor.ts';
 import { parseJsonBody } from '../../src/client/http.ts';
 import { parseRfc3339 } from '../../src/encoding/time.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { fill } from '../helpers/anchors.ts';
 import { FakeWitnessServer } from '../helpers/fake-witness-server.ts';
 import { appendLeaf, checkpointNote, fakeWitness } from '../helpers/malicious-witness.ts';
 import { CLIENT_CLI, runClientCli, type CliRun } from '../helpers/client-cli-run.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { closeServer, listenLoopback } from '../helpers/loopback.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const tmp = tempDir('aw-alerts-');
 const closers: (() => Promise<void>)[] = [];
@@ -90,7 +91,7 @@ function signatureValid(r: Received): boolean {
   return r.headers['x-alert-signature'] === expected;
 }
 
-const cosigner = cosignatureNoteSigner('c1.test', ed25519KeyFromSeed(fill(0xc1)), 1_700_000_000);
+const cosigner = ed25519Cosigner('c1.test', ed25519KeyFromSeed(fill(0xc1))).noteSigner(1_700_000_000);
 /** A fake witness whose published checkpoint carries the cosigner's line or not. */
 async function witness(seed: number): Promise<{ srv: FakeWitnessServer; witnessed: (yes: boolean) => void }> {
   const w = fakeWitness({ seed, name: `alert${seed}.test` });

@@ -18,8 +18,7 @@ import { parseJsonBody } from '../../src/client/http.ts';
 import { emptyMonitorState, monitorPoll, type Finding, type MonitorConfig } from '../../src/client/monitor.ts';
 import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
 import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../../src/note/signed-note.ts';
-import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner, formatVkey, parseVkey } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner, formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
 import { verifyLogEquivocation } from '../../src/verify/log-equivocation.ts';
 import { noteKeyFromVkey, verifyCosignedCheckpoint } from '../../src/verify/note.ts';
@@ -36,6 +35,7 @@ import {
 } from '../helpers/malicious-witness.ts';
 import { runClientCli } from '../helpers/client-cli-run.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { ed25519Cosigner, mlDsa44Cosigner } from '../../src/note/cosigner.ts';
 
 const http = { timeoutMs: 5000, retries: 0 };
 const T0 = 1_700_000_000;
@@ -60,7 +60,7 @@ function grow(w: FakeWitness, n: number, salt = 0): void {
 const cli = runClientCli;
 
 const cosignerKeys = [1, 2, 3].map((i) => ed25519KeyFromSeed(fill(0xc0 + i)));
-const cosigners = cosignerKeys.map((k, i) => cosignatureNoteSigner(`c${i + 1}.test`, k, T0 + 5));
+const cosigners = cosignerKeys.map((k, i) => ed25519Cosigner(`c${i + 1}.test`, k).noteSigner(T0 + 5));
 
 void test('§4.1 Clients: a published checkpoint without the cosigner quorum is log_unwitnessed; with it, nothing (monitor, verify cosignature, SDK)', async () => {
   const w = fakeWitness({ seed: 0x61, name: 'lw.test' });
@@ -294,7 +294,9 @@ void test(
     const pqVkey = formatVkey('pq-cosigner.test', SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(pq));
     const note = checkpointNote(w, 4, [ed25519NoteSigner(w.origin, w.key), cosigners[0]!]);
     const text = note.slice(0, note.indexOf('\n\n') + 1);
-    const pqLine = signCheckpointSubtree(pq, 'pq-cosigner.test', text, T0 + 7);
+    const pqLine = mlDsa44Cosigner('pq-cosigner.test', pq)
+      .noteSigner(T0 + 7)
+      .line(text);
     const config: MonitorConfig = {
       witnesses: [srv.url],
       seeds: [],

@@ -14,14 +14,14 @@ import { emptyMonitorState, monitorPoll, type MonitorConfig } from '../../src/cl
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
 import { SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1, type NoteVerifier } from '../../src/note/signed-note.ts';
-import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner, formatVkey, parseVkey } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner, formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { noteKeyFromVkey, verifyCosignedCheckpoint as verifyAsync } from '../../src/verify/note.ts';
 import { fill } from '../helpers/anchors.ts';
 import { runClientCli } from '../helpers/client-cli-run.ts';
 import { FakeWitnessServer } from '../helpers/fake-witness-server.ts';
 import { appendLeaf, checkpointNote, fakeWitness } from '../helpers/malicious-witness.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { ed25519Cosigner, mlDsa44Cosigner } from '../../src/note/cosigner.ts';
 
 const T0 = 1_700_000_000;
 const http = { timeoutMs: 5000, retries: 0 };
@@ -37,14 +37,16 @@ const skip = mlDsa44Supported() ? false : 'this Node has no ML-DSA-44';
 function scenario() {
   const log = fakeWitness({ seed: 0x71, name: 'qw.test' });
   for (let i = 0; i < 4; i++) appendLeaf(log, fill(i, 8));
-  const w2ed = cosignatureNoteSigner('w2.example', ed25519KeyFromSeed(fill(0xa2)), T0 + 5);
+  const w2ed = ed25519Cosigner('w2.example', ed25519KeyFromSeed(fill(0xa2))).noteSigner(T0 + 5);
   const w2pq = mlDsa44KeyFromSeed(fill(0xa3));
   const w2pqVkey = formatVkey('w2.example', SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(w2pq));
-  const w3 = cosignatureNoteSigner('w3.example', ed25519KeyFromSeed(fill(0xa4)), T0 + 6);
+  const w3 = ed25519Cosigner('w3.example', ed25519KeyFromSeed(fill(0xa4))).noteSigner(T0 + 6);
   const logSigner = ed25519NoteSigner(log.origin, log.key);
   const byW2 = checkpointNote(log, 4, [logSigner, w2ed]);
   const text = byW2.slice(0, byW2.indexOf('\n\n') + 1);
-  const w2pqLine = signCheckpointSubtree(w2pq, 'w2.example', text, T0 + 7);
+  const w2pqLine = mlDsa44Cosigner('w2.example', w2pq)
+    .noteSigner(T0 + 7)
+    .line(text);
   return {
     log,
     logVkey: formatVkey(log.origin, SIG_TYPE_ED25519, log.publicKey),

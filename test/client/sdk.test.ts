@@ -8,7 +8,7 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { formatCheckpoint, type Checkpoint } from '../../src/note/checkpoint.ts';
 import { signNote } from '../../src/note/signed-note.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { memoryHashReader, treeRoot } from '../../src/tlog/merkle.ts';
 import { buildTile, type Tile } from '../../src/tlog/tiles.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
@@ -33,6 +33,7 @@ import {
   witnessSetSaid,
 } from '../../src/client/index.ts';
 import { fill } from '../helpers/anchors.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const key = (b: number) => ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(b)));
 const members = [
@@ -198,8 +199,8 @@ void test('consistency from tiles: consistent, inconsistent with offline evidenc
 void test('cosignature/v1: a checkpoint cosigned by witnesses verifies; a missing or altered cosignature does not', () => {
   const text = formatCheckpoint({ origin: 'log.example/a', size: 3, rootHash: sha256(new Uint8Array([1])), extensions: [] });
   const log = ed25519NoteSigner('log.example/a', ed25519KeyFromSeed(fill(1)));
-  const c1 = cosignatureNoteSigner('w1.example', ed25519KeyFromSeed(fill(2)), 1700000000);
-  const c2 = cosignatureNoteSigner('w2.example', ed25519KeyFromSeed(fill(3)), 1700000001);
+  const c1 = ed25519Cosigner('w1.example', ed25519KeyFromSeed(fill(2))).noteSigner(1700000000);
+  const c2 = ed25519Cosigner('w2.example', ed25519KeyFromSeed(fill(3))).noteSigner(1700000001);
   const note = signNote(text, [log, c1, c2]);
   const r = verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c2.verifier], log: [log.verifier] });
   assert.equal(r.logVerified, true);

@@ -16,7 +16,7 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { formatCheckpoint } from '../../src/note/checkpoint.ts';
 import { signNote } from '../../src/note/signed-note.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { sha256 } from '../../src/crypto/sha256.ts';
 import {
   encodePartyState,
@@ -45,6 +45,7 @@ import {
   receiptFor,
   upperHex,
 } from '../helpers/malicious-witness.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const alice = fakeParty(0x09);
 const mallory = fakeParty(0x0a); // the witness's own party key: in no registry
@@ -218,9 +219,9 @@ void test('8.7 verifyFinalized re-validates a set built in code: a duplicated me
 void test('8.7 verifyCosignedCheckpoint: one key under two names counts once (refused), quorum 0 refused, origin must be the log key name', () => {
   const text = formatCheckpoint({ origin: 'log.example/a', size: 3, rootHash: sha256(new Uint8Array([1])), extensions: [] });
   const log = ed25519NoteSigner('log.example/a', ed25519KeyFromSeed(fill(1)));
-  const c1 = cosignatureNoteSigner('w1.example', ed25519KeyFromSeed(fill(2)), 1700000000);
-  const c1alias = cosignatureNoteSigner('w1b.example', ed25519KeyFromSeed(fill(2)), 1700000000); // same key
-  const c2 = cosignatureNoteSigner('w2.example', ed25519KeyFromSeed(fill(3)), 1700000000);
+  const c1 = ed25519Cosigner('w1.example', ed25519KeyFromSeed(fill(2))).noteSigner(1700000000);
+  const c1alias = ed25519Cosigner('w1b.example', ed25519KeyFromSeed(fill(2))).noteSigner(1700000000); // same key
+  const c2 = ed25519Cosigner('w2.example', ed25519KeyFromSeed(fill(3))).noteSigner(1700000000);
   // w1's single cosignature, its line copied under the alias name (the signature does not cover the name).
   const note = signNote(text, [log, c1, c1alias]);
   assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c1alias.verifier] }), {
@@ -257,7 +258,7 @@ void test('8.7 a size-0 checkpoint with a non-empty root is refused (0 → 0 is 
     ed25519NoteSigner(w.origin, w.key),
   ]);
   assert.throws(() => verifyCheckpointNote(forged, [v], w.origin), { code: 'checkpoint_invalid', message: /size 0/ });
-  const c1 = cosignatureNoteSigner('w1.example', ed25519KeyFromSeed(fill(2)), 1700000000);
+  const c1 = ed25519Cosigner('w1.example', ed25519KeyFromSeed(fill(2))).noteSigner(1700000000);
   const forgedCosigned = signNote(
     formatCheckpoint({ origin: 'log.example/a', size: 0, rootHash: sha256(new Uint8Array([7])), extensions: [] }),
     [c1],

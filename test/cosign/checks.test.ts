@@ -10,7 +10,7 @@ import { formatNote, parseNote, signNote, verifyNote } from '../../src/note/sign
 import { ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
 import { parseCosignatureLine } from '../../src/note/cosignature.ts';
 import { EMPTY_ROOT } from '../../src/tlog/hash.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { createCosignRole } from '../../src/cosign/role.ts';
 import { CosignConfigError } from '../../src/cosign/errors.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';

@@ -18,7 +18,7 @@ import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { EVIDENCE_LIMIT } from '../../src/store/types.ts';
 import type { CosignStateStorage, EvidenceRecord } from '../../src/store/types.ts';
 import { join } from 'node:path';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { signNote } from '../../src/note/signed-note.ts';
 import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { LOG_NAME, SyntheticLog, WITNESS_NAME, cosignKeyC, logKeyC, logsDoc, seq, startCosign } from '../helpers/cosign-harness.ts';

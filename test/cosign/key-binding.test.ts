@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { forgetCosignOrigin } from '../../src/cli/cosign-commands.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { SyntheticLog, logsDoc, seq, startCosign, type CosignHarness } from '../helpers/cosign-harness.ts';
 import { tempDir } from '../helpers/tmp.ts';

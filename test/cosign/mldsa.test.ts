@@ -15,12 +15,9 @@ import { decodeBase64, encodeBase64 } from '../../src/encoding/base64.ts';
 import { decodeHex } from '../../src/encoding/hex.ts';
 import { formatCheckpoint } from '../../src/note/checkpoint.ts';
 import { SIG_TYPE_SUBTREE_V1, parseSignatureLines, signNote, verifyNote } from '../../src/note/signed-note.ts';
-import {
-  checkpointSubtreeMessage,
-  parseSubtreeCosignatureLine,
-  verifyCheckpointSubtreeCosignature,
-} from '../../src/note/subtree-cosignature.ts';
-import { ed25519NoteSigner, formatVkey, keyIdHex, parseVkey } from '../../src/note/vkey.ts';
+import { mlDsa44Cosigner } from '../../src/note/cosigner.ts';
+import { checkpointSubtreeMessage, encodeSubtreeSignatureBytes, parseSubtreeCosignatureLine } from '../../src/note/subtree-message.ts';
+import { ed25519NoteSigner, formatVkey, keyIdHex, parseVkey, subtreeNoteVerifier } from '../../src/note/vkey.ts';
 import {
   APPENDIX_C_TIME,
   LOG_NAME,
@@ -100,17 +97,23 @@ void test('Appendix C/B witness: Ed25519 then ML-DSA-44 line, one T; the Ed25519
     const line = parseSubtreeCosignatureLine(ml!);
     assert.equal(line.timestamp, V.WITNESS_T);
     assert.equal(keyIdHex(line.keyId), 'dcccf9ec');
-    assert.equal(verifyCheckpointSubtreeCosignature(mlDsa44PublicKeyBytes(mlDsaWitnessKey), line, V.WITNESS_CHECKPOINT_TEXT), true);
+    assert.equal(
+      subtreeNoteVerifier(line.name, mlDsa44PublicKeyBytes(mlDsaWitnessKey)).verify(
+        new TextEncoder().encode(V.WITNESS_CHECKPOINT_TEXT),
+        encodeSubtreeSignatureBytes(line.timestamp, line.signature),
+      ),
+      true,
+    );
     assert.equal(
       ml_dsa44.verify(line.signature, decodeHex(V.WITNESS_MESSAGE_HEX), mlDsa44PublicKeyBytes(mlDsaWitnessKey)),
       true,
       'noble verifies the witness line over the Appendix B.2 message',
     );
-    // the service's subtree line (for sign-subtree): the B.4 statement, T = 0, signs the B.4 message
-    const [mlSigner] = h.role.service.mlDsaCosigners;
+    // the keyring's ML-DSA-44 Cosigner (for sign-subtree): the B.4 statement, T = 0, signs the B.4 message
+    const [mlSigner] = h.role.service.keyring.mlDsa;
     assert.equal(keyIdHex(mlSigner!.keyId), 'dcccf9ec');
     const sub = parseSubtreeCosignatureLine(
-      await h.role.service.subtreeLine(mlSigner!.keyId, {
+      await mlSigner!.signSubtree({
         origin: V.SUBTREE_ORIGIN,
         start: V.SUBTREE_START,
         end: V.SUBTREE_END,
@@ -209,9 +212,7 @@ void test('response shape: 0x06 log key and two witness keys; the monitoring bod
   try {
     const text = formatCheckpoint({ origin, size: 5, rootHash: randomBytes(32), extensions: [] });
     // The log signs with ML-DSA-44 (any T; here 0 as torchwood's vector does).
-    const logSig = parseSubtreeCosignatureLine(
-      (await import('../../src/note/subtree-cosignature.ts')).signCheckpointSubtree(logMl.privateKey, origin, text, 0n),
-    );
+    const logSig = parseSubtreeCosignatureLine(mlDsa44Cosigner(origin, logMl.privateKey).noteSigner(0n).line(text));
     const note = `${text}\n— ${origin} ${encodeBase64(Uint8Array.of(...u32(logSig.keyId), ...new Uint8Array(8), ...logSig.signature))}\n`;
     const r = await h.post(`old 0\n\n${note}`);
     assert.equal(r.status, 200, r.text);

@@ -10,7 +10,7 @@ import { verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { generateMlDsa44, mlDsa44Supported, signMlDsa44, verifyMlDsa44 } from '../../src/crypto/ml-dsa.ts';
 import { CosignService, type AddCheckpointOutcome } from '../../src/cosign/service.ts';
 import { parseLogsConfig } from '../../src/cosign/logs.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { verifyNote } from '../../src/note/signed-note.ts';
 import { parseVkey } from '../../src/note/vkey.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';

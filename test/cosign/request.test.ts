@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBase64 } from '../../src/encoding/base64.ts';
-import { AddCheckpointRequestError } from '../../src/cosign/errors.ts';
-import { MAX_PROOF_LINES, formatAddCheckpointRequest, parseAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { AddCheckpointRequestError } from '../../src/note/errors.ts';
+import { MAX_PROOF_LINES, formatAddCheckpointRequest, parseAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { SyntheticLog, LOG_NAME, logKeyC } from '../helpers/cosign-harness.ts';
 
 const log = new SyntheticLog(LOG_NAME, logKeyC);

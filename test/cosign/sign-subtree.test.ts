@@ -12,11 +12,10 @@ import { ml_dsa44 } from '@noble/post-quantum/ml-dsa.js';
 import { encodeBase64 } from '../../src/encoding/base64.ts';
 import { formatCheckpoint } from '../../src/note/checkpoint.ts';
 import { parseSignatureLine, signNote } from '../../src/note/signed-note.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { mlDsa44KeyFromSeed } from '../../src/crypto/ml-dsa.ts';
-import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
-import { formatSignSubtreeRequest } from '../../src/cosign/subtree-request.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatSignSubtreeRequest } from '../../src/note/tlog-witness.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { MAX_TREE_SIZE } from '../../src/tlog/merkle.ts';
 import { WITNESS_NAME, cosignKeyC, logKeyC, logsDoc, seq, startCosign } from '../helpers/cosign-harness.ts';
 import type { CosignHarness, HarnessOptions, HttpResult } from '../helpers/cosign-harness.ts';
@@ -25,6 +24,7 @@ import type { Tree } from '../helpers/subtree-proofs.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { SignaturePool } from '../../src/anchoring/verify-pool.ts';
 import { SUBTREE_LINE as B5_LINE, SUBTREE_MESSAGE_HEX as B4_MESSAGE_HEX } from '../helpers/mldsa-vectors.ts';
+import { ed25519Cosigner, mlDsa44Cosigner } from '../../src/note/cosigner.ts';
 
 // research/pq-cosign.md Appendix B: the witness ML-DSA-44 key (seed 00..1f) and the subtree vector
 // (B.4 message, B.5 line: test/helpers/mldsa-vectors.ts).
@@ -65,8 +65,12 @@ function reference(
   const text = formatCheckpoint({ origin, size: Number(tree.size), rootHash: tree.mth(0n, tree.size), extensions: opts.extensions ?? [] });
   const t = opts.t ?? 1_800_000_000n;
   let note = signNote(text, [ed25519NoteSigner(origin, logKeyC)]);
-  for (const k of opts.ed25519 ?? []) note = signNote(text, [cosignatureNoteSigner(opts.name ?? WITNESS_NAME, k, t)], parseNoteSigs(note));
-  for (const k of opts.mlDsa ?? []) note += signCheckpointSubtree(k, opts.name ?? WITNESS_NAME, text, t);
+  for (const k of opts.ed25519 ?? [])
+    note = signNote(text, [ed25519Cosigner(opts.name ?? WITNESS_NAME, k).noteSigner(t)], parseNoteSigs(note));
+  for (const k of opts.mlDsa ?? [])
+    note += mlDsa44Cosigner(opts.name ?? WITNESS_NAME, k)
+      .noteSigner(t)
+      .line(text);
   return note;
 }
 

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatNote } from '../../src/note/signed-note.ts';
 import { decodeBase64, encodeBase64 } from '../../src/encoding/base64.ts';
-import { SignSubtreeRequestError } from '../../src/cosign/errors.ts';
-import { MAX_PROOF_LINES } from '../../src/cosign/request.ts';
-import { formatSignSubtreeRequest, parseSignSubtreeRequest } from '../../src/cosign/subtree-request.ts';
+import { SignSubtreeRequestError } from '../../src/note/errors.ts';
+import { MAX_PROOF_LINES } from '../../src/note/tlog-witness.ts';
+import { formatSignSubtreeRequest, parseSignSubtreeRequest } from '../../src/note/tlog-witness.ts';
 import { LOG_NAME, SyntheticLog, logKeyC } from '../helpers/cosign-harness.ts';
 
 const log = new SyntheticLog(LOG_NAME, logKeyC);

@@ -18,7 +18,7 @@ import { closeGracefully, listen } from '../../src/server/lifecycle.ts';
 import type { App, ServerOptions } from '../../src/server/options.ts';
 import { createCosignRole } from '../../src/cosign/role.ts';
 import type { CosignRole, CosignRoleOptions } from '../../src/cosign/role.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 
 /** Bytes start, start+1, …, start+n−1. */
 export function seq(start: number, n = 32): Uint8Array {

@@ -10,13 +10,12 @@ import { loadLogWitnesses, parseLogWitnesses } from '../../src/log-witness/confi
 import { LogWitnessConfigError, PeerFailure } from '../../src/log-witness/errors.ts';
 import { parseConflictSize, verifiedCosignatures } from '../../src/log-witness/reply.ts';
 import { formatCheckpoint } from '../../src/note/checkpoint.ts';
-import { formatCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519, SIG_TYPE_SUBTREE_V1 } from '../../src/note/signed-note.ts';
-import { signCheckpointSubtree } from '../../src/note/subtree-cosignature.ts';
 import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
 import { formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { fill } from '../helpers/anchors.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { ed25519Cosigner, mlDsa44Cosigner } from '../../src/note/cosigner.ts';
 
 const key = (b: number) => ed25519KeyFromSeed(fill(b));
 const vkey = (name: string, b: number, type: 0x01 | 0x04 = SIG_TYPE_COSIGNATURE_V1) =>
@@ -135,7 +134,7 @@ void test('--log-witnesses: YAML for .yaml/.yml, JSON otherwise; the file name i
 });
 
 const TEXT = formatCheckpoint({ origin: 'own.example/anchors', size: 5, rootHash: fill(7), extensions: [] });
-const line = (name: string, b: number, text = TEXT) => formatCosignatureLine(signCosignature(name, key(b), text, 1700000000));
+const line = (name: string, b: number, text = TEXT) => ed25519Cosigner(name, key(b)).noteSigner(1700000000).line(text);
 
 void test('a 200 reply: only lines of the witness’s vkeys count; a matching line that fails, or none, fails the reply', () => {
   const verifiers = W2.vkeys.map(parseVkey);
@@ -176,10 +175,10 @@ void test('ML-DSA-44 witnesses (type 0x06): vkeys accepted, subtree/v1 lines ove
   const mlVkey = formatVkey('w3.example', SIG_TYPE_SUBTREE_V1, mlDsa44PublicKeyBytes(ml));
   const set = parseLogWitnesses({ quorum: 1, witnesses: [{ url: 'https://w3.example/', vkeys: [vkey('w3.example', 4), mlVkey] }] });
   const verifiers = set.witnesses[0]!.verifiers;
-  const mlLine = signCheckpointSubtree(ml, 'w3.example', TEXT, 1700000000);
+  const mlLine = mlDsa44Cosigner('w3.example', ml).noteSigner(1700000000).line(TEXT);
   assert.equal(verifiedCosignatures(mlLine, TEXT, verifiers), mlLine);
   assert.equal(verifiedCosignatures(line('w3.example', 4) + mlLine, TEXT, verifiers), line('w3.example', 4) + mlLine);
   // A line over another checkpoint (size 6) by the configured key fails the whole reply.
-  const other = signCheckpointSubtree(ml, 'w3.example', TEXT.replace('\n5\n', '\n6\n'), 1700000000);
+  const other = mlDsa44Cosigner('w3.example', ml).noteSigner(1700000000).line(TEXT.replace('\n5\n', '\n6\n'));
   assert.throws(() => verifiedCosignatures(line('w3.example', 4) + other, TEXT, verifiers), PeerFailure);
 });

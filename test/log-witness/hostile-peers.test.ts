@@ -9,9 +9,8 @@ import http from 'node:http';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
-import { parseAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { parseAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { parseCheckpoint } from '../../src/note/checkpoint.ts';
-import { formatCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
 import { SIG_TYPE_COSIGNATURE_V1, parseNote, verifyNote } from '../../src/note/signed-note.ts';
 import { formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { fill } from '../helpers/anchors.ts';
@@ -20,6 +19,7 @@ import { get } from '../helpers/witness.ts';
 import { anchorAt, makePeer, metricValue, startPeer, type Peer } from '../helpers/log-witness-peers.ts';
 import { until } from '../helpers/poll.ts';
 import { closeServer, listenLoopback } from '../helpers/loopback.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const FAKE = 'fake.test';
 const MODES = ['never-had', 'twice', 'adopt', 'slow', 'ratelimit', 'huge', 'redirect', 'badline', 'otherkey'] as const;
@@ -41,7 +41,9 @@ const maxInFlight = new Map<string, number>();
 let redirectTargetHit = 0;
 
 const line = (key: ReturnType<typeof keyOf>, text: string): string =>
-  formatCosignatureLine(signCosignature(FAKE, key, text, Math.floor(Date.now() / 1000)));
+  ed25519Cosigner(FAKE, key)
+    .noteSigner(Math.floor(Date.now() / 1000))
+    .line(text);
 
 async function answer(mode: Mode, body: string, res: http.ServerResponse): Promise<void> {
   const req = parseAddCheckpointRequest(body);

@@ -12,16 +12,15 @@ import {
   encodeCosignatureBytes,
   formatCosignatureLine,
   parseCosignatureLine,
-  signCosignature,
   toCosignatureTimestamp,
-  verifyCosignature,
 } from '../../src/note/cosignature.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 import { formatSignatureLine, parseNote, signNote, verifyNote } from '../../src/note/signed-note.ts';
-import { cosignatureNoteSigner, ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
+import { ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
 
 const seed = (start: number): Uint8Array => Uint8Array.from({ length: 32 }, (_, i) => start + i);
 const LOG_KEY = ed25519KeyFromSeed(seed(0x40));
-const WITNESS_KEY = ed25519KeyFromSeed(seed(0x00));
+const WITNESS = ed25519Cosigner('witness.example/w1', ed25519KeyFromSeed(seed(0x00)));
 const LOG_VKEY = 'example.com/log+01882cac+ASVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd';
 const WITNESS_VKEY = 'witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4';
 const T = 1700000000;
@@ -49,14 +48,14 @@ const VECTORS = [
 
 void test('Appendix C vkeys are reproduced from the seeds', () => {
   const log = ed25519NoteSigner('example.com/log', LOG_KEY);
-  const witness = cosignatureNoteSigner('witness.example/w1', WITNESS_KEY, T);
+  const witness = WITNESS.noteSigner(T);
   assert.equal(log.verifier.vkey, LOG_VKEY);
   assert.equal(witness.verifier.vkey, WITNESS_VKEY);
   assert.equal(parseVkey(LOG_VKEY).keyId, 0x01882cac);
   assert.equal(parseVkey(WITNESS_VKEY).keyId, 0xe75f6532);
 });
 
-void test('Appendix C: log and witness signature lines reproduced byte for byte (sizes 3 and 8)', () => {
+void test('Appendix C: log and witness signature lines reproduced byte for byte (sizes 3 and 8)', async () => {
   for (const v of VECTORS) {
     const text = formatCheckpoint({ origin: 'example.com/log', size: v.size, rootHash: Buffer.from(v.root, 'base64'), extensions: [] });
     assert.equal(text, `example.com/log\n${v.size}\n${v.root}\n`);
@@ -65,14 +64,11 @@ void test('Appendix C: log and witness signature lines reproduced byte for byte 
     assert.equal(msg.length, 94);
     assert.equal(Buffer.from(msg).toString('hex'), v.message);
     // Whole note via signNote with both signers.
-    const note = signNote(text, [
-      ed25519NoteSigner('example.com/log', LOG_KEY),
-      cosignatureNoteSigner('witness.example/w1', WITNESS_KEY, T),
-    ]);
+    const note = signNote(text, [ed25519NoteSigner('example.com/log', LOG_KEY), WITNESS.noteSigner(T)]);
     assert.equal(note, `${text}\n${v.logLine}\n${v.witnessLine}\n`);
-    // The cosignature line on its own, as POST /add-checkpoint returns it.
-    const c = signCosignature('witness.example/w1', WITNESS_KEY, text, 1700000000n);
-    assert.equal(formatCosignatureLine(c), `${v.witnessLine}\n`);
+    // The cosignature line on its own, as POST /add-checkpoint returns it (sync and async forms).
+    assert.equal(WITNESS.noteSigner(1700000000n).line(text), `${v.witnessLine}\n`);
+    assert.equal(await WITNESS.cosignCheckpoint(text, 1700000000n), `${v.witnessLine}\n`);
     // Verification of the vector note with both vkeys.
     const r = verifyNote(`${text}\n${v.logLine}\n${v.witnessLine}\n`, [parseVkey(LOG_VKEY), parseVkey(WITNESS_VKEY)]);
     assert.equal(r.verified.length, 2);
@@ -91,10 +87,13 @@ void test('cosignature lines: parse/format round trip and verification', () => {
   assert.equal(c.signature.length, 64);
   assert.equal(formatCosignatureLine(c), `${v.witnessLine}\n`);
   assert.deepEqual(parseCosignatureLine(`${v.witnessLine}\n`), c);
-  const pk = parseVkey(WITNESS_VKEY).publicKey;
-  assert.equal(verifyCosignature(pk, text, c), true);
-  assert.equal(verifyCosignature(pk, text.replace('8', '9'), c), false);
-  assert.equal(verifyCosignature(pk, text, { ...c, timestamp: c.timestamp + 1n }), false);
+  // Lines are verified in one place: the cosigner's NoteVerifier.
+  const verifier = WITNESS.verifier();
+  assert.equal(verifier.vkey, WITNESS_VKEY);
+  const enc = (t: string): Uint8Array => new TextEncoder().encode(t);
+  assert.equal(verifier.verify(enc(text), encodeCosignatureBytes(c.timestamp, c.signature)), true);
+  assert.equal(verifier.verify(enc(text.replace('8', '9')), encodeCosignatureBytes(c.timestamp, c.signature)), false);
+  assert.equal(verifier.verify(enc(text), encodeCosignatureBytes(c.timestamp + 1n, c.signature)), false);
   // A log signature line (68 bytes) is not a cosignature.
   assert.throws(() => parseCosignatureLine(v.logLine), { code: 'malformed_cosignature' });
   assert.throws(() => parseCosignatureLine('— witness.example/w1 AAAA'), { code: 'malformed_cosignature' });
@@ -111,8 +110,8 @@ void test('timestamps: bounds at 0 and 2^63 − 1', () => {
   assert.throws(() => toCosignatureTimestamp(-1n), { code: 'invalid_timestamp' });
 
   const text = 'example.com/log\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n';
-  const max = signCosignature('witness.example/w1', WITNESS_KEY, text, MAX_COSIGNATURE_TIMESTAMP);
-  const line = formatCosignatureLine(max);
+  const line = WITNESS.noteSigner(MAX_COSIGNATURE_TIMESTAMP).line(text);
+  const max = parseCosignatureLine(line);
   assert.equal(parseCosignatureLine(line).timestamp, MAX_COSIGNATURE_TIMESTAMP);
   assert.ok(
     new TextDecoder().decode(cosignatureMessage(text, MAX_COSIGNATURE_TIMESTAMP)).startsWith('cosignature/v1\ntime 9223372036854775807\n'),

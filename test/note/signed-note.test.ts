@@ -16,15 +16,9 @@ import {
 } from '../../src/note/signed-note.ts';
 import type { NoteSignature } from '../../src/note/signed-note.ts';
 import { computeKeyId } from '../../src/note/key-id.ts';
-import {
-  cosignatureNoteSigner,
-  cosignatureNoteVerifier,
-  ed25519NoteSigner,
-  ed25519NoteVerifier,
-  formatVkey,
-  parseVkey,
-} from '../../src/note/vkey.ts';
+import { cosignatureNoteVerifier, ed25519NoteSigner, ed25519NoteVerifier, formatVkey, parseVkey } from '../../src/note/vkey.ts';
 import { NoteError } from '../../src/note/errors.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -200,7 +194,7 @@ void test('vkeys: parse/format round trip, key ID check, key checks, type checks
 
 void test('sign and verify with type 0x01 and 0x04 signers together', () => {
   const log = ed25519NoteSigner('example.com/log', ed25519KeyFromSeed(new Uint8Array(32).fill(2)));
-  const witness = cosignatureNoteSigner('witness.example/w1', ed25519KeyFromSeed(new Uint8Array(32).fill(3)), 1700000000);
+  const witness = ed25519Cosigner('witness.example/w1', ed25519KeyFromSeed(new Uint8Array(32).fill(3))).noteSigner(1700000000);
   const text = 'example.com/log\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n';
   const note = signNote(text, [log, witness]);
   const r = verifyNote(note, [log.verifier, witness.verifier]);

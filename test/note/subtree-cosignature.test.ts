@@ -1,5 +1,5 @@
 // ML-DSA-44 subtree/v1 cosignatures (type 0x06): key IDs, vkeys, messages, lines, verification
-// (src/note/subtree-message.ts, subtree-cosignature.ts, vkey.ts). Vectors of SPEC §5.7 from
+// (src/note/subtree-message.ts, cosigner.ts, vkey.ts). Vectors of SPEC §5.7 from
 // ../shared/research/pq-cosign.md §2.1–2.4 and Appendices A, B (test/helpers/mldsa-vectors.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,20 +10,42 @@ import { decodeBase64, encodeBase64 } from '../../src/encoding/base64.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { NoteError } from '../../src/note/errors.ts';
 import { SIG_TYPE_SUBTREE_V1, parseNote, verifyNote } from '../../src/note/signed-note.ts';
+import { computeKeyId } from '../../src/note/key-id.ts';
+import { mlDsa44Cosigner } from '../../src/note/cosigner.ts';
 import {
   SUBTREE_V1_BLOB_LENGTH,
   checkpointSubtreeMessage,
+  encodeSubtreeSignatureBytes,
   formatSubtreeCosignatureLine,
   parseSubtreeCosignatureLine,
-  signCheckpointSubtree,
-  signSubtreeStatement,
-  subtreeKeyId,
   subtreeMessage,
-  verifyCheckpointSubtreeCosignature,
-  verifySubtreeCosignature,
-} from '../../src/note/subtree-cosignature.ts';
+  type SubtreeCosignature,
+} from '../../src/note/subtree-message.ts';
+import { verifyMlDsa44 } from '../../src/crypto/ml-dsa.ts';
 import { formatVkey, keyIdHex, parseVkey, subtreeNoteVerifier } from '../../src/note/vkey.ts';
 import * as V from '../helpers/mldsa-vectors.ts';
+
+/** A parsed line over an arbitrary subtree: the message rebuilt from the line's name and T (false on a field the format refuses). */
+function verifySubtreeCosignature(
+  publicKey: Uint8Array,
+  line: SubtreeCosignature,
+  subtree: { origin: string; start: bigint; end: bigint; hash: Uint8Array },
+): boolean {
+  if (line.keyId !== computeKeyId(line.name, SIG_TYPE_SUBTREE_V1, publicKey)) return false;
+  try {
+    return verifyMlDsa44(publicKey, subtreeMessage({ name: line.name, timestamp: line.timestamp, ...subtree }), line.signature);
+  } catch {
+    return false;
+  }
+}
+
+/** A parsed line over a checkpoint text, through the one line verifier (the 0x06 NoteVerifier). */
+function verifyCheckpointSubtreeCosignature(publicKey: Uint8Array, line: SubtreeCosignature, checkpointText: string): boolean {
+  return subtreeNoteVerifier(line.name, publicKey).verify(
+    new TextEncoder().encode(checkpointText),
+    encodeSubtreeSignatureBytes(line.timestamp, line.signature),
+  );
+}
 
 const isNote = (code: string) => (e: unknown) => e instanceof NoteError && e.code === code;
 
@@ -95,11 +117,11 @@ function formatAndParse(type: 0x06, pk: Uint8Array) {
   return parseVkey(`a.example+00000000+${encodeBase64(raw)}`);
 }
 
-void test('witness vector: seed 00..1f, vkey with ID dcccf9ec, the B.2 message, the B.3 line verifies; noble reproduces B.3 byte for byte', () => {
+void test('witness vector: seed 00..1f, vkey with ID dcccf9ec, the B.2 message, the B.3 line verifies; noble reproduces B.3 byte for byte', async () => {
   const key = mlDsa44KeyFromSeed(decodeHex(V.WITNESS_SEED_HEX));
   const pk = mlDsa44PublicKeyBytes(key);
   assert.equal(formatVkey(V.WITNESS_NAME, SIG_TYPE_SUBTREE_V1, pk), V.WITNESS_VKEY);
-  assert.equal(keyIdHex(subtreeKeyId(V.WITNESS_NAME, pk)), 'dcccf9ec');
+  assert.equal(keyIdHex(mlDsa44Cosigner(V.WITNESS_NAME, key).keyId), 'dcccf9ec');
   const msg = checkpointSubtreeMessage(V.WITNESS_NAME, V.WITNESS_CHECKPOINT_TEXT, V.WITNESS_T);
   assert.equal(encodeHex(msg), V.WITNESS_MESSAGE_HEX);
   assert.equal(msg.length, 103);
@@ -115,8 +137,10 @@ void test('witness vector: seed 00..1f, vkey with ID dcccf9ec, the B.2 message, 
     formatSubtreeCosignatureLine({ name: V.WITNESS_NAME, keyId: line.keyId, timestamp: V.WITNESS_T, signature: det }),
     `${V.WITNESS_LINE}\n`,
   );
-  // node signs (hedged) a line that verifies, with the same key ID and T
-  const ours = parseSubtreeCosignatureLine(signCheckpointSubtree(key, V.WITNESS_NAME, V.WITNESS_CHECKPOINT_TEXT, V.WITNESS_T));
+  // the Cosigner signs (hedged) a line that verifies, with the same key ID and T
+  const ours = parseSubtreeCosignatureLine(
+    await mlDsa44Cosigner(V.WITNESS_NAME, key).cosignCheckpoint(V.WITNESS_CHECKPOINT_TEXT, V.WITNESS_T),
+  );
   assert.equal(ours.keyId, line.keyId);
   assert.equal(verifyCheckpointSubtreeCosignature(pk, ours, V.WITNESS_CHECKPOINT_TEXT), true);
   assert.equal(ml_dsa44.verify(ours.signature, msg, pk), true);
@@ -126,7 +150,7 @@ void test('witness vector: seed 00..1f, vkey with ID dcccf9ec, the B.2 message, 
   assert.equal(verified.verified[0]!.timestamp, V.WITNESS_T);
 });
 
-void test('subtree vector: [8, 13) of example.com/mtc-log, T = 0: message B.4, line B.5 verifies; T ≠ 0 with start ≠ 0 is refused', () => {
+void test('subtree vector: [8, 13) of example.com/mtc-log, T = 0: message B.4, line B.5 verifies; T ≠ 0 with start ≠ 0 is refused', async () => {
   const pk = mlDsa44PublicKeyBytes(mlDsa44KeyFromSeed(decodeHex(V.WITNESS_SEED_HEX)));
   const hash = decodeBase64(V.SUBTREE_HASH_B64, 32);
   const fields = { origin: V.SUBTREE_ORIGIN, start: V.SUBTREE_START, end: V.SUBTREE_END, hash };
@@ -138,9 +162,9 @@ void test('subtree vector: [8, 13) of example.com/mtc-log, T = 0: message B.4, l
   assert.equal(verifySubtreeCosignature(pk, line, { ...fields, end: 14n }), false);
   assert.throws(() => subtreeMessage({ name: V.WITNESS_NAME, timestamp: 1n, ...fields }), isNote('invalid_subtree_message'));
   assert.equal(verifySubtreeCosignature(pk, { ...line, timestamp: 1n }, fields), false);
-  // node signs subtree statements too (hedged): the line verifies
+  // the Cosigner signs subtrees too (hedged, T = 0): the line verifies
   const { privateKey } = generateMlDsa44();
-  const l2 = parseSubtreeCosignatureLine(signSubtreeStatement(privateKey, { name: V.WITNESS_NAME, timestamp: 0n, ...fields }));
+  const l2 = parseSubtreeCosignatureLine(await mlDsa44Cosigner(V.WITNESS_NAME, privateKey).signSubtree(fields));
   assert.equal(verifySubtreeCosignature(mlDsa44PublicKeyBytes(privateKey), l2, fields), true);
 });
 
@@ -174,7 +198,7 @@ void test('message length rules: name and origin 1..255 bytes, T ≤ 2^63−1, s
 void test('line format: blob exactly 2432 bytes, T ≤ 2^63−1; a 0x06 line over a checkpoint with extension lines is invalid', () => {
   const { privateKey, publicKey } = generateMlDsa44();
   const text = 'o.example/log\n5\n' + encodeBase64(randomBytes(32)) + '\n';
-  const lineText = signCheckpointSubtree(privateKey, 'w.example', text, 1234n);
+  const lineText = mlDsa44Cosigner('w.example', privateKey).noteSigner(1234n).line(text);
   const b64 = lineText.trim().split(' ')[2]!;
   assert.equal(decodeBase64(b64).length, SUBTREE_V1_BLOB_LENGTH);
   const blob = decodeBase64(b64);

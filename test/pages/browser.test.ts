@@ -20,7 +20,7 @@ import { buildDidKeyChain, buildTokenRequest, hexKey } from '../../src/bridge/cl
 import { startBridge, type RunningBridge } from '../../src/bridge/node.ts';
 import { renderMonitorReport } from '../../src/client/monitor-report.ts';
 import { emptyMonitorState, monitorPoll, type PollReport } from '../../src/client/monitor.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, generateEd25519 } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';

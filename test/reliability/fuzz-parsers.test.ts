@@ -18,7 +18,7 @@ import { BRIDGE_STATUS } from '../../src/bridge/errors.ts';
 import { decodeTokenRequest } from '../../src/bridge/request.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
 import { parseLogsConfig } from '../../src/cosign/logs.ts';
-import { formatAddCheckpointRequest, parseAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest, parseAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { decodeBase58, encodeBase58 } from '../../src/encoding/base58.ts';
 import { decodeBase64, decodeBase64url, encodeBase64, encodeBase64url } from '../../src/encoding/base64.ts';
@@ -28,7 +28,7 @@ import { decodeUtf8, JsonError, parseStrictJson } from '../../src/encoding/json.
 import { formatTimestamp, parseRfc3339, parseTimestamp } from '../../src/encoding/time.ts';
 import { EncodingError } from '../../src/encoding/errors.ts';
 import { formatCheckpoint, parseCheckpoint } from '../../src/note/checkpoint.ts';
-import { formatCosignatureLine, parseCosignatureLine, signCosignature } from '../../src/note/cosignature.ts';
+import { formatCosignatureLine, parseCosignatureLine } from '../../src/note/cosignature.ts';
 import { formatNote, parseNote, parseSignatureLine, verifyNote } from '../../src/note/signed-note.ts';
 import { formatTlogProof, parseTlogProof } from '../../src/note/tlog-proof.ts';
 import { ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
@@ -39,6 +39,7 @@ import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { SyntheticLog } from '../helpers/cosign-harness.ts';
 import { figures, PROFILE } from '../helpers/rel-common.ts';
 import { applyStruct, hostileValue, mutatedJson, mutatedText, refusalOrValue, structOp, textOp, applyText } from '../helpers/rel-fuzz.ts';
+import { ed25519Cosigner } from '../../src/note/cosigner.ts';
 
 const SEED = Number(process.env.REL_SEED ?? 0x5eed);
 const counts = new Map<string, number>();
@@ -271,7 +272,7 @@ void test('signed notes, checkpoints, signature lines, vkeys, cosignature lines:
     const ok = attempt(() => verifyNote(note, [ed25519NoteSigner(log.keyName, log.key).verifier]), note);
     if (ok !== undefined) assert.equal(note.text, log.text(cp.size), 'a mutated checkpoint text verified');
   });
-  const line = formatCosignatureLine(signCosignature('witness.example/w', cosigner, log.text(3), 1_700_000_000n));
+  const line = ed25519Cosigner('witness.example/w', cosigner).noteSigner(1_700_000_000n).line(log.text(3));
   check('signature line', 3_000, mutatedText(line), (s) => {
     attempt(() => parseSignatureLine(s), s);
   });

@@ -17,7 +17,7 @@ import { deriveSeedId } from '../../src/anchor/seed.ts';
 import type { Anchor, AnchorWire } from '../../src/anchor/types.ts';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../../src/bridge/client.ts';
 import { startBridge } from '../../src/bridge/node.ts';
-import { formatAddCheckpointRequest } from '../../src/cosign/request.ts';
+import { formatAddCheckpointRequest } from '../../src/note/tlog-witness.ts';
 import { ed25519KeyFromSeed, verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
