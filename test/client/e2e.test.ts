@@ -263,7 +263,7 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
       name: ws[0]!.name,
       status: 'invalid',
       code: 'inclusion_invalid',
-      reason: 'the inclusion proof does not lead to the checkpoint root',
+      reason: 'the inclusion proof does not lead to the checkpoint root (computed root does not match)',
     });
     const strict = await verifyFinalized(
       anchor,
