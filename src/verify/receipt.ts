@@ -22,7 +22,7 @@ import { verifyEd25519, verifyP256 } from './crypto.ts';
 import { fail, wrap } from './errors.ts';
 import { hashLeaf, inclusionFailure } from './merkle.ts';
 import { ed25519NoteKey, verifyCheckpoint, type Checkpoint } from './note.ts';
-import { partyKeyPin, witnessPin } from './pins.ts';
+import { partyKeyPin, pinnedBytes, witnessPin } from './pins.ts';
 
 export interface CosignatureWire {
   witness_name: string;
@@ -231,8 +231,7 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, pin
 }
 
 /** The cosignature names the pinned witness and key, has a valid timestamp; its signature bytes. */
-function cosignatureSignature(cos: CosignatureWire, pinned: PinnedWitness): Uint8Array {
-  const witness = witnessPin(pinned);
+function cosignatureSignature(cos: CosignatureWire, witness: { publicKey: Uint8Array; name?: string | undefined }): Uint8Array {
   if (witness.name !== undefined && cos.witness_name !== witness.name)
     fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
   if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
@@ -299,8 +298,16 @@ export function anchorLogEntry(anchor: Anchor): Uint8Array {
  * (`wrong_witness`), is well formed (`malformed_response`) and verifies over the anchor's cosign
  * message under the pinned key (`cosignature_invalid`) — the first step of verifyWitnessReceipt.
  */
-export async function verifyAnchorCosignature(anchor: Anchor, cosignature: CosignatureWire, pinned: PinnedWitness): Promise<void> {
-  const signature = cosignatureSignature(cosignature, pinned);
-  if (!(await verifyEd25519(witnessPin(pinned).publicKey, cosignMessage(anchor), signature)))
+export async function verifyAnchorCosignature(
+  anchor: Anchor,
+  cosignature: CosignatureWire,
+  pinned: Pick<PinnedWitness, 'publicKey' | 'name'>,
+): Promise<void> {
+  // No inclusion is checked, so no log origin is needed: the key (and the name, if given) only.
+  if (typeof pinned !== 'object' || (pinned as unknown) === null) fail('usage', 'the pinned witness must be an object { publicKey }');
+  if (pinned.name !== undefined && typeof pinned.name !== 'string') fail('usage', 'the pinned witness name must be a string');
+  const witness = { name: pinned.name, publicKey: pinnedBytes(pinned.publicKey, 32, 'the pinned witness publicKey (Ed25519)') };
+  const signature = cosignatureSignature(cosignature, witness);
+  if (!(await verifyEd25519(witness.publicKey, cosignMessage(anchor), signature)))
     fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 }
