@@ -5,8 +5,9 @@ import { decodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { ClientError } from '../client/errors.ts';
 import { parseJsonBody, RESPONSE_CAPS, type HttpOptions } from '../client/http.ts';
-import { VerificationError, type PinnedPartyKey, type PinnedWitness } from '../client/verify-anchor.ts';
-import { findMember, parseWitnessSet, type WitnessSet } from '../client/witness-set.ts';
+import { VerificationError } from '../verify/errors.ts';
+import type { PinnedPartyKey, PinnedWitnessBytes as PinnedWitness } from '../verify/receipt.ts';
+import { findMember, parseWitnessSet, type WitnessSet } from '../verify/witness-set.ts';
 import { collectList, intArg, unitArg } from './options.ts';
 
 /** Exit codes of the client subcommands. */
@@ -68,8 +69,20 @@ export function readJson(path: string): unknown {
   }
 }
 
-export function readWitnessSet(path: string): WitnessSet {
-  return parseWitnessSet(readJson(path));
+/** A witness set file the user gives: an invalid one is unusable input (exit 2), not a verdict. */
+export async function readWitnessSet(path: string): Promise<WitnessSet> {
+  const doc = readJson(path);
+  try {
+    return await parseWitnessSet(doc);
+  } catch (e) {
+    if (e instanceof VerificationError && e.code === 'witness_set_invalid') throw usageFailure(e);
+    throw e;
+  }
+}
+
+/** A VerificationError about the user's own input (a witness set they built or gave), reported as unusable input. */
+export function usageFailure(e: VerificationError): CliFailure {
+  return new CliFailure(`anchor-witness: ${e.code}: ${oneLine(e.message)}`, EXIT.usage);
 }
 
 export function hexArg(bytes: number, what: string) {
@@ -90,9 +103,9 @@ export interface PinFlags {
 }
 
 /** The witness identity to verify under: a witness-set member (by name), or --witness-key [--origin]. */
-export function pinFrom(flags: PinFlags, nameHint: string, originHint: string): PinnedWitness {
+export async function pinFrom(flags: PinFlags, nameHint: string, originHint: string): Promise<PinnedWitness> {
   if (flags.witnessSet !== undefined) {
-    const set = readWitnessSet(flags.witnessSet);
+    const set = await readWitnessSet(flags.witnessSet);
     const name = flags.witnessName ?? nameHint;
     // A file that names no witness (a bare tlog-proof or checkpoint) is matched by its log origin.
     const m = name !== '' ? findMember(set, name) : set.members.find((x) => x.logOrigin === originHint);

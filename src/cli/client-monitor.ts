@@ -292,7 +292,7 @@ export function addMonitorCommand(program: Command): void {
         withholdingGraceSec: opts.withholdingGrace,
         allDuplicities: opts.allDuplicities === true,
         http: httpOptions(opts),
-        ...(opts.witnessSet !== undefined ? { witnessSet: readWitnessSet(opts.witnessSet) } : {}),
+        ...(opts.witnessSet !== undefined ? { witnessSet: await readWitnessSet(opts.witnessSet) } : {}),
         ...(opts.logCosigner !== undefined ? { logCosigners: opts.logCosigner.map((v) => vkeyArg(v, '--log-cosigner')) } : {}),
         ...(opts.logQuorum !== undefined ? { logQuorum: opts.logQuorum } : {}),
         ...(opts.logVkey !== undefined ? { logKeys: opts.logVkey.map((v) => vkeyArg(v, '--log-vkey')) } : {}),

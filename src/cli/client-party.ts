@@ -21,8 +21,9 @@ import { encodeAnchor } from '../anchor/codec.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { partyClaim } from '../client/chain.ts';
 import { ClientError } from '../client/errors.ts';
-import { encodeFinalizedBundle, verifyFinalized, type FinalityResult } from '../client/finalize.ts';
-import type { Receipt } from '../client/verify-anchor.ts';
+import { encodeFinalizedBundle, verifyFinalized, type FinalityResult } from '../verify/finalize.ts';
+import { VerificationError } from '../verify/errors.ts';
+import type { Receipt } from '../verify/receipt.ts';
 import { readJsonFile, writeJsonAtomic } from '../client/files.ts';
 import { generatePartyKey, partyKeyFromPem, partyKeyToPem, type PartyKey } from '../client/keys.ts';
 import {
@@ -36,19 +37,41 @@ import {
   type PartyState,
 } from '../client/party-state.ts';
 import { fetchHealth, finalityOf, resolveTargets, submitAnchor, type SubmitResult } from '../client/submit.ts';
-import { encodeWitnessSet, makeWitnessSet } from '../client/witness-set.ts';
-import { action, addHttpOptions, CliFailure, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
+import { encodeWitnessSet, makeWitnessSet, type WitnessSet } from '../verify/witness-set.ts';
+import {
+  action,
+  addHttpOptions,
+  CliFailure,
+  examples,
+  EXIT,
+  hexArg,
+  httpOptions,
+  readWitnessSet,
+  usageFailure,
+  type HttpFlags,
+} from './client-io.ts';
 import { collectList, intArg } from './options.ts';
 
-function loadState(path: string): PartyState {
+async function loadState(path: string): Promise<PartyState> {
   const doc = readJsonFile(path);
   if (doc === undefined)
     throw new ClientError('usage', `no chain state at ${path} (create it with: anchor-witness party init --state ${path} …)`);
-  return parsePartyState(doc);
+  return parsePartyState(doc).catch((e: unknown) => {
+    throw e instanceof VerificationError && e.code === 'witness_set_invalid' ? usageFailure(e) : e;
+  });
 }
 
-function saveState(path: string, s: PartyState): void {
-  writeJsonAtomic(path, encodePartyState(s));
+async function saveState(path: string, s: PartyState): Promise<void> {
+  writeJsonAtomic(path, await encodePartyState(s));
+}
+
+/** A set built from the user's flags: an invalid one is unusable input (exit 2). */
+function userWitnessSet(...args: Parameters<typeof makeWitnessSet>): WitnessSet {
+  try {
+    return makeWitnessSet(...args);
+  } catch (e) {
+    throw e instanceof VerificationError && e.code === 'witness_set_invalid' ? usageFailure(e) : e;
+  }
 }
 
 function loadKey(path: string): PartyKey {
@@ -127,11 +150,11 @@ export function addPartyCommands(program: Command): void {
       const urls = opts.witness ?? [];
       if (urls.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
       const infos = await Promise.all(urls.map((u) => fetchHealth(u, httpOptions(opts))));
-      const set = makeWitnessSet(
+      const set = userWitnessSet(
         opts.threshold,
         infos.map((h, i) => ({ name: h.name, publicKey: h.publicKey, logOrigin: h.logOrigin, url: urls[i]! })),
       );
-      const wire = encodeWitnessSet(set);
+      const wire = await encodeWitnessSet(set);
       if (opts.out !== undefined) {
         if (existsSync(opts.out)) throw new ClientError('usage', `${opts.out} exists; refusing to overwrite`);
         writeJsonAtomic(opts.out, wire, 0o644);
@@ -158,30 +181,32 @@ export function addPartyCommands(program: Command): void {
       'anchor-witness party init --state chain.json --key party.pem --agent did:keri:EAgent --root did:keri:ERoot --scope EScope --witness-set set.json',
     ],
   ).action(
-    action((opts: { state: string; key: string; agent: string; root?: string; scope?: string; seed?: string; witnessSet: string }) => {
-      if (existsSync(opts.state)) throw new ClientError('usage', `${opts.state} exists; refusing to overwrite a chain state`);
-      if ((opts.scope === undefined) === (opts.seed === undefined))
-        throw new ClientError('usage', 'give --scope (derived seed) or --seed (underived), exactly one');
-      const key = loadKey(opts.key);
-      const identity = {
-        agent: opts.agent,
-        ...(opts.root !== undefined ? { root: opts.root } : {}),
-        ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
-      };
-      partyClaim(identity); // validates the identifiers
-      const state = initPartyState({
-        keyFile: resolve(opts.key),
-        key,
-        party: identity,
-        witnessSet: readWitnessSet(opts.witnessSet),
-        ...(opts.seed !== undefined ? { seedId: hexArg(32, '--seed')(opts.seed) } : {}),
-      });
-      saveState(opts.state, state);
-      process.stdout.write(encodeHex(state.seedId) + '\n');
-      err(
-        `chain state ${opts.state}: seed ${encodeHex(state.seedId)}, witness set ${encodeWitnessSet(state.witnessSet).d} (threshold ${state.witnessSet.threshold})`,
-      );
-    }),
+    action(
+      async (opts: { state: string; key: string; agent: string; root?: string; scope?: string; seed?: string; witnessSet: string }) => {
+        if (existsSync(opts.state)) throw new ClientError('usage', `${opts.state} exists; refusing to overwrite a chain state`);
+        if ((opts.scope === undefined) === (opts.seed === undefined))
+          throw new ClientError('usage', 'give --scope (derived seed) or --seed (underived), exactly one');
+        const key = loadKey(opts.key);
+        const identity = {
+          agent: opts.agent,
+          ...(opts.root !== undefined ? { root: opts.root } : {}),
+          ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
+        };
+        partyClaim(identity); // validates the identifiers
+        const state = initPartyState({
+          keyFile: resolve(opts.key),
+          key,
+          party: identity,
+          witnessSet: await readWitnessSet(opts.witnessSet),
+          ...(opts.seed !== undefined ? { seedId: hexArg(32, '--seed')(opts.seed) } : {}),
+        });
+        await saveState(opts.state, state);
+        process.stdout.write(encodeHex(state.seedId) + '\n');
+        err(
+          `chain state ${opts.state}: seed ${encodeHex(state.seedId)}, witness set ${(await encodeWitnessSet(state.witnessSet)).d} (threshold ${state.witnessSet.threshold})`,
+        );
+      },
+    ),
   );
 
   const anchor = examples(party.command('anchor').description('anchors of the local chain'), [
@@ -204,7 +229,7 @@ export function addPartyCommands(program: Command): void {
     ],
   ).action(
     action(
-      (opts: {
+      async (opts: {
         state: string;
         head?: string;
         headFile?: string;
@@ -213,7 +238,7 @@ export function addPartyCommands(program: Command): void {
         add?: string;
         timestamp?: string;
       }) => {
-        const state = loadState(opts.state);
+        const state = await loadState(opts.state);
         if ((opts.head === undefined) === (opts.headFile === undefined))
           throw new ClientError('usage', 'give --head HEX or --head-file FILE, exactly one');
         const head = opts.head !== undefined ? hexArg(32, '--head')(opts.head) : sha256(readFileSync(opts.headFile!));
@@ -225,14 +250,14 @@ export function addPartyCommands(program: Command): void {
             throw new ClientError('usage', `${what} must be a canonical decimal below 2^128`);
           }
         };
-        const { anchor: signed, superseded } = signNextAnchor(state, key, {
+        const { anchor: signed, superseded } = await signNextAnchor(state, key, {
           head,
           timestamp: opts.timestamp !== undefined ? parseTime(opts.timestamp) : Math.floor(Date.now() / 1000),
           ...(opts.index !== undefined ? { index: opts.index } : {}),
           ...(opts.cumulative !== undefined ? { cumulative: decimal(opts.cumulative, '--cumulative') } : {}),
           ...(opts.add !== undefined ? { addCumulative: decimal(opts.add, '--add') } : {}),
         });
-        saveState(opts.state, state);
+        await saveState(opts.state, state);
         process.stdout.write(stringifyJson(encodeAnchor(signed), 2) + '\n');
         if (superseded !== undefined) err(`note: pending anchor ${superseded.index} was never final; index ${signed.index} supersedes it`);
         err(`signed anchor index ${signed.index} (pending: run anchor-witness party submit --state ${opts.state})`);
@@ -259,7 +284,7 @@ export function addPartyCommands(program: Command): void {
     ),
   ).action(
     action(async (opts: HttpFlags & { state: string; witness?: string[]; out?: string; strict?: boolean; json?: boolean }) => {
-      const state = loadState(opts.state);
+      const state = await loadState(opts.state);
       const target = submissionTarget(state);
       if (target === undefined)
         throw new ClientError('usage', 'nothing to submit: sign an anchor first (anchor-witness party anchor next)');
@@ -274,15 +299,15 @@ export function addPartyCommands(program: Command): void {
           else if (opts.json !== true) err(describe(e.result));
         },
       });
-      const { result, bundle } = finalityOf(target.anchor, state.witnessSet, results, target.receipts, {
+      const { result, bundle } = await finalityOf(target.anchor, state.witnessSet, results, target.receipts, {
         strict: opts.strict === true,
         party: { curve: state.curve, publicKey: state.publicKey },
       });
       const dup = results.find((r) => r.outcome.kind === 'duplicity');
-      if (dup !== undefined && dup.outcome.kind === 'duplicity') freeze(state, dup.outcome.wire);
+      if (dup !== undefined && dup.outcome.kind === 'duplicity') await freeze(state, dup.outcome.wire);
       recordSubmission(state, bundle.receipts, result);
-      saveState(opts.state, state);
-      if (result.final && opts.out !== undefined) writeJsonAtomic(opts.out, encodeFinalizedBundle(bundle), 0o644);
+      await saveState(opts.state, state);
+      if (result.final && opts.out !== undefined) writeJsonAtomic(opts.out, await encodeFinalizedBundle(bundle), 0o644);
       if (opts.json === true) {
         process.stdout.write(
           stringifyJson({
@@ -314,13 +339,13 @@ export function addPartyCommands(program: Command): void {
       .option('--json', 'machine-readable'),
     ['anchor-witness party status --state chain.json', 'anchor-witness party status --state chain.json --json | jq .latest.final'],
   ).action(
-    action((opts: { state: string; json?: boolean }) => {
-      const state = loadState(opts.state);
-      const check = (x: { anchor: Anchor; receipts: Receipt[] }): FinalityResult =>
+    action(async (opts: { state: string; json?: boolean }) => {
+      const state = await loadState(opts.state);
+      const check = (x: { anchor: Anchor; receipts: Receipt[] }): Promise<FinalityResult> =>
         verifyFinalized(x.anchor, state.witnessSet, x.receipts, { party: { curve: state.curve, publicKey: state.publicKey } });
-      const latest = state.latest === null ? null : check(state.latest);
-      const pending = state.pending === null ? null : check(state.pending);
-      const set = encodeWitnessSet(state.witnessSet);
+      const latest = state.latest === null ? null : await check(state.latest);
+      const pending = state.pending === null ? null : await check(state.pending);
+      const set = await encodeWitnessSet(state.witnessSet);
       if (opts.json === true) {
         process.stdout.write(
           stringifyJson({
@@ -376,10 +401,14 @@ export function addPartyCommands(program: Command): void {
       'anchor-witness party bundle --state chain.json --out final.json && anchor-witness verify finalized final.json --witness-set set.json --party-key $(anchor-witness party status --state chain.json --json | jq -r .public_key)',
     ],
   ).action(
-    action((opts: { state: string; out?: string }) => {
-      const state = loadState(opts.state);
+    action(async (opts: { state: string; out?: string }) => {
+      const state = await loadState(opts.state);
       if (state.latest === null) throw new CliFailure('no anchor of this chain is final yet');
-      const wire = encodeFinalizedBundle({ anchor: state.latest.anchor, witnessSet: state.witnessSet, receipts: state.latest.receipts });
+      const wire = await encodeFinalizedBundle({
+        anchor: state.latest.anchor,
+        witnessSet: state.witnessSet,
+        receipts: state.latest.receipts,
+      });
       if (opts.out !== undefined) writeJsonAtomic(opts.out, wire, 0o644);
       else process.stdout.write(stringifyJson(wire, 2) + '\n');
     }),

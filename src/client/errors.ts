@@ -2,7 +2,7 @@
  * Errors of the client SDK. Codes are stable (snake_case) and closed unions (as in jose):
  *
  * ClientError — input the client was given, a state it cannot act on, or a witness it cannot
- * reach: ClientErrorCode below.
+ * reach: ClientErrorCode below. No code is in both unions: one code, one class.
  * VerificationError (src/verify/errors.ts, re-exported here) — something a witness or party signed
  * or sent does not verify: VerificationCode. The verifier SDK (`anchor-witness/verify`) throws the
  * same class. docs/client.md lists which function throws which code.
@@ -13,20 +13,16 @@ export { VerificationError, type VerificationCode } from '../verify/errors.ts';
 
 export type ClientErrorCode =
   | 'usage'
-  | 'witness_set_invalid'
   | 'party_key_invalid'
   | 'chain_invalid'
   | 'state_invalid'
   | 'state_conflict'
-  | 'bundle_invalid'
   | 'unknown_witness'
   | 'http_failed'
   | 'response_too_large'
   | 'unexpected_redirect'
   | 'malformed_json'
   | 'tiles_unavailable'
-  | 'anchor_mismatch'
-  | 'duplicity_proof_invalid'
   | 'duplicity_proof_foreign';
 
 export class ClientError extends CodedError<ClientErrorCode> {}

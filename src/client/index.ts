@@ -1,24 +1,35 @@
 /**
  * The client SDK (docs/client.md): parties, submission, verification, finalization, monitoring.
  * Imports protocol code only (never src/witness, src/server or src/store).
+ *
+ * Every verifier is the verifier core's (src/verify, async; the same functions as
+ * `anchor-witness/verify`): this SDK has no signature-verifying code of its own. Importing it
+ * installs the node:crypto backend of the core's crypto port (./node-crypto.ts; same verdicts as
+ * WebCrypto, faster in Node).
  */
+import { useNodeCrypto } from './node-crypto.ts';
+
+useNodeCrypto();
+
 export { ClientError } from './errors.ts';
-// Duplicity proofs and anchors: the protocol's own codecs and offline verifier, for SDK users.
-export { verifyDuplicityProof, makeDuplicityProof } from '../anchor/duplicity.ts';
-export type { DuplicityVerdict } from '../anchor/duplicity.ts';
+export { makeDuplicityProof } from '../anchor/duplicity.ts';
 export { decodeAnchor, encodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
+// The verifier core (src/verify).
+export { VerificationError } from '../verify/errors.ts';
+export type { VerificationCode } from '../verify/errors.ts';
 export {
-  VerificationError,
+  anchorLogEntry,
+  decodeResponseAnchor,
+  parseAnchorResponse,
+  parseCosignature,
+  parseReceipt,
+  verifyAnchorCosignature,
   verifyAnchorResponse,
+  verifyPartyPin,
   verifyReceipt,
   verifyWitnessReceipt,
-  verifyPartyPin,
-  parseAnchorResponse,
-  parseReceipt,
-  parseCosignature,
-  decodeResponseAnchor,
-} from './verify-anchor.ts';
+} from '../verify/receipt.ts';
 export type {
   AnchorResponseBody,
   CosignatureWire,
@@ -28,13 +39,8 @@ export type {
   PinnedWitness,
   Receipt,
   VerifiedReceipt,
-} from './verify-anchor.ts';
-export { signAnchor, anchorRequest } from './party.ts';
-export type { UnsignedAnchor, AnchorRequest } from './party.ts';
-export { generatePartyKey, partyKeyFromPem, partyKeyToPem } from './keys.ts';
-export type { PartyKey } from './keys.ts';
-export { nextAnchorFields, partyClaim, partySeedId } from './chain.ts';
-export type { NextAnchorInput, PartyIdentity } from './chain.ts';
+} from '../verify/receipt.ts';
+export { verifyDuplicityProof } from '../verify/duplicity.ts';
 export {
   WITNESS_SET_V,
   MAX_WITNESS_SET_MEMBERS,
@@ -44,10 +50,39 @@ export {
   witnessSetSaid,
   memberPin,
   findMember,
-} from './witness-set.ts';
-export type { WitnessSet, WitnessSetMember, WitnessSetWire, WitnessSetMemberWire } from './witness-set.ts';
-export { FINALIZED_V, verifyFinalized, verifyFinalizedBundle, encodeFinalizedBundle, parseFinalizedBundle } from './finalize.ts';
-export type { FinalizedBundle, FinalizedBundleWire, FinalityCode, FinalityOptions, FinalityResult, MemberResult } from './finalize.ts';
+} from '../verify/witness-set.ts';
+export type { WitnessSet, WitnessSetMember, WitnessSetWire, WitnessSetMemberWire } from '../verify/witness-set.ts';
+export { FINALIZED_V, verifyFinalized, verifyFinalizedBundle, encodeFinalizedBundle, parseFinalizedBundle } from '../verify/finalize.ts';
+export type {
+  FinalizedBundle,
+  FinalizedBundleWire,
+  FinalityCode,
+  FinalityFailureCode,
+  FinalityOptions,
+  FinalityResult,
+  MemberResult,
+} from '../verify/finalize.ts';
+export {
+  cosignatureNoteKey,
+  ed25519NoteKey,
+  noteKeyFromVkey,
+  subtreeNoteKey,
+  verifyCheckpoint,
+  verifyCosignedCheckpoint,
+  verifyNote,
+} from '../verify/note.ts';
+export type { Checkpoint, CosignedCheckpoint, NoteKey, VerifiedNote } from '../verify/note.ts';
+export { verifyTlogProof } from '../verify/tlog-proof.ts';
+export type { VerifiedTlogProof } from '../verify/tlog-proof.ts';
+export { setCryptoBackend, cryptoBackend } from '../verify/crypto.ts';
+export type { CryptoBackend } from '../verify/crypto.ts';
+export { nodeCryptoBackend } from './node-crypto.ts';
+export { signAnchor, anchorRequest } from './party.ts';
+export type { UnsignedAnchor, AnchorRequest } from './party.ts';
+export { generatePartyKey, partyKeyFromPem, partyKeyToPem } from './keys.ts';
+export type { PartyKey } from './keys.ts';
+export { nextAnchorFields, partyClaim, partySeedId } from './chain.ts';
+export type { NextAnchorInput, PartyIdentity } from './chain.ts';
 export {
   httpRequest,
   parseJsonBody,
@@ -64,8 +99,6 @@ export { submitAnchor, interpretAnchorResponse, finalityOf, receiptsOf, mergeRec
 export type { SubmitEvent, SubmitOptions, SubmitOutcome, SubmitResult, WitnessTarget, HealthInfo } from './submit.ts';
 export { checkConsistencyFromTiles, verifyInconsistency } from './consistency.ts';
 export type { ConsistencyCheck, InconsistencyEvidence, TileFetcher } from './consistency.ts';
-export { verifyCheckpointNote, verifyCosignedCheckpoint, verifyTlogProofFile, verifyAnchorCosignature } from './offline.ts';
-export type { CosignedCheckpoint } from './offline.ts';
 export { MONITOR_STATE_V, emptyMonitorState, parseMonitorState, monitorPoll } from './monitor.ts';
 export type {
   Finding,

@@ -11,7 +11,7 @@ import type { Registry } from '../anchor/registry.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ClientError } from './errors.ts';
 import type { HttpOptions } from './http.ts';
-import type { WitnessSet } from './witness-set.ts';
+import type { WitnessSet } from '../verify/witness-set.ts';
 import { checkSeed, scanDuplicities } from './monitor/anchors.ts';
 import { checkLog, splitViews, type LogQuorum } from './monitor/checkpoints.ts';
 import { crossConsistency, pinnedLogs, readPeers } from './monitor/log-views.ts';

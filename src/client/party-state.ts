@@ -5,18 +5,19 @@
  * never replaced by a second head at its index (which would be duplicity).
  */
 import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
-import { verifyDuplicityProof } from '../anchor/duplicity.ts';
 import type { Anchor, AnchorWire, Curve, DuplicityProofWire } from '../anchor/types.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import { nextAnchorFields, partySeedId, type NextAnchorInput, type PartyIdentity } from './chain.ts';
 import { ClientError } from './errors.ts';
-import type { FinalityResult } from './finalize.ts';
 import type { PartyKey } from './keys.ts';
 import { signAnchor } from './party.ts';
 import { mergeReceipts } from './submit.ts';
-import { parseReceipt, type Receipt } from './verify-anchor.ts';
-import { encodeWitnessSet, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from './witness-set.ts';
+import { verifyDuplicityProof } from '../verify/duplicity.ts';
+import { VerificationError } from '../verify/errors.ts';
+import type { FinalityResult } from '../verify/finalize.ts';
+import { parseReceipt, type Receipt } from '../verify/receipt.ts';
+import { encodeWitnessSet, parseWitnessSet, witnessSetSaid, type WitnessSet, type WitnessSetWire } from '../verify/witness-set.ts';
 
 export const PARTY_STATE_V = 'anchor-witness/party-state/v1';
 const MAX_HISTORY = 10_000;
@@ -81,16 +82,17 @@ export function chainTip(s: PartyState): Anchor | undefined {
 }
 
 /** Sign the next anchor and make it pending. Returns it (and the one it superseded, if any). */
-export function signNextAnchor(s: PartyState, key: PartyKey, input: NextAnchorInput): { anchor: Anchor; superseded?: Anchor } {
+export async function signNextAnchor(
+  s: PartyState,
+  key: PartyKey,
+  input: NextAnchorInput,
+): Promise<{ anchor: Anchor; superseded?: Anchor }> {
   if (s.frozen !== null)
     throw new ClientError('state_conflict', `the seed is frozen: a witness holds a duplicity proof at index ${s.frozen.index}`);
   if (key.curve !== s.curve || Buffer.compare(key.publicKey, s.publicKey) !== 0)
     throw new ClientError('party_key_invalid', 'the key is not the one this chain state was created with');
-  const fields = nextAnchorFields(
-    chainTip(s),
-    { seedId: s.seedId, witnessSet: { said: witnessSetSaid(s.witnessSet), threshold: s.witnessSet.threshold } },
-    input,
-  );
+  const said = await witnessSetSaid(s.witnessSet);
+  const fields = nextAnchorFields(chainTip(s), { seedId: s.seedId, witnessSet: { said, threshold: s.witnessSet.threshold } }, input);
   const anchor = signAnchor(key.privateKey, key.curve, fields);
   const superseded = s.pending?.anchor;
   s.pending = { anchor, receipts: [] };
@@ -136,18 +138,22 @@ function sameHexBytes(text: string, bytes: Uint8Array): boolean {
 /**
  * Freeze the chain on a duplicity proof — only a proof of THIS party's duplicity: it verifies
  * offline, is for this state's seed and both anchors are signed by this state's key (ClientError
- * `duplicity_proof_foreign` / `duplicity_proof_invalid` otherwise; the state is unchanged). The
- * canonical wire form is stored. The first proof wins.
+ * `duplicity_proof_foreign`, VerificationError `duplicity_proof_invalid` otherwise; the state is
+ * unchanged). The canonical wire form is stored. The first proof wins.
  */
-export function freeze(s: PartyState, wire: DuplicityProofWire): void {
+export async function freeze(s: PartyState, wire: DuplicityProofWire): Promise<void> {
   let proof;
   try {
     proof = decodeDuplicityProof(wire);
   } catch (e) {
-    throw new ClientError('duplicity_proof_invalid', `not a duplicity proof: ${(e as Error).message}`);
+    throw new VerificationError('duplicity_proof_invalid', `not a duplicity proof: ${(e as Error).message}`);
   }
-  const verdict = verifyDuplicityProof(proof);
-  if (!verdict.valid) throw new ClientError('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
+  try {
+    await verifyDuplicityProof(wire);
+  } catch (e) {
+    if (!(e instanceof VerificationError)) throw e;
+    throw new VerificationError('duplicity_proof_invalid', `the duplicity proof does not verify: ${e.message}`);
+  }
   if (Buffer.compare(proof.seedId, s.seedId) !== 0)
     throw new ClientError('duplicity_proof_foreign', "the duplicity proof is for another seed than this chain's");
   const signer = proof.anchorA.sigParty; // verifyDuplicityProof: anchor_b has the same key
@@ -157,7 +163,7 @@ export function freeze(s: PartyState, wire: DuplicityProofWire): void {
   s.frozen ??= encodeDuplicityProof(proof);
 }
 
-export function encodePartyState(s: PartyState): PartyStateWire {
+export async function encodePartyState(s: PartyState): Promise<PartyStateWire> {
   return {
     v: PARTY_STATE_V,
     key_file: s.keyFile,
@@ -165,7 +171,7 @@ export function encodePartyState(s: PartyState): PartyStateWire {
     public_key: encodeHex(s.publicKey),
     party: s.party,
     seed_id: encodeHex(s.seedId),
-    witness_set: encodeWitnessSet(s.witnessSet),
+    witness_set: await encodeWitnessSet(s.witnessSet),
     latest: s.latest === null ? null : { anchor: encodeAnchor(s.latest.anchor), receipts: s.latest.receipts, final: s.latest.final },
     pending: s.pending === null ? null : { anchor: encodeAnchor(s.pending.anchor), receipts: s.pending.receipts },
     history: s.history,
@@ -192,7 +198,7 @@ function receiptsOf(x: unknown, at: string): Receipt[] {
   });
 }
 
-export function parsePartyState(doc: unknown): PartyState {
+export async function parsePartyState(doc: unknown): Promise<PartyState> {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) bad('not a JSON object');
   const d = doc as Partial<Record<keyof PartyStateWire, unknown>>;
   if (d.v !== PARTY_STATE_V) bad(`v must be ${PARTY_STATE_V}`);
@@ -221,7 +227,7 @@ export function parsePartyState(doc: unknown): PartyState {
       ...(typeof party.scope === 'string' ? { scope: party.scope } : {}),
     },
     seedId,
-    witnessSet: parseWitnessSet(d.witness_set),
+    witnessSet: await parseWitnessSet(d.witness_set),
     latest:
       latest === null || latest === undefined
         ? null

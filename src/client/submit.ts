@@ -9,7 +9,7 @@
  * ("outcome unknown") are retried with the identical request, which the witness answers as a replay.
  */
 import { decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
-import { samePartyKey, verifyDuplicityProof } from '../anchor/duplicity.ts';
+import { samePartyKey } from '../anchor/duplicity.ts';
 import { cosignMessage } from '../anchor/messages.ts';
 import type { Anchor, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
@@ -17,16 +17,11 @@ import { stringifyJson } from '../encoding/json.ts';
 import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, problemOf, type HttpOptions } from './http.ts';
 import { anchorRequest } from './party.ts';
-import { verifyFinalized, type FinalityOptions, type FinalityResult, type FinalizedBundle } from './finalize.ts';
-import {
-  decodeResponseAnchor,
-  parseAnchorResponse,
-  verifyPartyPin,
-  verifyWitnessReceipt,
-  VerificationError,
-  type Receipt,
-} from './verify-anchor.ts';
-import { memberPin, type WitnessSet, type WitnessSetMember } from './witness-set.ts';
+import { verifyDuplicityProof } from '../verify/duplicity.ts';
+import { VerificationError } from '../verify/errors.ts';
+import { verifyFinalized, type FinalityOptions, type FinalityResult, type FinalizedBundle } from '../verify/finalize.ts';
+import { decodeResponseAnchor, parseAnchorResponse, verifyPartyPin, verifyWitnessReceipt, type Receipt } from '../verify/receipt.ts';
+import { memberPin, type WitnessSet, type WitnessSetMember } from '../verify/witness-set.ts';
 
 export interface WitnessTarget {
   url: string;
@@ -61,17 +56,22 @@ export interface SubmitOptions extends HttpOptions {
 
 const sameMessage = (a: Anchor, b: Anchor): boolean => Buffer.compare(cosignMessage(a), cosignMessage(b)) === 0;
 
-/** Interpret one POST /v1/anchor response for `anchor` from `member`. Pure. */
-export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember, status: number, text: string): SubmitOutcome {
+/** Interpret one POST /v1/anchor response for `anchor` from `member`. No I/O. */
+export async function interpretAnchorResponse(
+  anchor: Anchor,
+  member: WitnessSetMember,
+  status: number,
+  text: string,
+): Promise<SubmitOutcome> {
   const invalid = (code: string, reason: string): SubmitOutcome => ({ kind: 'invalid_response', status, code, reason });
   if (status === 200) {
     try {
       const body = parseAnchorResponse(parseJsonBody(text));
       const returned = decodeResponseAnchor(body.anchor);
-      const v = verifyWitnessReceipt(returned, body, memberPin(member));
+      const v = await verifyWitnessReceipt(returned, body, memberPin(member));
       if (!sameMessage(returned, anchor)) return invalid('anchor_mismatch', 'the witness co-signed another anchor than the one submitted');
       // The anchor is the one submitted: pinned to its own party key (the submitter's), signature checked.
-      verifyPartyPin(anchor, { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey });
+      await verifyPartyPin(anchor, { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey });
       return {
         kind: 'cosigned',
         replay: body.replay === true,
@@ -93,8 +93,12 @@ export function interpretAnchorResponse(anchor: Anchor, member: WitnessSetMember
     } catch (e) {
       return invalid('duplicity_proof_invalid', `409 body is not a duplicity proof: ${(e as Error).message}`);
     }
-    const verdict = verifyDuplicityProof(proof);
-    if (!verdict.valid) return invalid('duplicity_proof_invalid', `the duplicity proof does not verify: ${verdict.reason}`);
+    try {
+      await verifyDuplicityProof(wire);
+    } catch (e) {
+      if (!(e instanceof VerificationError)) throw e;
+      return invalid('duplicity_proof_invalid', `the duplicity proof does not verify: ${e.message}`);
+    }
     if (Buffer.compare(proof.seedId, anchor.seedId) !== 0)
       return invalid('duplicity_proof_foreign', `the duplicity proof is for seed ${encodeHex(proof.seedId)}, not the seed submitted`);
     if (!samePartyKey(proof.anchorA, anchor)) {
@@ -136,7 +140,7 @@ export async function submitAnchor(
           witness: t.member.name,
           url: t.url,
           attempts: res.attempts,
-          outcome: interpretAnchorResponse(anchor, t.member, res.status, res.text),
+          outcome: await interpretAnchorResponse(anchor, t.member, res.status, res.text),
         };
       } catch (e) {
         if (!(e instanceof ClientError)) throw e;
@@ -159,15 +163,15 @@ export function receiptsOf(results: readonly SubmitResult[]): Receipt[] {
 }
 
 /** Finality of `anchor` from submission results (plus receipts gathered earlier). */
-export function finalityOf(
+export async function finalityOf(
   anchor: Anchor,
   set: WitnessSet,
   results: readonly SubmitResult[],
   earlier: readonly Receipt[] = [],
   opts: FinalityOptions = {},
-): { result: FinalityResult; bundle: FinalizedBundle } {
+): Promise<{ result: FinalityResult; bundle: FinalizedBundle }> {
   const receipts = mergeReceipts([...earlier, ...receiptsOf(results)]);
-  return { result: verifyFinalized(anchor, set, receipts, opts), bundle: { anchor, witnessSet: set, receipts } };
+  return { result: await verifyFinalized(anchor, set, receipts, opts), bundle: { anchor, witnessSet: set, receipts } };
 }
 
 /** One receipt per witness name (the later one wins). */

@@ -1,6 +1,6 @@
 /**
- * The one error class of the verifier SDK (`anchor-witness/verify`, also thrown by the client's
- * synchronous verifiers in src/client): something a witness or party signed or sent does not
+ * The one error class of the verifier core (`anchor-witness/verify`, and the same functions in
+ * `anchor-witness/client`): something a witness or party signed or sent does not
  * verify, or the caller's inputs cannot be verified against. `code` is one of VerificationCode, a
  * closed union (as in jose): branch on it, never on the message. docs/client.md lists what each
  * function throws.

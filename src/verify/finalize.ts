@@ -1,6 +1,5 @@
 /**
- * Finalization for the verifier SDK (async; the client's synchronous twin is
- * src/client/finalize.ts, same rules and results): an anchor is final under a witness set when at
+ * Finalization (the one implementation; `anchor-witness/client` re-exports it): an anchor is final under a witness set when at
  * least `threshold` distinct members each returned a receipt that verifies under the key the SET
  * pins, the anchor commits to the set (`witness_set.said`, same threshold) and carries a valid
  * party signature — under the party key the caller pins, else under the key the anchor carries.
@@ -9,11 +8,20 @@
  * The bundle is what `anchor-witness party submit` writes:
  *   {"v": "anchor-witness/finalized/v1", "anchor": Anchor, "witness_set": WitnessSet, "receipts": [Receipt…]}
  */
-import { decodeAnchor } from '../anchor/codec.ts';
-import type { Anchor } from '../anchor/types.ts';
+import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
+import type { Anchor, AnchorWire } from '../anchor/types.ts';
 import { VerificationError } from './errors.ts';
 import { parseReceipt, verifyPartyPin, verifyPartySignature, verifyReceipt, type PinnedParty, type Receipt } from './receipt.ts';
-import { findMember, makeWitnessSet, memberPin, parseWitnessSet, witnessSetSaid, type WitnessSet } from './witness-set.ts';
+import {
+  encodeWitnessSet,
+  findMember,
+  makeWitnessSet,
+  memberPin,
+  parseWitnessSet,
+  witnessSetSaid,
+  type WitnessSet,
+  type WitnessSetWire,
+} from './witness-set.ts';
 
 export const FINALIZED_V = 'anchor-witness/finalized/v1';
 
@@ -21,6 +29,23 @@ export interface FinalizedBundle {
   anchor: Anchor;
   witnessSet: WitnessSet;
   receipts: Receipt[];
+}
+
+export interface FinalizedBundleWire {
+  v: typeof FINALIZED_V;
+  anchor: AnchorWire;
+  witness_set: WitnessSetWire;
+  receipts: Receipt[];
+}
+
+/** The bundle document (`party submit --out`), the set's `d` filled in. */
+export async function encodeFinalizedBundle(b: FinalizedBundle): Promise<FinalizedBundleWire> {
+  return {
+    v: FINALIZED_V,
+    anchor: encodeAnchor(b.anchor),
+    witness_set: await encodeWitnessSet(b.witnessSet),
+    receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })),
+  };
 }
 
 export type MemberResult =
@@ -112,18 +137,13 @@ export async function verifyFinalized(
   return tallyFinality(set, said, receipts, results, opts);
 }
 
-/*
- * The parts of finalization that do no cryptography, shared with the client's synchronous
- * verifyFinalized (src/client/finalize.ts) so that both give the same results.
- */
-
 /** Not final, before any receipt was counted. */
-export function notFinal(set: WitnessSet, said: string, code: FinalityFailureCode, reason: string): FinalityResult {
+function notFinal(set: WitnessSet, said: string, code: FinalityFailureCode, reason: string): FinalityResult {
   return { said, threshold: set.threshold, valid: 0, members: [], outsiders: [], final: false, code, reason };
 }
 
 /** A set built in code that fails re-validation (one name or key twice would count one receipt twice). */
-export function invalidSetResult(given: WitnessSet, reason: string): FinalityResult {
+function invalidSetResult(given: WitnessSet, reason: string): FinalityResult {
   const members = Array.isArray(given.members) ? given.members : [];
   return {
     said: '',
@@ -138,7 +158,7 @@ export function invalidSetResult(given: WitnessSet, reason: string): FinalityRes
 }
 
 /** The anchor must commit to the set (SAID and threshold), and the set must be the one the caller pinned. */
-export function setBindingFailure(anchor: Anchor, set: WitnessSet, said: string, opts: FinalityOptions): FinalityResult | undefined {
+function setBindingFailure(anchor: Anchor, set: WitnessSet, said: string, opts: FinalityOptions): FinalityResult | undefined {
   if (opts.expectedSaid !== undefined && opts.expectedSaid !== said)
     return notFinal(set, said, 'said_mismatch', `the witness set's SAID is ${said}, expected ${opts.expectedSaid}`);
   if (anchor.witnessSet.said !== said)
@@ -155,7 +175,7 @@ export function setBindingFailure(anchor: Anchor, set: WitnessSet, said: string,
  * witness is not a member. A member is valid when one of its receipts is; otherwise its first
  * failure is kept. `strict` fails on any invalid receipt.
  */
-export function tallyFinality(
+function tallyFinality(
   set: WitnessSet,
   said: string,
   receipts: readonly Receipt[],
@@ -221,8 +241,18 @@ export async function parseFinalizedBundle(doc: unknown): Promise<FinalizedBundl
 }
 
 /**
- * A finalized bundle (parsed JSON) against a witness set: the bundle's own set must be the one the
- * caller trusts, pinned by `expectedSaid` (or given as `witnessSet`, whose SAID is then expected).
+ * A finalized bundle (parsed JSON) against a witness set the CALLER pins — the one contract of this
+ * name in both entry points (`anchor-witness/verify` and `anchor-witness/client`), stable: callers
+ * such as the bridge's freshness gate rely on it.
+ *
+ *   verifyFinalizedBundle(doc: unknown, opts: FinalityOptions & { witnessSet?: WitnessSet }): Promise<FinalityResult>
+ *
+ * The bundle's own set must be the one pinned by `opts.expectedSaid` (e.g. from the party's KEL) or
+ * given as `opts.witnessSet` (whose SAID is then expected); neither is VerificationError `usage` (a
+ * bundle's own set proves nothing: whoever made it chose the witnesses). A document that is not a
+ * bundle throws `bundle_invalid` / `witness_set_invalid`; every verdict about the anchor is the
+ * returned FinalityResult (`final`, or why not). To judge a bundle under the set it brings
+ * (knowingly trusting it), call verifyFinalized(bundle.anchor, bundle.witnessSet, bundle.receipts).
  */
 export async function verifyFinalizedBundle(
   doc: unknown,

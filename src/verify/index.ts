@@ -13,6 +13,7 @@ export {
   parseJson,
   parseReceipt,
   verifyAnchorResponse,
+  verifyAnchorCosignature,
   verifyPartyPin,
   verifyPartySignature,
   verifyReceipt,
@@ -45,12 +46,20 @@ export type { LogEquivocationEvidence, ProvenLogEquivocation } from './log-equiv
 export { verifyTlogProof } from './tlog-proof.ts';
 export type { VerifiedTlogProof } from './tlog-proof.ts';
 export { hashLeaf, verifyInclusion } from './merkle.ts';
-export { WITNESS_SET_V, makeWitnessSet, parseWitnessSet, witnessSetSaid } from './witness-set.ts';
+export { WITNESS_SET_V, encodeWitnessSet, makeWitnessSet, parseWitnessSet, witnessSetSaid } from './witness-set.ts';
 export type { WitnessSet, WitnessSetMember, WitnessSetWire } from './witness-set.ts';
-export { FINALIZED_V, parseFinalizedBundle, verifyFinalized, verifyFinalizedBundle } from './finalize.ts';
-export type { FinalityCode, FinalityFailureCode, FinalityOptions, FinalityResult, FinalizedBundle, MemberResult } from './finalize.ts';
+export { FINALIZED_V, encodeFinalizedBundle, parseFinalizedBundle, verifyFinalized, verifyFinalizedBundle } from './finalize.ts';
+export type {
+  FinalityCode,
+  FinalityFailureCode,
+  FinalityOptions,
+  FinalityResult,
+  FinalizedBundle,
+  FinalizedBundleWire,
+  MemberResult,
+} from './finalize.ts';
 export { freshness } from './freshness.ts';
 export type { Freshness } from './freshness.ts';
-export { mlDsa44Available, setCryptoBackend, sha256, verifyEd25519, verifyMlDsa44, verifyP256 } from './crypto.ts';
+export { cryptoBackend, mlDsa44Available, setCryptoBackend, sha256, verifyEd25519, verifyMlDsa44, verifyP256 } from './crypto.ts';
 export type { CryptoBackend } from './crypto.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';

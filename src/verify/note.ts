@@ -194,7 +194,6 @@ export async function verifyNote(note: string | Uint8Array, keys: readonly NoteK
   }
 }
 
-/** A size-0 checkpoint must carry the empty tree's root (else no consistency check could be trusted with it). */
 /** A size-0 checkpoint must carry the empty tree's root (checkpoint_invalid): no honest log signs another. */
 export function checkEmptyTree(checkpoint: Checkpoint): void {
   if (checkpoint.size === 0 && encodeHex(checkpoint.rootHash) !== encodeHex(EMPTY_ROOT))
@@ -283,18 +282,13 @@ export function isCosignerType(type: NoteKeyType): boolean {
   return type === SIG_TYPE_COSIGNATURE_V1 || type === SIG_TYPE_SUBTREE_V1;
 }
 
-/*
- * The log-signature rule, shared with the client's synchronous verifyCosignedCheckpoint
- * (src/client/offline.ts); cosigners are counted by ./quorum.ts (witnesses, never keys).
- */
-
 /**
  * With log keys given, the log's own signature verified, by a key named after the checkpoint's
  * origin: `checkpoint_invalid` when no log key signed (`noLogSignature` runs first, to name a more
  * precise cause), `checkpoint_wrong_origin` when only a key of another name did. Returns whether
  * the log's signature verified (false when no log keys were given).
  */
-export function checkLogSignature(
+function checkLogSignature(
   verified: VerifiedNote,
   log: readonly NoteVerifier[],
   checkpoint: Checkpoint,

@@ -3,8 +3,7 @@
  * for an anchor — its cosignature and the anchor's inclusion in its log — checked against the
  * witness key the caller pins (never the key the response carries), and the anchor's party
  * signature against the party key the caller pins (a witness can co-sign and log an anchor it
- * minted under a key of its own). The JSON shape checks here are shared with src/client's
- * synchronous verifiers. Codes: malformed_response, wrong_witness, cosignature_invalid,
+ * minted under a key of its own). The one implementation: `anchor-witness/client` re-exports it. Codes: malformed_response, wrong_witness, cosignature_invalid,
  * checkpoint_wrong_origin, checkpoint_invalid, inclusion_invalid, tlog_proof_invalid,
  * party_unpinned, party_key_mismatch, party_signature_invalid.
  */
@@ -23,7 +22,7 @@ import { verifyEd25519, verifyP256 } from './crypto.ts';
 import { fail, wrap } from './errors.ts';
 import { hashLeaf, inclusionFailure } from './merkle.ts';
 import { ed25519NoteKey, verifyCheckpoint, type Checkpoint } from './note.ts';
-import { partyKeyPin, witnessPin } from './pins.ts';
+import { partyKeyPin, pinnedBytes, witnessPin } from './pins.ts';
 
 export interface CosignatureWire {
   witness_name: string;
@@ -73,10 +72,8 @@ export interface PinnedPartyKey {
 /** The party an anchor must be signed by: one key, or every current key of its registry entry (any one may sign). */
 export type PinnedParty = PinnedPartyKey | readonly PinnedPartyKey[];
 
-/** The pins with their keys as bytes (what the checks use after `usage` validation; the client SDK's synchronous verifiers take these). */
+/** The pins with their keys as bytes (what the checks use after `usage` validation). */
 export type PinnedWitnessBytes = Omit<PinnedWitness, 'publicKey'> & { publicKey: Uint8Array };
-export type PinnedPartyKeyBytes = Omit<PinnedPartyKey, 'publicKey'> & { publicKey: Uint8Array };
-export type PinnedPartyBytes = PinnedPartyKeyBytes | readonly PinnedPartyKeyBytes[];
 
 export interface VerifiedReceipt {
   anchor: Anchor;
@@ -160,7 +157,7 @@ export function decodeResponseAnchor(w: AnchorWire): Anchor {
 }
 
 /** True when the hex text decodes to exactly `bytes` (either case; a non-hex text never matches). */
-export function hexIsBytes(text: string, bytes: Uint8Array): boolean {
+function hexIsBytes(text: string, bytes: Uint8Array): boolean {
   try {
     return equalBytes(decodeHex(text, bytes.length), bytes);
   } catch {
@@ -214,7 +211,7 @@ export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promis
  */
 export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, pinned: PinnedWitness): Promise<VerifiedReceipt> {
   const witness = witnessPin(pinned);
-  const signature = cosignatureSignature(receipt, witness);
+  const signature = cosignatureSignature(receipt.cosignature, witness);
   const message = cosignMessage(anchor);
   if (!(await verifyEd25519(witness.publicKey, message, signature)))
     fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
@@ -233,15 +230,8 @@ export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, pin
   return { anchor, treeSize: tree.size, leafIndex: inc.leaf_index, checkpoint: tree };
 }
 
-/*
- * The byte rules of a receipt that need no cryptography, in the order both verifiers apply them
- * (this async one and the client's synchronous twin in src/client/verify-anchor.ts).
- */
-
 /** The cosignature names the pinned witness and key, has a valid timestamp; its signature bytes. */
-export function cosignatureSignature(receipt: Receipt, pinned: PinnedWitness): Uint8Array {
-  const witness = witnessPin(pinned);
-  const cos = receipt.cosignature;
+function cosignatureSignature(cos: CosignatureWire, witness: { publicKey: Uint8Array; name?: string | undefined }): Uint8Array {
   if (witness.name !== undefined && cos.witness_name !== witness.name)
     fail('wrong_witness', `cosignature is by ${cos.witness_name}, expected ${witness.name}`);
   if (!hexIsBytes(cos.witness_public_key, witness.publicKey))
@@ -251,7 +241,7 @@ export function cosignatureSignature(receipt: Receipt, pinned: PinnedWitness): U
 }
 
 /** The inclusion and its (not yet verified) checkpoint are in the pinned witness's log. */
-export function checkInclusionOrigin(inc: Receipt['inclusion'], witness: PinnedWitness): void {
+function checkInclusionOrigin(inc: Receipt['inclusion'], witness: PinnedWitness): void {
   if (inc.log_origin !== witness.logOrigin)
     fail(
       'checkpoint_wrong_origin',
@@ -266,7 +256,7 @@ export function checkInclusionOrigin(inc: Receipt['inclusion'], witness: PinnedW
 }
 
 /** The tlog-proof repeats the inclusion fields exactly (same checkpoint bytes, index and path). */
-export function checkTlogProofMatches(inc: Receipt['inclusion'], hashes: readonly Uint8Array[]): void {
+function checkTlogProofMatches(inc: Receipt['inclusion'], hashes: readonly Uint8Array[]): void {
   const tp = wrap('tlog_proof_invalid', 'tlog_proof', () => parseTlogProof(inc.tlog_proof));
   if (tp.checkpoint !== inc.checkpoint) fail('tlog_proof_invalid', 'tlog_proof checkpoint is not byte-identical to checkpoint');
   if (tp.extra !== undefined) fail('tlog_proof_invalid', 'tlog_proof carries an extra line');
@@ -301,4 +291,23 @@ export async function verifyAnchorResponse(body: unknown, witness: PinnedWitness
 /** The witness-log entry of an anchor (SPEC §4: its cosign message), for verifyTlogProof `{ data }`. */
 export function anchorLogEntry(anchor: Anchor): Uint8Array {
   return cosignMessage(anchor);
+}
+
+/**
+ * The witness cosignature alone (no inclusion): it names the pinned witness and key
+ * (`wrong_witness`), is well formed (`malformed_response`) and verifies over the anchor's cosign
+ * message under the pinned key (`cosignature_invalid`) — the first step of verifyWitnessReceipt.
+ */
+export async function verifyAnchorCosignature(
+  anchor: Anchor,
+  cosignature: CosignatureWire,
+  pinned: Pick<PinnedWitness, 'publicKey' | 'name'>,
+): Promise<void> {
+  // No inclusion is checked, so no log origin is needed: the key (and the name, if given) only.
+  if (typeof pinned !== 'object' || (pinned as unknown) === null) fail('usage', 'the pinned witness must be an object { publicKey }');
+  if (pinned.name !== undefined && typeof pinned.name !== 'string') fail('usage', 'the pinned witness name must be a string');
+  const witness = { name: pinned.name, publicKey: pinnedBytes(pinned.publicKey, 32, 'the pinned witness publicKey (Ed25519)') };
+  const signature = cosignatureSignature(cosignature, witness);
+  if (!(await verifyEd25519(witness.publicKey, cosignMessage(anchor), signature)))
+    fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');
 }

@@ -3,7 +3,7 @@
  * checkpoint verified under the log's keys, then the entry's inclusion under its root.
  */
 import { parseTlogProof } from '../note/tlog-proof.ts';
-import { fail, rethrow } from './errors.ts';
+import { fail, rethrow, VerificationError } from './errors.ts';
 import { hashLeaf, inclusionFailure } from './merkle.ts';
 import { verifyCheckpoint, type Checkpoint, type NoteKey, type VerifiedNote } from './note.ts';
 
@@ -18,8 +18,9 @@ export interface VerifiedTlogProof {
 
 /**
  * A tlog-proof (`c2sp.org/tlog-proof@v1`) for an entry (`{data}`, hashed as a leaf) or a leaf hash
- * (`{hash}`), under the log's key(s) and optionally its origin. Codes: `tlog_proof_invalid`,
- * `checkpoint_invalid`, `checkpoint_wrong_origin`, `inclusion_invalid`.
+ * (`{hash}`), under the log's key(s) and optionally its origin. Codes: `tlog_proof_invalid` (it
+ * does not parse, or its checkpoint does not parse or verify under the keys), `checkpoint_wrong_origin`,
+ * `inclusion_invalid`, `algorithm_unsupported`.
  */
 export async function verifyTlogProof(
   text: string,
@@ -33,7 +34,12 @@ export async function verifyTlogProof(
   } catch (e) {
     return rethrow('tlog_proof_invalid', 'tlog-proof', e);
   }
-  const { checkpoint: tree, note } = await verifyCheckpoint(parsed.checkpoint, keys, origin);
+  const { checkpoint: tree, note } = await verifyCheckpoint(parsed.checkpoint, keys, origin).catch((e: unknown) => {
+    // The proof's checkpoint is part of the proof: one code for a proof that does not verify.
+    if (e instanceof VerificationError && e.code === 'checkpoint_invalid')
+      throw new VerificationError('tlog_proof_invalid', `tlog-proof: ${e.message}`);
+    throw e;
+  });
   const leafHash = 'data' in leaf ? await hashLeaf(leaf.data) : leaf.hash;
   const why = await inclusionFailure(leafHash, parsed.index, tree.size, parsed.proof, tree.rootHash);
   if (why !== null) fail('inclusion_invalid', `inclusion proof invalid: ${why}`);

@@ -1,5 +1,5 @@
 /**
- * Witness sets (the verifier SDK's; src/client/witness-set.ts adds the synchronous SAID): the
+ * Witness sets (the one implementation; `anchor-witness/client` re-exports it): the
  * witnesses a party relies on and how many must co-sign an anchor before it is final. Parses the
  * `anchor-witness/witness-set/v1` document and computes its SAID, the KERI self-addressing digest
  * over JCS with `url` left out (format and the choice of hash: docs/client.md).
@@ -122,12 +122,12 @@ function canonicalObject(set: WitnessSet, d: string): Record<string, unknown> {
 }
 
 /** The bytes whose SHA-256 the SAID encodes: JCS of the set with `d` = 44 × "#", members sorted, no `url`. */
-export function witnessSetSaidInput(set: WitnessSet): Uint8Array {
+function witnessSetSaidInput(set: WitnessSet): Uint8Array {
   return canonicalBytes(canonicalObject(set, SAID_PLACEHOLDER));
 }
 
 /** "I" + base64url(0x00 ‖ digest) without its first character: the CESR SHA2-256 shape. */
-export function saidFromDigest(digest: Uint8Array): string {
+function saidFromDigest(digest: Uint8Array): string {
   const padded = new Uint8Array(33);
   padded.set(digest, 1);
   return 'I' + encodeBase64url(padded).slice(1);
@@ -138,11 +138,11 @@ export async function witnessSetSaid(set: WitnessSet): Promise<string> {
   return saidFromDigest(await sha256(witnessSetSaidInput(set)));
 }
 
-/** The wire form, `d` filled in with `said` (witnessSetSaid). */
-export function encodeWitnessSetWith(set: WitnessSet, said: string): WitnessSetWire {
+/** The wire form, `d` filled in (the set's SAID). */
+export async function encodeWitnessSet(set: WitnessSet): Promise<WitnessSetWire> {
   return {
     v: WITNESS_SET_V,
-    d: said,
+    d: await witnessSetSaid(set),
     threshold: set.threshold,
     members: set.members.map((m) => {
       const w: WitnessSetMemberWire = { name: m.name, curve: m.curve, public_key: encodeHex(m.publicKey), log_origin: m.logOrigin };
@@ -157,7 +157,7 @@ function onlyKeys(o: Record<string, unknown>, allowed: readonly string[], at: st
 }
 
 /** Parse a witness set document's shape and members (strict: unknown fields refused); `d` as given, not yet checked. */
-export function parseWitnessSetShape(doc: unknown): { set: WitnessSet; d?: unknown } {
+function parseWitnessSetShape(doc: unknown): { set: WitnessSet; d?: unknown } {
   if (!isJsonObject(doc)) bad('not a JSON object');
   onlyKeys(doc, ['v', 'd', 'threshold', 'members'], 'set');
   if (doc.v !== undefined && doc.v !== WITNESS_SET_V) bad(`v must be ${WITNESS_SET_V}`);

@@ -82,9 +82,9 @@ async function submitNext(
   to: readonly WitnessTarget[] = targets,
   opts = {},
 ): Promise<{ results: SubmitResult[]; final: boolean }> {
-  const { anchor } = signNextAnchor(s, key, { head: fill(head), timestamp: now(), addCumulative: 10n });
+  const { anchor } = await signNextAnchor(s, key, { head: fill(head), timestamp: now(), addCumulative: 10n });
   const results = await submitAnchor(anchor, partyClaim(s.party), to, { ...http, ...opts });
-  const { result, bundle } = finalityOf(anchor, s.witnessSet, results, [], {});
+  const { result, bundle } = await finalityOf(anchor, s.witnessSet, results, [], {});
   recordSubmission(s, bundle.receipts, result);
   return { results, final: result.final };
 }
@@ -103,10 +103,10 @@ void test('a chain of anchors (Ed25519 and P-256 parties) is final at threshold 
   assert.equal(s.latest.final, true);
   assert.equal(s.pending, null);
   assert.equal(s.latest.anchor.cumulative, 40n);
-  const r = verifyFinalized(s.latest.anchor, s.witnessSet, s.latest.receipts);
+  const r = await verifyFinalized(s.latest.anchor, s.witnessSet, s.latest.receipts);
   assert.equal(r.final, true);
   assert.equal(r.valid, 3);
-  assert.equal(r.said, witnessSetSaid(s.witnessSet));
+  assert.equal(r.said, await witnessSetSaid(s.witnessSet));
   assert.equal(s.latest.anchor.witnessSet.said, r.said);
   assert.deepEqual(
     r.members.map((m) => [m.name, m.status]),
@@ -150,12 +150,12 @@ void test('one witness stopped → still final at threshold 2; two missing → t
       'a retry was reported for the stopped witness',
     );
     assert.equal(final, true);
-    const r = verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts);
+    const r = await verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts);
     assert.equal(r.final, true);
     assert.equal(r.valid, 2);
     assert.deepEqual(r.members[2], { name: ws[2]!.name, status: 'missing' });
 
-    const one = verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts.slice(0, 1));
+    const one = await verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts.slice(0, 1));
     assert.equal(one.final, false);
     assert.equal(one.code, 'threshold_not_met');
     assert.match(one.reason, /1 of 2 required/);
@@ -166,7 +166,7 @@ void test('one witness stopped → still final at threshold 2; two missing → t
   const target = s.latest!;
   const results = await submitAnchor(target.anchor, partyClaim(s.party), targets, http);
   assert.equal(results[2]!.outcome.kind, 'cosigned');
-  const { result } = finalityOf(target.anchor, s.witnessSet, results, target.receipts);
+  const { result } = await finalityOf(target.anchor, s.witnessSet, results, target.receipts);
   assert.equal(result.valid, 3);
 });
 
@@ -241,14 +241,14 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
   try {
     for (const [what, tamper, code] of cases) {
       proxy.behaviour = { tamper: tamper as (b: Record<string, unknown>) => Record<string, unknown> };
-      const { anchor } = signNextAnchor(s, alice, { head: fill(0x30 + cases.findIndex((c) => c[0] === what)), timestamp: now() });
+      const { anchor } = await signNextAnchor(s, alice, { head: fill(0x30 + cases.findIndex((c) => c[0] === what)), timestamp: now() });
       const [r] = await submitAnchor(anchor, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], http);
       assert.equal(r!.outcome.kind, 'invalid_response', what);
       assert.equal(r!.outcome.code, code, `${what}: ${r!.outcome.reason}`);
     }
     // The witness did co-sign the last one; the honest receipts make it final, the forged one is named.
     proxy.behaviour = { tamper: cases[2]![1] as (b: Record<string, unknown>) => Record<string, unknown> };
-    const { anchor } = signNextAnchor(s, alice, { head: fill(0x50), timestamp: now() });
+    const { anchor } = await signNextAnchor(s, alice, { head: fill(0x50), timestamp: now() });
     const results = await submitAnchor(
       anchor,
       partyClaim(s.party),
@@ -257,15 +257,15 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
     );
     const forged = parseReceipt(parseJsonBody(await (await fetch(`${ws[0]!.url}/v1/anchor/${encodeHex(anchor.seedId)}`)).text()));
     forged.inclusion.hashes[0] = flipB64(forged.inclusion.hashes[0]!);
-    const { result } = finalityOf(anchor, s.witnessSet, results, [forged]);
+    const { result } = await finalityOf(anchor, s.witnessSet, results, [forged]);
     assert.equal(result.final, true);
     assert.deepEqual(result.members[0], {
       name: ws[0]!.name,
       status: 'invalid',
       code: 'inclusion_invalid',
-      reason: 'the inclusion proof does not lead to the checkpoint root',
+      reason: 'the inclusion proof does not lead to the checkpoint root (computed root does not match)',
     });
-    const strict = verifyFinalized(
+    const strict = await verifyFinalized(
       anchor,
       s.witnessSet,
       [forged, ...results.flatMap((r) => (r.outcome.kind === 'cosigned' ? [r.outcome.receipt] : []))],
@@ -278,9 +278,9 @@ void test('forged responses are rejected with the right reason: wrong key, bit-f
   }
   // A set the anchor does not commit to: witness_set_mismatch.
   const smaller = setOf(ws.slice(0, 2), 2);
-  assert.equal(verifyFinalized(s.latest!.anchor, smaller, s.latest!.receipts).code, 'witness_set_mismatch');
+  assert.equal((await verifyFinalized(s.latest!.anchor, smaller, s.latest!.receipts)).code, 'witness_set_mismatch');
   assert.equal(
-    verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts, { expectedSaid: witnessSetSaid(smaller) }).code,
+    (await verifyFinalized(s.latest!.anchor, s.witnessSet, s.latest!.receipts, { expectedSaid: await witnessSetSaid(smaller) })).code,
     'said_mismatch',
   );
 });
@@ -290,12 +290,12 @@ void test('a fork is detected: 409 with a duplicity proof that verifies offline;
   assert.equal((await submitNext(s, alice, 1)).final, true);
   const tip = s.latest!.anchor;
   // The party signs two heads at the next index and shows them to different witnesses.
-  const { anchor: a } = signNextAnchor(s, alice, { head: fill(0xa1), timestamp: now() });
+  const { anchor: a } = await signNextAnchor(s, alice, { head: fill(0xa1), timestamp: now() });
   const first = await submitAnchor(a, partyClaim(s.party), [targets[0]!], http);
   assert.equal(first[0]!.outcome.kind, 'cosigned');
   s.pending = null; // forget it, as a careless (or malicious) party would
   s.latest = { anchor: tip, receipts: [], final: true };
-  const { anchor: b } = signNextAnchor(s, alice, { head: fill(0xb2), timestamp: now() });
+  const { anchor: b } = await signNextAnchor(s, alice, { head: fill(0xb2), timestamp: now() });
   assert.equal(a.index, b.index);
   const results = await submitAnchor(b, partyClaim(s.party), targets, http);
   assert.deepEqual(
@@ -304,8 +304,8 @@ void test('a fork is detected: 409 with a duplicity proof that verifies offline;
   );
   const dup = results[0]!.outcome;
   assert.ok(dup.kind === 'duplicity');
-  freeze(s, dup.wire);
-  assert.throws(() => signNextAnchor(s, alice, { head: fill(3), timestamp: now() }), { code: 'state_conflict' });
+  await freeze(s, dup.wire);
+  await assert.rejects(signNextAnchor(s, alice, { head: fill(3), timestamp: now() }), { code: 'state_conflict' });
 
   // Offline: the proof alone, serialized and read back, verifies; both heads are in it.
   const text = stringifyJson(dup.wire);
@@ -326,7 +326,7 @@ void test('503 and 429 are retried honouring Retry-After; a witness that never a
   const proxy = await startProxy(() => ws[0]!.url, { refuse: { count: 1, status: 503, retryAfter: '1' } });
   try {
     const events: SubmitEvent[] = [];
-    const { anchor } = signNextAnchor(s, alice, { head: fill(1), timestamp: now() });
+    const { anchor } = await signNextAnchor(s, alice, { head: fill(1), timestamp: now() });
     const started = Date.now();
     const [r] = await submitAnchor(anchor, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], {
       ...http,
@@ -339,7 +339,7 @@ void test('503 and 429 are retried honouring Retry-After; a witness that never a
 
     proxy.posts = 0;
     proxy.behaviour = { refuse: { count: 5, status: 429, retryAfter: '0' } };
-    const { anchor: next } = signNextAnchor(s, alice, { head: fill(2), timestamp: now() });
+    const { anchor: next } = await signNextAnchor(s, alice, { head: fill(2), timestamp: now() });
     const [limited] = await submitAnchor(next, partyClaim(s.party), [{ url: proxy.url, member: targets[0]!.member }], {
       ...http,
       retries: 2,

@@ -34,8 +34,8 @@ import {
   type MonitorConfig,
   type MonitorState,
 } from '../../src/client/monitor.ts';
-import { verifyCheckpointNote } from '../../src/client/offline.ts';
-import { makeWitnessSet } from '../../src/client/witness-set.ts';
+import { verifyCheckpoint } from '../../src/verify/note.ts';
+import { makeWitnessSet } from '../../src/verify/witness-set.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 
 const alice = edParty(0x09);
@@ -300,8 +300,8 @@ void test('8.5: a split view — /log/checkpoint and the anchor responses carry 
   assert.equal(ev.v, 'anchor-witness/log-equivocation/v1');
   assert.equal(ev.origin, w1!.origin);
   const verifier = [ed25519NoteVerifier(w1!.origin, w1!.publicKey)];
-  const a = verifyCheckpointNote(ev.a, verifier, w1!.origin).checkpoint;
-  const b = verifyCheckpointNote(ev.b, verifier, w1!.origin).checkpoint;
+  const a = (await verifyCheckpoint(ev.a, verifier, w1!.origin)).checkpoint;
+  const b = (await verifyCheckpoint(ev.b, verifier, w1!.origin)).checkpoint;
   assert.equal(a.size, b.size);
   assert.notEqual(encodeHex(a.rootHash), encodeHex(b.rootHash));
   // The HTML report offers both notes for download, with the commands that check them.

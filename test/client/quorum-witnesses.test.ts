@@ -1,6 +1,6 @@
 // Issue 25 item 11 (SPEC §4.1 rev 4): a quorum counts WITNESSES, never keys, on every client
-// surface — the synchronous SDK (src/client), the async portable verifier (src/verify), `verify
-// cosignature` and `monitor --log-quorum`. The reproduction: one witness, w2.example, holds an
+// surface — the verifier core (src/verify) under node:crypto and WebCrypto, `verify cosignature`
+// and `monitor --log-quorum`. The reproduction: one witness, w2.example, holds an
 // Ed25519 cosignature/v1 key and an ML-DSA-44 subtree/v1 key and signs the log's checkpoint with
 // both; with cosigners {w2 (both keys), w3} and quorum 2 that is ONE vote, so the checkpoint lacks
 // the quorum (before the fix: two keys verified, quorum met, "cosigned by w2.example, w2.example").
@@ -9,7 +9,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { verifyCosignedCheckpoint as verifySync } from '../../src/client/offline.ts';
+import { nodeCryptoBackend } from '../../src/client/node-crypto.ts';
+import { withBackend } from '../helpers/crypto-backends.ts';
 import { emptyMonitorState, monitorPoll, type MonitorConfig } from '../../src/client/monitor.ts';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
 import { mlDsa44KeyFromSeed, mlDsa44PublicKeyBytes, mlDsa44Supported } from '../../src/crypto/ml-dsa.ts';
@@ -59,19 +60,22 @@ function scenario() {
 }
 
 const verifiers = (vkeys: readonly string[]): NoteVerifier[] => vkeys.map(parseVkey);
+/** The same verifier core over node:crypto, with keys parsed by the server's vkey parser (what the CLI does). */
+const verifyNode = (note: string, opts: Parameters<typeof verifyAsync>[1]) =>
+  withBackend(nodeCryptoBackend(), () => verifyAsync(note, opts));
 
 void test(
-  'issue 25 item 11: one witness with Ed25519 + ML-DSA-44 keys is one vote — the SDKs (sync and async) refuse quorum 2',
+  'issue 25 item 11: one witness with Ed25519 + ML-DSA-44 keys is one vote — the verifier core refuses quorum 2 under both crypto backends',
   { skip },
   async () => {
     const s = scenario();
     const all = [s.vkeys.w2ed, s.vkeys.w2pq, s.vkeys.w3];
-    // Synchronous SDK (src/client): 1 of 2, w3 missing.
-    assert.throws(() => verifySync(s.oneWitness, { cosigners: verifiers(all), log: verifiers([s.logVkey]), quorum: 2 }), {
+    // node:crypto backend, keys parsed as the CLI parses them: 1 of 2, w3 missing.
+    await assert.rejects(verifyNode(s.oneWitness, { cosigners: verifiers(all), log: verifiers([s.logVkey]), quorum: 2 }), {
       code: 'cosignature_missing',
       message: /1 of 2 required cosignatures \(missing: w3\.example\)/,
     });
-    // Async portable verifier (src/verify): the same verdict.
+    // WebCrypto backend, keys from the SDK's noteKeyFromVkey: the same verdict.
     const keys = await Promise.all(all.map(noteKeyFromVkey));
     const logKey = await noteKeyFromVkey(s.logVkey);
     await assert.rejects(verifyAsync(s.oneWitness, { cosigners: keys, log: [logKey], quorum: 2 }), {
@@ -79,7 +83,7 @@ void test(
       message: /1 of 2 required cosignatures \(missing: w3\.example\)/,
     });
     // Two witnesses meet it; each is listed once, with the time of its first verified line.
-    const sync = verifySync(s.twoWitnesses, { cosigners: verifiers(all), log: verifiers([s.logVkey]), quorum: 2 });
+    const sync = await verifyNode(s.twoWitnesses, { cosigners: verifiers(all), log: verifiers([s.logVkey]), quorum: 2 });
     assert.deepEqual(sync.cosigners, [
       { name: 'w2.example', timestamp: BigInt(T0 + 5) },
       { name: 'w3.example', timestamp: BigInt(T0 + 6) },
@@ -87,37 +91,41 @@ void test(
     const async_ = await verifyAsync(s.twoWitnesses, { cosigners: keys, log: [logKey], quorum: 2 });
     assert.deepEqual(async_.cosigners, sync.cosigners);
     // Without a quorum every witness is required (w2's two keys: one witness, its two lines: one vote).
-    assert.equal(verifySync(s.twoWitnesses, { cosigners: verifiers(all) }).cosigners.length, 2);
-    assert.throws(() => verifySync(s.oneWitness, { cosigners: verifiers(all) }), { code: 'cosignature_missing' });
+    assert.equal((await verifyNode(s.twoWitnesses, { cosigners: verifiers(all) })).cosigners.length, 2);
+    await assert.rejects(verifyNode(s.oneWitness, { cosigners: verifiers(all) }), { code: 'cosignature_missing' });
     // With only w2's keys there is one witness: quorum 2 is out of range (usage), quorum 1 is met once.
     const w2Only = verifiers([s.vkeys.w2ed, s.vkeys.w2pq]);
-    assert.throws(() => verifySync(s.oneWitness, { cosigners: w2Only, quorum: 2 }), { code: 'usage', message: /1\.\.1/ });
+    await assert.rejects(verifyNode(s.oneWitness, { cosigners: w2Only, quorum: 2 }), { code: 'usage', message: /1\.\.1/ });
     await assert.rejects(verifyAsync(s.oneWitness, { cosigners: keys.slice(0, 2), quorum: 2 }), { code: 'usage' });
     assert.deepEqual(
-      verifySync(s.oneWitness, { cosigners: w2Only, quorum: 1 }).cosigners.map((c) => c.name),
+      (await verifyNode(s.oneWitness, { cosigners: w2Only, quorum: 1 })).cosigners.map((c) => c.name),
       ['w2.example'],
     );
   },
 );
 
-void test('issue 25 item 11: one key under two names is a usage error in both SDKs (Ed25519 and ML-DSA-44 keys)', { skip }, async () => {
-  const s = scenario();
-  const renamed = (vkey: string, name: string): string => {
-    const v = parseVkey(vkey);
-    return formatVkey(name, v.type, v.publicKey);
-  };
-  for (const alias of [renamed(s.vkeys.w3, 'w3-alias.example'), renamed(s.vkeys.w2pq, 'w2-alias.example')]) {
-    const given = [s.vkeys.w2ed, s.vkeys.w2pq, s.vkeys.w3, alias];
-    assert.throws(() => verifySync(s.twoWitnesses, { cosigners: verifiers(given), quorum: 2 }), {
-      code: 'usage',
-      message: /under two names/,
-    });
-    await assert.rejects(verifyAsync(s.twoWitnesses, { cosigners: await Promise.all(given.map(noteKeyFromVkey)), quorum: 2 }), {
-      code: 'usage',
-      message: /under two names/,
-    });
-  }
-});
+void test(
+  'issue 25 item 11: one key under two names is a usage error under both crypto backends (Ed25519 and ML-DSA-44 keys)',
+  { skip },
+  async () => {
+    const s = scenario();
+    const renamed = (vkey: string, name: string): string => {
+      const v = parseVkey(vkey);
+      return formatVkey(name, v.type, v.publicKey);
+    };
+    for (const alias of [renamed(s.vkeys.w3, 'w3-alias.example'), renamed(s.vkeys.w2pq, 'w2-alias.example')]) {
+      const given = [s.vkeys.w2ed, s.vkeys.w2pq, s.vkeys.w3, alias];
+      await assert.rejects(verifyNode(s.twoWitnesses, { cosigners: verifiers(given), quorum: 2 }), {
+        code: 'usage',
+        message: /under two names/,
+      });
+      await assert.rejects(verifyAsync(s.twoWitnesses, { cosigners: await Promise.all(given.map(noteKeyFromVkey)), quorum: 2 }), {
+        code: 'usage',
+        message: /under two names/,
+      });
+    }
+  },
+);
 
 void test(
   'issue 25 item 11: `verify cosignature --quorum 2` refuses one witness’s two lines and names each cosigner once',

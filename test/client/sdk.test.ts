@@ -42,9 +42,9 @@ const members = [
   { name: 'w3.example.org', publicKey: key(0x43), logOrigin: 'w3.example.org/log' },
 ];
 
-void test('witness set SAID: known answer, order-independent, url outside the digest, threshold inside', () => {
+void test('witness set SAID: known answer, order-independent, url outside the digest, threshold inside', async () => {
   const set = makeWitnessSet(2, members);
-  const said = witnessSetSaid(set);
+  const said = await witnessSetSaid(set);
   // Known answer (also in docs/client.md), cross-checked with Python's json.dumps(sort_keys=True,
   // separators=(',', ':')) + hashlib.sha256 + urlsafe_b64encode: members keyed by Ed25519 seeds 0x41, 0x42, 0x43.
   assert.equal(said, 'IFw0M0qVGw4SHgcktXgryb3Kjb8o531JAMm-UOG9yPGi');
@@ -54,9 +54,9 @@ void test('witness set SAID: known answer, order-independent, url outside the di
     ['w1.example.org', 'w2.example.org', 'w3.example.org'],
   );
   assert.equal(set.members[1]!.logOrigin, 'w2.example.org/anchors');
-  assert.equal(witnessSetSaid(makeWitnessSet(2, [...members].reverse())), said);
+  assert.equal(await witnessSetSaid(makeWitnessSet(2, [...members].reverse())), said);
   assert.equal(
-    witnessSetSaid(
+    await witnessSetSaid(
       makeWitnessSet(
         2,
         members.map((m) => ({ ...m, url: 'https://elsewhere.example' })),
@@ -64,9 +64,9 @@ void test('witness set SAID: known answer, order-independent, url outside the di
     ),
     said,
   );
-  assert.notEqual(witnessSetSaid(makeWitnessSet(3, members)), said);
+  assert.notEqual(await witnessSetSaid(makeWitnessSet(3, members)), said);
   assert.notEqual(
-    witnessSetSaid(
+    await witnessSetSaid(
       makeWitnessSet(
         2,
         members.map((m, i) => (i === 2 ? { ...m, logOrigin: 'w3.example.org/other' } : m)),
@@ -75,18 +75,18 @@ void test('witness set SAID: known answer, order-independent, url outside the di
     said,
   );
 
-  const wire = encodeWitnessSet(set);
+  const wire = await encodeWitnessSet(set);
   assert.equal(wire.d, said);
-  const back = parseWitnessSet(parseJsonBody(stringifyJson(wire)));
-  assert.equal(witnessSetSaid(back), said);
+  const back = await parseWitnessSet(parseJsonBody(stringifyJson(wire)));
+  assert.equal(await witnessSetSaid(back), said);
   assert.equal(back.members[0]!.url, 'https://w1.example.org');
   const withoutD: Partial<typeof wire> = { ...wire };
   delete withoutD.d;
-  assert.equal(witnessSetSaid(parseWitnessSet(withoutD)), said);
+  assert.equal(await witnessSetSaid(await parseWitnessSet(withoutD)), said);
 });
 
-void test('witness set validation', () => {
-  const wire = encodeWitnessSet(makeWitnessSet(2, members));
+void test('witness set validation', async () => {
+  const wire = await encodeWitnessSet(makeWitnessSet(2, members));
   const bad: [unknown, RegExp][] = [
     [{ ...wire, d: 'IAAAA' }, /d is "IAAAA" but the set's SAID is/],
     [{ ...wire, threshold: 0 }, /threshold must be an integer in 1\.\.3/],
@@ -100,7 +100,7 @@ void test('witness set validation', () => {
     [{ ...wire, threshold: 1, members: [{ ...wire.members[0], public_key: '00'.repeat(32) }] }, /public_key/],
     [{ ...wire, threshold: 1, members: [{ ...wire.members[0], url: 'ftp://x.example' }] }, /http\(s\) URL/],
   ];
-  for (const [doc, re] of bad) assert.throws(() => parseWitnessSet(doc), { code: 'witness_set_invalid', message: re });
+  for (const [doc, re] of bad) await assert.rejects(parseWitnessSet(doc), { code: 'witness_set_invalid', message: re });
 });
 
 void test('seed derivation follows the SPEC §3.1 vector; chain rules refuse regressions', () => {
@@ -131,7 +131,7 @@ void test('seed derivation follows the SPEC §3.1 vector; chain rules refuse reg
   }
 });
 
-void test('party state: round trip, a pending anchor is superseded at a higher index, never replaced', () => {
+void test('party state: round trip, a pending anchor is superseded at a higher index, never replaced', async () => {
   for (const curve of ['ed25519', 'p256'] as const) {
     const k = generatePartyKey(curve);
     const k2 = partyKeyFromPem(partyKeyToPem(k));
@@ -143,14 +143,14 @@ void test('party state: round trip, a pending anchor is superseded at a higher i
       party: { agent: 'EAgent', root: 'ERoot', scope: 'EScope' },
       witnessSet: makeWitnessSet(2, members),
     });
-    const a = signNextAnchor(s, k, { head: fill(1), timestamp: 10, cumulative: 1n << 100n });
-    const b = signNextAnchor(s, k, { head: fill(2), timestamp: 11 });
+    const a = await signNextAnchor(s, k, { head: fill(1), timestamp: 10, cumulative: 1n << 100n });
+    const b = await signNextAnchor(s, k, { head: fill(2), timestamp: 11 });
     assert.equal(b.superseded?.index, a.anchor.index);
     assert.equal(b.anchor.index, 1);
     assert.equal(b.anchor.cumulative, 1n << 100n);
-    const back = parsePartyState(parseJsonBody(stringifyJson(encodePartyState(s))));
-    assert.deepEqual(encodePartyState(back), encodePartyState(s));
-    assert.throws(() => signNextAnchor(back, generatePartyKey(curve), { head: fill(3), timestamp: 12 }), { code: 'party_key_invalid' });
+    const back = await parsePartyState(parseJsonBody(stringifyJson(await encodePartyState(s))));
+    assert.deepEqual(await encodePartyState(back), await encodePartyState(s));
+    await assert.rejects(signNextAnchor(back, generatePartyKey(curve), { head: fill(3), timestamp: 12 }), { code: 'party_key_invalid' });
   }
   assert.throws(() => partyKeyFromPem('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----'), { code: 'party_key_invalid' });
 });
@@ -196,25 +196,25 @@ void test('consistency from tiles: consistent, inconsistent with offline evidenc
   assert.equal((await checkConsistencyFromTiles(zeroForged, a.cp(5), a.tiles)).status, 'inconsistent');
 });
 
-void test('cosignature/v1: a checkpoint cosigned by witnesses verifies; a missing or altered cosignature does not', () => {
+void test('cosignature/v1: a checkpoint cosigned by witnesses verifies; a missing or altered cosignature does not', async () => {
   const text = formatCheckpoint({ origin: 'log.example/a', size: 3, rootHash: sha256(new Uint8Array([1])), extensions: [] });
   const log = ed25519NoteSigner('log.example/a', ed25519KeyFromSeed(fill(1)));
   const c1 = ed25519Cosigner('w1.example', ed25519KeyFromSeed(fill(2))).noteSigner(1700000000);
   const c2 = ed25519Cosigner('w2.example', ed25519KeyFromSeed(fill(3))).noteSigner(1700000001);
   const note = signNote(text, [log, c1, c2]);
-  const r = verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c2.verifier], log: [log.verifier] });
+  const r = await verifyCosignedCheckpoint(note, { cosigners: [c1.verifier, c2.verifier], log: [log.verifier] });
   assert.equal(r.logVerified, true);
   assert.deepEqual(r.cosigners, [
     { name: 'w1.example', timestamp: 1700000000n },
     { name: 'w2.example', timestamp: 1700000001n },
   ]);
   const onlyOne = signNote(text, [log, c1]);
-  assert.throws(() => verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_missing' });
-  assert.equal(verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier], quorum: 1 }).cosigners.length, 1);
+  await assert.rejects(verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_missing' });
+  assert.equal((await verifyCosignedCheckpoint(onlyOne, { cosigners: [c1.verifier, c2.verifier], quorum: 1 })).cosigners.length, 1);
   const lines = note.split('\n');
   const altered = lines
     .map((l) => (l.startsWith('— w2.example ') ? l.slice(0, -3) + (l.at(-3) === 'A' ? 'B' : 'A') + l.slice(-2) : l))
     .join('\n');
-  assert.throws(() => verifyCosignedCheckpoint(altered, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_invalid' });
-  assert.throws(() => verifyCosignedCheckpoint(note, { cosigners: [log.verifier] }), { code: 'usage' });
+  await assert.rejects(verifyCosignedCheckpoint(altered, { cosigners: [c1.verifier, c2.verifier] }), { code: 'cosignature_invalid' });
+  await assert.rejects(verifyCosignedCheckpoint(note, { cosigners: [log.verifier] }), { code: 'usage' });
 });

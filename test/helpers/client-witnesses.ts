@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
-import { makeWitnessSet, type WitnessSet, type WitnessSetMember } from '../../src/client/witness-set.ts';
+import { makeWitnessSet, type WitnessSet, type WitnessSetMember } from '../../src/verify/witness-set.ts';
 import { fill } from './anchors.ts';
 
 export class TestWitness {

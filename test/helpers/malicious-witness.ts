@@ -46,8 +46,8 @@ import { ed25519NoteSigner, type NoteSigner } from '../../src/note/vkey.ts';
 import { hashLeaf } from '../../src/tlog/hash.ts';
 import { inclusionProof, memoryHashReader, treeRoot } from '../../src/tlog/merkle.ts';
 import { signAnchor, type UnsignedAnchor } from '../../src/client/party.ts';
-import type { AnchorResponseBody, CosignatureWire, InclusionWire, Receipt } from '../../src/client/verify-anchor.ts';
-import type { WitnessSetMember } from '../../src/client/witness-set.ts';
+import type { AnchorResponseBody, CosignatureWire, InclusionWire, Receipt } from '../../src/verify/receipt.ts';
+import type { WitnessSetMember } from '../../src/verify/witness-set.ts';
 
 const fill = (byte: number, n = 32): Uint8Array => new Uint8Array(n).fill(byte);
 

@@ -11,9 +11,9 @@ import type { Anchor } from '../../src/anchor/types.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { generateP256, signP256 } from '../../src/crypto/p256.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
-import { encodeFinalizedBundle } from '../../src/client/finalize.ts';
-import { makeWitnessSet, witnessSetSaid } from '../../src/client/witness-set.ts';
-import { parseReceipt } from '../../src/client/verify-anchor.ts';
+import { encodeFinalizedBundle } from '../../src/verify/finalize.ts';
+import { makeWitnessSet, witnessSetSaid } from '../../src/verify/witness-set.ts';
+import { parseReceipt } from '../../src/verify/receipt.ts';
 import { edParty, fill, signAnchor } from './anchors.ts';
 import { post, startTestWitness, WITNESS_NAME, WITNESS_ORIGIN } from './witness.ts';
 import { tempDir } from './tmp.ts';
@@ -38,7 +38,7 @@ export async function makeVerifyFixtures(): Promise<VerifyFixtures> {
   const bob = generateP256();
   const witnessKey = ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(0x01)));
   const set = makeWitnessSet(1, [{ name: WITNESS_NAME, publicKey: witnessKey, logOrigin: WITNESS_ORIGIN }]);
-  const said = witnessSetSaid(set);
+  const said = await witnessSetSaid(set);
   const registry = {
     parties: [
       { id: 'did:keri:EAlice', delegator: 'did:keri:ERoot', keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }] },
@@ -72,7 +72,7 @@ export async function makeVerifyFixtures(): Promise<VerifyFixtures> {
     const okBob = await submit(bobAnchor, 'did:keri:EBob', 'EScope');
     if (okBob.status !== 200) throw new Error(`p256 anchor: ${okBob.status} ${okBob.text}`);
     const cp = await fetch(`${w.url}/log/checkpoint`);
-    const bundle = encodeFinalizedBundle({ anchor: first, witnessSet: set, receipts: [parseReceipt(ok.body)] });
+    const bundle = await encodeFinalizedBundle({ anchor: first, witnessSet: set, receipts: [parseReceipt(ok.body)] });
     return {
       witness: { name: WITNESS_NAME, logOrigin: WITNESS_ORIGIN, publicKeyHex: encodeHex(witnessKey) },
       edParty: { publicKeyHex: encodeHex(alice.publicKey), response: ok.text, duplicity: fork.text },

@@ -15,7 +15,7 @@ import { decodeDuplicityProof, encodeAnchor } from '../../src/anchor/codec.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { cosignMessage } from '../../src/anchor/messages.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
-import { parseAnchorResponse, verifyAnchorResponse } from '../../src/client/verify-anchor.ts';
+import { parseAnchorResponse, verifyAnchorResponse } from '../../src/verify/receipt.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { sha256Hex } from '../../src/crypto/sha256.ts';
 import { decodeBase64 } from '../../src/encoding/base64.ts';
@@ -123,7 +123,7 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
       const conflicts = mine.filter((r) => r.status === 409);
       assert.equal(ok.length, 1, `seed ${s}: ${mine.map((r) => r.status).join(',')}`);
       assert.equal(conflicts.length, 2, `seed ${s}: ${mine.map((r) => r.status).join(',')}`);
-      const receipt = verifyAnchorResponse(parseAnchorResponse(ok[0]!.json), pinned, alicePin);
+      const receipt = await verifyAnchorResponse(parseAnchorResponse(ok[0]!.json), pinned, alicePin);
       const cosignedHead = encodeHex(receipt.anchor.head);
       const cp = parseCheckpoint(parseNote((ok[0]!.json as { inclusion: { checkpoint: string } }).inclusion.checkpoint).text);
       checkpoints.push({ size: cp.size, root: cp.rootHash });
@@ -235,7 +235,7 @@ void describe('three witness replicas on one PostgreSQL database', { skip, timeo
           continue;
         }
         assert.equal(res.status, 200, JSON.stringify(res.json));
-        const receipt = verifyAnchorResponse(parseAnchorResponse(res.json), pinned, alicePin);
+        const receipt = await verifyAnchorResponse(parseAnchorResponse(res.json), pinned, alicePin);
         acked.push({ seed: encodeHex(a.seedId), index: a.index, leaf: receipt.leafIndex, message: cosignMessage(a) });
         checkpoints.push({ size: receipt.checkpoint.size, root: receipt.checkpoint.rootHash });
         next[wk]! += 1;

@@ -1,6 +1,6 @@
 // ML-DSA-44 (type 0x06) lines wherever Ed25519 cosignatures are verified (SPEC §5.7, issue 20
 // item 6): the portable verifier (WebCrypto: Node 24 has ML-DSA-44; a platform without it reports
-// algorithm_unsupported and never counts the line), the client's synchronous verifier and the CLI's
+// algorithm_unsupported and never counts the line), the node:crypto backend and the CLI's
 // `verify cosignature … --vkey`. Vectors: ../shared/research/pq-cosign.md App. A/B.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,8 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as verify from '../../src/verify/index.ts';
-import { verifyCosignedCheckpoint as verifySync } from '../../src/client/offline.ts';
+import { nodeCryptoBackend } from '../../src/client/node-crypto.ts';
+import { bothBackends, withBackend } from '../helpers/crypto-backends.ts';
 import { parseVkey } from '../../src/note/vkey.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import * as V from '../helpers/mldsa-vectors.ts';
@@ -19,7 +20,7 @@ const COSIGNED =
   `${V.WITNESS_CHECKPOINT_TEXT}\n— example.com/log AYgsrCZHRR9ejRCutsbrb373wd1mjNijdtXMfz6iMkcrOjk8vIHLKqS6eNYD9XEEsICUKK9wcl+C14poiq5oOG8BeQY=\n` +
   `${V.WITNESS_ED25519_LINE}\n${V.WITNESS_LINE}\n`;
 
-void test('portable verifier: a 0x06 vkey parses (ID checked), the Appendix B line counts, a flipped bit fails the note', async () => {
+bothBackends('portable verifier: a 0x06 vkey parses (ID checked), the Appendix B line counts, a flipped bit fails the note', async () => {
   assert.equal(await verify.mlDsa44Available(), true, 'Node 24 WebCrypto has ML-DSA-44');
   const ml = await verify.noteKeyFromVkey(V.WITNESS_VKEY);
   assert.equal(ml.type, 0x06);
@@ -44,17 +45,19 @@ void test('portable verifier: a 0x06 vkey parses (ID checked), the Appendix B li
   assert.equal((await verify.noteKeyFromVkey(V.TESSERA_LOG_VKEY)).vkey, V.TESSERA_LOG_VKEY);
 });
 
-void test('synchronous client verifier agrees (node:crypto)', () => {
-  const r = verifySync(COSIGNED, {
+void test('the node:crypto backend agrees, with keys parsed as the CLI parses them', async () => {
+  const verifySync = (note: string, opts: Parameters<typeof verify.verifyCosignedCheckpoint>[1]) =>
+    withBackend(nodeCryptoBackend(), () => verify.verifyCosignedCheckpoint(note, opts));
+  const r = await verifySync(COSIGNED, {
     cosigners: [parseVkey(V.WITNESS_ED25519_VKEY), parseVkey(V.WITNESS_VKEY)],
     log: [parseVkey(LOG_ED_VKEY)],
   });
   assert.equal(r.cosigners.length, 1, 'one witness, however many of its lines verify');
-  assert.equal(verifySync(COSIGNED, { cosigners: [parseVkey(V.WITNESS_VKEY)] }).cosigners[0]!.timestamp, V.WITNESS_T);
+  assert.equal((await verifySync(COSIGNED, { cosigners: [parseVkey(V.WITNESS_VKEY)] })).cosigners[0]!.timestamp, V.WITNESS_T);
   // Without the ML-DSA-44 line the witness still cosigned (its Ed25519 line): one vote either way.
   const noMl = COSIGNED.replace(`${V.WITNESS_LINE}\n`, '');
-  assert.equal(verifySync(noMl, { cosigners: [parseVkey(V.WITNESS_ED25519_VKEY), parseVkey(V.WITNESS_VKEY)] }).cosigners.length, 1);
-  assert.throws(() => verifySync(noMl, { cosigners: [parseVkey(V.WITNESS_VKEY)], log: [parseVkey(LOG_ED_VKEY)] }), {
+  assert.equal((await verifySync(noMl, { cosigners: [parseVkey(V.WITNESS_ED25519_VKEY), parseVkey(V.WITNESS_VKEY)] })).cosigners.length, 1);
+  await assert.rejects(verifySync(noMl, { cosigners: [parseVkey(V.WITNESS_VKEY)], log: [parseVkey(LOG_ED_VKEY)] }), {
     code: 'cosignature_missing',
   });
 });

@@ -5,9 +5,10 @@
  * now they verify, and a pin that is not a key of the right length is `usage`.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import * as verify from '../../src/verify/index.ts';
 import { makeVerifyFixtures, type VerifyFixtures } from '../helpers/verify-fixtures.ts';
+import { bothBackends } from '../helpers/crypto-backends.ts';
 
 let fx: VerifyFixtures;
 before(async () => {
@@ -26,7 +27,7 @@ async function code(fn: () => Promise<unknown>): Promise<string> {
   }
 }
 
-void test('hex pins verify like byte pins (witness key, Ed25519 and P-256 party keys, either case)', async () => {
+bothBackends('hex pins verify like byte pins (witness key, Ed25519 and P-256 party keys, either case)', async () => {
   const witness = { logOrigin: fx.witness.logOrigin, publicKey: fx.witness.publicKeyHex };
   const body = verify.parseJson(fx.edParty.response);
   const v = await verify.verifyAnchorResponse(body, witness, { curve: 'ed25519', publicKey: fx.edParty.publicKeyHex });
@@ -47,7 +48,7 @@ void test('hex pins verify like byte pins (witness key, Ed25519 and P-256 party 
   );
 });
 
-void test('a pin that is not a key of the right length is usage, before the response is looked at', async () => {
+bothBackends('a pin that is not a key of the right length is usage, before the response is looked at', async () => {
   const body = verify.parseJson(fx.edParty.response);
   const party = { curve: 'ed25519' as const, publicKey: fx.edParty.publicKeyHex };
   const witness = { logOrigin: fx.witness.logOrigin, publicKey: fx.witness.publicKeyHex };

@@ -3,7 +3,6 @@
 // response anchor or a 409 body, `bundle_invalid` for a finalized bundle's anchor — and a member
 // whose JSON type changed is never accepted (before the fix, a timestamp or cumulative wrapped in
 // an array decoded as the value, and the refusals carried a TypeError's text).
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeAnchor, encodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { makeDuplicityProof } from '../../src/anchor/duplicity.ts';
@@ -11,6 +10,7 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import * as verify from '../../src/verify/index.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { structuralMutations, type StructuralMutation } from '../helpers/structural.ts';
+import { bothBackends } from '../helpers/crypto-backends.ts';
 
 const party = edParty(0x51);
 const a = signAnchor(party, { seedId: fill(0x52), index: 4, head: fill(0x53), cumulative: 70n, timestamp: 1_700_000_100 });
@@ -54,23 +54,26 @@ async function checkAsync(
   return refused;
 }
 
-void test('verify.decodeResponseAnchor: structurally wrong anchors are malformed_response, never accepted with a changed type', async () => {
-  assert.throws(
-    () => verify.decodeResponseAnchor({ ...anchorDoc, witness_set: { said: null, threshold: 1 } } as never),
-    (e: unknown) =>
-      e instanceof verify.VerificationError && e.code === 'malformed_response' && /witness_set\/said: must be a string/.test(e.message),
-  );
-  assert.throws(() => verify.decodeResponseAnchor({ ...anchorDoc, timestamp: [anchorDoc.timestamp] } as never), {
-    code: 'malformed_response',
-  });
-  assert.ok(
-    (await checkAsync('anchor', anchorDoc, (d) => Promise.resolve().then(() => verify.decodeResponseAnchor(d as never)), [
-      'malformed_response',
-    ])) > 80,
-  );
-});
+bothBackends(
+  'verify.decodeResponseAnchor: structurally wrong anchors are malformed_response, never accepted with a changed type',
+  async () => {
+    assert.throws(
+      () => verify.decodeResponseAnchor({ ...anchorDoc, witness_set: { said: null, threshold: 1 } } as never),
+      (e: unknown) =>
+        e instanceof verify.VerificationError && e.code === 'malformed_response' && /witness_set\/said: must be a string/.test(e.message),
+    );
+    assert.throws(() => verify.decodeResponseAnchor({ ...anchorDoc, timestamp: [anchorDoc.timestamp] } as never), {
+      code: 'malformed_response',
+    });
+    assert.ok(
+      (await checkAsync('anchor', anchorDoc, (d) => Promise.resolve().then(() => verify.decodeResponseAnchor(d as never)), [
+        'malformed_response',
+      ])) > 80,
+    );
+  },
+);
 
-void test('verify.verifyDuplicityProof: structurally wrong 409 bodies are malformed_response', async () => {
+bothBackends('verify.verifyDuplicityProof: structurally wrong 409 bodies are malformed_response', async () => {
   assert.deepEqual((await verify.verifyDuplicityProof(proofDoc)).anchorA, a);
   await assert.rejects(verify.verifyDuplicityProof({ ...proofDoc, anchor_b: { ...(proofDoc.anchor_b as object), cumulative: ['70'] } }), {
     code: 'malformed_response',
@@ -80,7 +83,7 @@ void test('verify.verifyDuplicityProof: structurally wrong 409 bodies are malfor
   );
 });
 
-void test('verify.parseFinalizedBundle: a structurally wrong bundle anchor is bundle_invalid', async () => {
+bothBackends('verify.parseFinalizedBundle: a structurally wrong bundle anchor is bundle_invalid', async () => {
   const bundle = {
     v: verify.FINALIZED_V,
     anchor: anchorDoc,

@@ -3,9 +3,9 @@
 // witness cosignature of the reference anchor), the signed-note spec example and the litewitness
 // and geomys checkpoints (test/note/signed-note.test.ts, research §1.1, §3.3), and the
 // cosignature/v1 vectors (test/note/cosignature.test.ts). Sources are named there.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from '../../src/verify/index.ts';
+import { bothBackends } from '../helpers/crypto-backends.ts';
 
 const hex = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
 const SEED_ID = '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012';
@@ -24,7 +24,7 @@ const WIRE: v.AnchorWire = {
   },
 };
 
-void test('SPEC §3.1: party signature, leaf hash and witness cosignature of the reference anchor', async () => {
+bothBackends('SPEC §3.1: party signature, leaf hash and witness cosignature of the reference anchor', async () => {
   const anchor = v.decodeResponseAnchor(WIRE);
   assert.equal(await v.verifyPartySignature(anchor), true);
   assert.equal(
@@ -46,7 +46,7 @@ void test('SPEC §3.1: party signature, leaf hash and witness cosignature of the
   }
 });
 
-void test('signed-note spec example and litewitness / geomys checkpoints', async () => {
+bothBackends('signed-note spec example and litewitness / geomys checkpoints', async () => {
   const spec = await v.noteKeyFromVkey('example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k');
   const note =
     'This is an example message.\n\n— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
@@ -70,7 +70,7 @@ void test('signed-note spec example and litewitness / geomys checkpoints', async
   assert.equal(g.checkpoint.origin, 'geomys.org/witness/test-log');
 });
 
-void test('cosignature/v1 vectors: a cosigned checkpoint verifies with the log key and the witness key', async () => {
+bothBackends('cosignature/v1 vectors: a cosigned checkpoint verifies with the log key and the witness key', async () => {
   const log = await v.noteKeyFromVkey('example.com/log+01882cac+ASVDuS/xCVURR2rcg2nbbdyTNmWhGXjdoUBO4QZsqVWd');
   const witness = await v.noteKeyFromVkey('witness.example/w1+e75f6532+BAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4');
   const note = [

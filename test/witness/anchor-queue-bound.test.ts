@@ -17,7 +17,7 @@ import { cosignMessage } from '../../src/anchor/messages.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { parseRegistry } from '../../src/anchor/registry.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
-import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/verify-anchor.ts';
+import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/verify/receipt.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { SignaturePool } from '../../src/anchoring/verify-pool.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
@@ -225,7 +225,7 @@ async function scenario(withPool: boolean): Promise<void> {
       logged.set(k, i);
     });
     for (const { anchor, body } of acked) {
-      verifyAnchorResponse(body, pinned, alicePin);
+      await verifyAnchorResponse(body, pinned, alicePin);
       assert.equal(
         logged.get(encodeHex(cosignMessage(anchor))),
         body.inclusion.leaf_index,

@@ -12,7 +12,7 @@ import { parseRegistry } from '../../src/anchor/registry.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
-import { verifyAnchorResponse } from '../../src/client/verify-anchor.ts';
+import { verifyAnchorResponse } from '../../src/verify/receipt.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
 import { decodeTile } from '../../src/tlog/tiles.ts';
 import { rootFromLeafHashes, verifyConsistency } from '../../src/tlog/merkle.ts';
@@ -81,7 +81,7 @@ void test('co-sign, replay, fork: outputs verify offline; concurrent submissions
     for (let s = 0; s < 50; s++) for (let i = 1; i <= 3; i++) submissions.push(service.submit(anchorFor(`S${s}`, i), claimFor(`S${s}`)));
     const outcomes = await Promise.all(submissions);
     const bodies = outcomes.map(cosignedBody);
-    for (const b of bodies) verifyAnchorResponse(b, pinned, alicePin);
+    for (const b of bodies) await verifyAnchorResponse(b, pinned, alicePin);
     const cp = await log.checkpoint();
     assert.equal(cp?.size, 150);
     const leaves = new Set(bodies.map((b) => b.inclusion.leaf_index));
@@ -108,7 +108,7 @@ void test('replay of the latest, non-monotone older index, duplicity freezes the
     assert.equal(again.cosignature.timestamp, a3.cosignature.timestamp);
     assert.equal(again.inclusion.leaf_index, a3.inclusion.leaf_index);
     assert.equal((await log.checkpoint())?.size, 1);
-    verifyAnchorResponse(again, pinned, alicePin);
+    await verifyAnchorResponse(again, pinned, alicePin);
 
     const older = await service.submit(anchorFor('S', 2), claimFor('S'));
     assert.deepEqual(older.kind === 'rejected' && older.rejection.code, 'non_monotone');

@@ -7,7 +7,7 @@ import { stringifyJson } from '../../src/encoding/json.ts';
 import { encodeAnchor, decodeDuplicityProof } from '../../src/anchor/codec.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyDuplicityProof } from '../../src/anchor/duplicity.ts';
-import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/client/verify-anchor.ts';
+import { verifyAnchorResponse, type AnchorResponseBody } from '../../src/verify/receipt.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import type { Anchor, DuplicityProofWire } from '../../src/anchor/types.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
@@ -65,7 +65,7 @@ const code = (r: { status: number; body: unknown }) => `${r.status} ${(r.body as
 async function cosigned(a: Anchor, party: Record<string, string>) {
   const r = await submit(a, party);
   assert.equal(r.status, 200, r.text);
-  verifyAnchorResponse(r.body as AnchorResponseBody, pinned, [{ curve: a.sigParty.curve, publicKey: a.sigParty.publicKey }, ...aliceKeys]);
+  await verifyAnchorResponse(r.body, pinned, [{ curve: a.sigParty.curve, publicKey: a.sigParty.publicKey }, ...aliceKeys]);
   return r.body as AnchorResponseBody & { replay: boolean };
 }
 
@@ -194,7 +194,7 @@ void test('rows 9–15: duplicity, index_taken, replay, conflicting replay, non-
   const latest = await get(`${w.url}/v1/anchor/${seed}`);
   assert.equal(latest.status, 200);
   assert.equal((latest.body as { duplicity: boolean }).duplicity, true);
-  verifyAnchorResponse(latest.body as AnchorResponseBody, pinned, aliceKeys);
+  await verifyAnchorResponse(latest.body, pinned, aliceKeys);
   assert.equal(latest.headers.get('access-control-allow-origin'), '*');
   assert.deepEqual((await get(`${w.url}/v1/duplicity/${seed}`)).body, proof);
 });

@@ -10,7 +10,8 @@ import { encodeHex } from '../../encoding/hex.ts';
 import { ClientError } from '../errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, type HttpOptions } from '../http.ts';
 import { stringifyJson } from '../../encoding/json.ts';
-import { decodeResponseAnchor, parseAnchorResponse, verifyWitnessReceipt } from '../verify-anchor.ts';
+import { VerificationError } from '../../verify/errors.ts';
+import { decodeResponseAnchor, parseAnchorResponse, verifyWitnessReceipt } from '../../verify/receipt.ts';
 import { errorText, short, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
 import { notThePartys, partyDuplicity } from './parties.ts';
@@ -62,8 +63,8 @@ export async function checkSeed(
     if (res.status !== 200) throw new ClientError('http_failed', `HTTP ${res.status}`);
     const body = parseAnchorResponse(parseJsonBody(res.text));
     anchor = decodeResponseAnchor(body.anchor);
-    if (encodeHex(anchor.seedId) !== seed) throw new ClientError('anchor_mismatch', 'the response is for another seed');
-    verifyWitnessReceipt(anchor, body, id.pin);
+    if (encodeHex(anchor.seedId) !== seed) throw new VerificationError('anchor_mismatch', 'the response is for another seed');
+    await verifyWitnessReceipt(anchor, body, id.pin);
     id.seen.push(body.inclusion.checkpoint);
     // Stored in canonical form (lowercase hex): what is compared later is what was signed.
     observed = { anchor: encodeAnchor(anchor), cosignature: body.cosignature, seen: now };
@@ -125,7 +126,7 @@ async function reportedDuplicity(id: Identified, seed: string, http: HttpOptions
     const doc = parseJsonBody(res.text);
     const wire = doc as DuplicityProofWire;
     if (typeof doc !== 'object' || doc === null || !sameBytes(hex32(wire.seed_id), hex32(seed))) {
-      throw new ClientError('anchor_mismatch', 'the proof served is for another seed');
+      throw new VerificationError('anchor_mismatch', 'the proof served is for another seed');
     }
     duplicityFinding(id, wire, add);
   } catch (e) {

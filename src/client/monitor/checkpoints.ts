@@ -11,7 +11,7 @@ import { ed25519NoteVerifier, type NoteVerifier } from '../../note/vkey.ts';
 import { checkConsistencyFromTiles, httpTiles } from '../consistency.ts';
 import { ClientError } from '../errors.ts';
 import { httpRequest, joinUrl, RESPONSE_CAPS, type HttpOptions } from '../http.ts';
-import { verifyCheckpointNote, verifyCosignedCheckpoint } from '../offline.ts';
+import { verifyCheckpoint, verifyCosignedCheckpoint } from '../../verify/note.ts';
 import { LOG_EQUIVOCATION_V } from '../../verify/log-equivocation.ts';
 import { errorText, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
@@ -52,7 +52,7 @@ export async function checkLog(
   }
   let cp: Checkpoint;
   try {
-    cp = verifyCheckpointNote(text, [ed25519NoteVerifier(id.pin.logOrigin, id.pin.publicKey)], id.pin.logOrigin).checkpoint;
+    cp = (await verifyCheckpoint(text, [ed25519NoteVerifier(id.pin.logOrigin, id.pin.publicKey)], id.pin.logOrigin)).checkpoint;
   } catch (e) {
     add({
       id: `invalid ${id.name} checkpoint`,
@@ -66,7 +66,7 @@ export async function checkLog(
   }
   id.seen.push(text);
   id.published = { note: text, checkpoint: cp };
-  if (witnessed !== undefined) checkWitnessed(id, text, witnessed, add);
+  if (witnessed !== undefined) await checkWitnessed(id, text, witnessed, add);
   if (record.checkpoint === undefined) {
     record.checkpoint = text;
     return cp.size;
@@ -133,9 +133,9 @@ export async function checkLog(
  * pinned log key and the given cosigners), else `log_unwitnessed`: a log served without its
  * witnesses' cosignatures can show different trees to different clients.
  */
-function checkWitnessed(id: Identified, text: string, witnessed: LogQuorum, add: AddFinding): void {
+async function checkWitnessed(id: Identified, text: string, witnessed: LogQuorum, add: AddFinding): Promise<void> {
   try {
-    verifyCosignedCheckpoint(text, {
+    await verifyCosignedCheckpoint(text, {
       cosigners: witnessed.cosigners,
       log: [ed25519NoteVerifier(id.pin.logOrigin, id.pin.publicKey)],
       ...(witnessed.quorum !== undefined ? { quorum: witnessed.quorum } : {}),

@@ -8,7 +8,7 @@ import { makeDuplicityProof } from '../../anchor/duplicity.ts';
 import { encodeDuplicityProof } from '../../anchor/codec.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { parseTimestamp } from '../../encoding/time.ts';
-import { decodeResponseAnchor } from '../verify-anchor.ts';
+import { decodeResponseAnchor } from '../../verify/receipt.ts';
 import { short, type AddFinding } from './findings.ts';
 import { partyDuplicity, type PartyKeys } from './parties.ts';
 import { headOf, sameBytes, type MonitorState } from './state.ts';

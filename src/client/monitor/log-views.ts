@@ -16,8 +16,8 @@ import { LOG_EQUIVOCATION_V } from '../../verify/log-equivocation.ts';
 import { checkConsistencyFromTiles, httpTiles } from '../consistency.ts';
 import { ClientError } from '../errors.ts';
 import { httpRequest, joinUrl, RESPONSE_CAPS, type HttpOptions } from '../http.ts';
-import { verifyCheckpointNote } from '../offline.ts';
-import type { WitnessSet } from '../witness-set.ts';
+import { verifyCheckpoint } from '../../verify/note.ts';
+import type { WitnessSet } from '../../verify/witness-set.ts';
 import { errorText, unverifiedEvidence, type AddFinding } from './findings.ts';
 import type { Identified } from './identify.ts';
 import { hex32, type MonitorState, type PeerCheckpoint } from './state.ts';
@@ -110,7 +110,7 @@ export async function readPeers(
           return;
         }
         try {
-          verifyCheckpointNote(text, [log.verifier], log.origin);
+          await verifyCheckpoint(text, [log.verifier], log.origin);
         } catch (e) {
           add({
             id: `invalid ${peer} ${log.origin}`,
@@ -147,7 +147,7 @@ export async function crossConsistency(
       const log = logs.get(view.origin);
       const own = log?.witness?.published;
       if (log?.witness === undefined || own === undefined || log.keyHex !== view.keyHex) return;
-      const peer = verifyCheckpointNote(view.note, [log.verifier], log.origin).checkpoint;
+      const peer = (await verifyCheckpoint(view.note, [log.verifier], log.origin)).checkpoint;
       if (peer.size === own.checkpoint.size) return; // same size: splitViews compares the roots
       const [older, newer]: [{ note: string; cp: Checkpoint; from: string }, { note: string; cp: Checkpoint; from: string }] =
         peer.size < own.checkpoint.size

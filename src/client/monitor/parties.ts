@@ -8,7 +8,7 @@ import { verifyPartySignature } from '../../anchor/party-signature.ts';
 import { keyFingerprint, type Registry } from '../../anchor/registry.ts';
 import type { Anchor, AnchorWire, DuplicityProof } from '../../anchor/types.ts';
 import { encodeHex } from '../../encoding/hex.ts';
-import { decodeResponseAnchor } from '../verify-anchor.ts';
+import { decodeResponseAnchor } from '../../verify/receipt.ts';
 import type { MonitorState } from './state.ts';
 
 /** The party keys (registry), by keyFingerprint → party id. */

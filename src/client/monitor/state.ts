@@ -7,7 +7,7 @@
 import type { AnchorWire } from '../../anchor/types.ts';
 import { decodeHex } from '../../encoding/hex.ts';
 import { ClientError } from '../errors.ts';
-import type { CosignatureWire } from '../verify-anchor.ts';
+import type { CosignatureWire } from '../../verify/receipt.ts';
 import { checkAlertState, type AlertState } from './alert-state.ts';
 
 export const MONITOR_STATE_V = 'anchor-witness/monitor-state/v1';
