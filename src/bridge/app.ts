@@ -25,7 +25,9 @@ import { healthBody, renderBridgeStatusPage } from './status-page.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
 
 function toProblem(e: BridgeError): HttpProblem {
-  return new HttpProblem(e.status, e.code, e.detail, e.code === 'overloaded' ? { 'retry-after': '1' } : {});
+  const headers: Record<string, string> =
+    e.code === 'overloaded' ? { 'retry-after': '1' } : e.code === 'registry_behind' ? { 'retry-after': '30' } : {};
+  return new HttpProblem(e.status, e.code, e.detail, headers);
 }
 
 export interface RegisterOptions {

@@ -5,6 +5,7 @@
 import type { StoreHealth } from '../store/health.ts';
 import type { IssuerInfo } from './issuer.ts';
 import type { KeyEntry } from './keyring.ts';
+import type { KelRootsStatus } from './roots-kel.ts';
 import type { TokenService } from './service.ts';
 import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
 
@@ -22,4 +23,6 @@ export interface BridgeDeps {
   issuer: IssuerInfo;
   /** The nonce store's health: `/health` names its kind and says `degraded` while it is down. */
   store?: StoreHealth;
+  /** With `--kel-source` (SPEC §7.1): the KEL roots' status for `/health` and `bridge_kel_roots`. */
+  kel?: { status(): KelRootsStatus; shadowedTotal: number };
 }

@@ -42,13 +42,15 @@ import { TokenService } from './service.ts';
 import { StoreHealth } from '../store/health.ts';
 import type { SigningAlg } from './signing.ts';
 import { parseTrustedRoots } from './trusted-roots.ts';
+import { checkKelConfig, openKelRoots, type KelRootsConfig } from './kel-part.ts';
+import type { KelRoots } from './roots-kel.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 export const KEY_REFRESH_INTERVAL_MS = 60_000;
 /** SPEC §7: a replica whose clock differs from the database's by more than this is not fit to serve. */
 const CLOCK_SKEW_WARN_MS = 30_000;
 
-export interface BridgeConfig extends HttpLimits {
+export interface BridgeConfig extends HttpLimits, KelRootsConfig {
   host: string;
   port: number;
   /** Required unless `dev` (then a throwaway directory is generated). */
@@ -101,6 +103,8 @@ export interface RunningBridge {
   service: TokenService;
   nonces: NonceStore;
   metrics: BridgeMetrics;
+  /** With `--kel-source` (SPEC §7.1): the KEL roots (`reload` is what SIGHUP and the poll do). */
+  kel?: KelRoots;
   /** Re-read the key directory and promote a due key now (what SIGHUP and the timer do). */
   refreshKeys(): Promise<{ changed: boolean; promoted: string | null }>;
   close(): Promise<void>;
@@ -144,6 +148,7 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   if (config.store !== undefined && !/^postgres(ql)?:\/\//.test(config.store)) fail('invalid_option', '--store must be a postgres:// URL');
   if (config.store !== undefined && config.nonceStore === 'memory')
     fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
+  checkKelConfig(config);
 }
 
 /** The nonce store the configuration asks for (opened; the caller closes it). */
@@ -232,18 +237,19 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
 
   let trustedRoots: Reloadable<TrustedRoots> | undefined;
-  const late: { metrics?: BridgeMetrics } = {};
+  const late: { metrics?: BridgeMetrics; kel?: Awaited<ReturnType<typeof openKelRoots>> } = {};
   if (config.trustedRootsFile !== undefined) {
     const read = (p: string): TrustedRoots =>
       readInputFile(
         '--trusted-roots',
         p,
-        () => parseTrustedRoots(readDocument(p)),
+        () => parseTrustedRoots(readDocument(p), { kel: (config.kelSources ?? []).length > 0 }),
         (m) => new BridgeConfigError('invalid_trusted_roots', m),
       );
     trustedRoots = new Reloadable(config.trustedRootsFile, read, {
       loaded: (source) => {
         log.info({ file: config.trustedRootsFile, source }, 'trusted roots loaded');
+        void late.kel?.reload('trusted-roots');
       },
       failed: (reason) => {
         late.metrics?.trustedRootsReloadFailures.inc();
@@ -270,6 +276,14 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     trustedRoots?.stop();
     throw e;
   }
+  try {
+    late.kel = await openKelRoots(config, nonces, () => trustedRoots!.current(), log);
+  } catch (e) {
+    trustedRoots?.stop();
+    await nonces.close();
+    throw e;
+  }
+  const kel = late.kel;
   // Up or down, from the requests (a consumed nonce is a write) and a probe every 5 s.
   const storeHealth = new StoreHealth(nonces.kind, log, { probe: () => nonces.probe() });
   const service = new TokenService({
@@ -277,6 +291,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     trustedRoots: () => trustedRoots?.current(),
     signingKey: () => keyring.active,
     nonces: reportingSuccess(nonces, storeHealth),
+    ...(kel === undefined ? {} : { kelRoots: () => kel.snapshot() }),
     ...(config.clock === undefined ? {} : { now: config.clock }),
   });
 
@@ -287,7 +302,10 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
     ...httpLimitOptions(config),
   };
-  const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer, store: storeHealth }, serverOpts);
+  const { app, metrics } = await createBridgeServer(
+    { service, keys: keyring, issuer, store: storeHealth, ...(kel === undefined ? {} : { kel }) },
+    serverOpts,
+  );
   late.metrics = metrics;
 
   const report = (r: { source: string; error?: unknown; changed?: boolean; promoted?: string | null }): void => {
@@ -308,6 +326,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   };
   keyring.start(config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report);
   trustedRoots?.start();
+  kel?.start();
   storeHealth.start();
 
   let info: ListenInfo;
@@ -317,6 +336,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     keyring.stop();
     trustedRoots?.stop();
     storeHealth.stop();
+    await kel?.stop();
     await app.close();
     await nonces.close();
     throw e;
@@ -360,6 +380,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     service,
     nonces,
     metrics,
+    ...(kel === undefined ? {} : { kel }),
     refreshKeys: async () => {
       const r = await keyring.refresh(Math.floor(Date.now() / 1000));
       report({ source: 'manual', ...r });
@@ -371,6 +392,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       keyring.stop();
       trustedRoots?.stop();
       storeHealth.stop();
+      await kel?.stop();
       await closeGracefully(app);
       await nonces.close();
     },

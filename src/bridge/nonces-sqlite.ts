@@ -17,11 +17,13 @@ import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
 import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { iatFresh, nonceExpiryMs } from './pop.ts';
+import { RAISE_WHERE, SQLITE_KEL_TIPS_SCHEMA, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
 const SCHEMA_VERSION = 1;
 const SCHEMA = `CREATE TABLE IF NOT EXISTS nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces (expires_at);`;
+CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces (expires_at);
+${SQLITE_KEL_TIPS_SCHEMA}`;
 
 export interface SqliteNonceStoreOptions {
   capacity?: number;
@@ -31,7 +33,7 @@ export interface SqliteNonceStoreOptions {
   clock?: () => number;
 }
 
-export class SqliteNonceStore implements NonceStore {
+export class SqliteNonceStore implements NonceStore, KelTipStore {
   readonly kind = 'sqlite';
   readonly capacity: number;
   readonly path: string;
@@ -189,6 +191,35 @@ export class SqliteNonceStore implements NonceStore {
     batch.forEach((p, i) => {
       p.resolve(results[i]!);
     });
+  }
+
+  /** SPEC §7.1: every stored KEL tip. */
+  kelTips(): Promise<BridgeKelTip[]> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      return Promise.resolve(this.db.prepare('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips').all() as BridgeKelTip[]);
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
+  /** SPEC §7.1: raise the rows (never lower them) in one durable transaction. */
+  raiseKelTips(tips: readonly BridgeKelTip[]): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      const put = this.db.prepare(
+        `INSERT INTO tb_kel_tips (prefix, s, d, est_s, est_d) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d, est_s = excluded.est_s, est_d = excluded.est_d WHERE ${RAISE_WHERE}`,
+      );
+      this.db
+        .transaction(() => {
+          for (const t of tips) put.run(t.prefix, t.s, t.d, t.est_s ?? null, t.est_d ?? null);
+        })
+        .immediate();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
   }
 
   probe(): Promise<void> {

@@ -14,6 +14,7 @@ import { POP_MAX_SKEW_SECONDS } from './pop.ts';
 import { signToken } from './signing.ts';
 import type { SigningKey } from './signing.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
+import type { KelRootSnapshot } from './roots-kel.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -26,6 +27,8 @@ export interface TokenServiceOptions {
   policy: BridgePolicy;
   /** The current trusted roots snapshot (one per request), or undefined when none are configured. */
   trustedRoots: () => TrustedRoots | undefined;
+  /** With `--kel-source` (SPEC §7.1): the KEL roots' snapshot (one per request). */
+  kelRoots?: () => KelRootSnapshot | undefined;
   /** The key that signs now. */
   signingKey: () => SigningKey;
   /** Default: an in-memory store (then `policy.startedAt` should be set: the restart rule). */
@@ -71,7 +74,7 @@ export class TokenService {
   /** Exchange a parsed `/token` body for a JWT. Throws BridgeError on refusal. */
   async exchange(body: unknown): Promise<Issued> {
     const now = this.now();
-    const decision = decideToken(body, this.policy, this.opts.trustedRoots(), now, this.jti());
+    const decision = decideToken(body, this.policy, this.opts.trustedRoots(), now, this.jti(), this.opts.kelRoots?.());
     if (!decision.ok) throw decision.error;
     const { grant } = decision;
     const nonce = grant.nonceKey === null || grant.proofIat === null ? null : { key: grant.nonceKey, iat: grant.proofIat };
