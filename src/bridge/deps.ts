@@ -25,4 +25,6 @@ export interface BridgeDeps {
   store?: StoreHealth;
   /** With `--kel-source` (SPEC §7.1): the KEL roots' status for `/health` and `bridge_kel_roots`. */
   kel?: { status(): KelRootsStatus; shadowedTotal: number };
+  /** With `--require-finalized-anchor` (SPEC §7.2): `POST /anchor-floor` is served, with this per-IP bucket. */
+  anchorFloorRate?: { rps: number; burst: number };
 }

@@ -44,13 +44,14 @@ import type { SigningAlg } from './signing.ts';
 import { parseTrustedRoots } from './trusted-roots.ts';
 import { checkKelConfig, openKelRoots, type KelRootsConfig } from './kel-part.ts';
 import type { KelRoots } from './roots-kel.ts';
+import { checkGateConfig, loadGatePolicy, type GateConfig } from './gate-part.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 export const KEY_REFRESH_INTERVAL_MS = 60_000;
 /** SPEC §7: a replica whose clock differs from the database's by more than this is not fit to serve. */
 const CLOCK_SKEW_WARN_MS = 30_000;
 
-export interface BridgeConfig extends HttpLimits, KelRootsConfig {
+export interface BridgeConfig extends HttpLimits, KelRootsConfig, GateConfig {
   host: string;
   port: number;
   /** Required unless `dev` (then a throwaway directory is generated). */
@@ -149,6 +150,7 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   if (config.store !== undefined && config.nonceStore === 'memory')
     fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
   checkKelConfig(config);
+  checkGateConfig(config);
 }
 
 /** The nonce store the configuration asks for (opened; the caller closes it). */
@@ -161,7 +163,12 @@ async function openNonceStore(config: BridgeConfig, issuer: string, keyDir: stri
     const databaseClock = config.storeDatabaseClock === undefined ? {} : { databaseClock: config.storeDatabaseClock };
     return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs, clock, ...databaseClock });
   }
-  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs, clock });
+  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), {
+    capacity,
+    purgeIntervalMs,
+    clock,
+    ...(config.anchorFloorMaxSeeds === undefined ? {} : { floorCapacity: config.anchorFloorMaxSeeds }),
+  });
 }
 
 /** The nonce store, telling `health` of each successful consume (a committed write: the store is up). */
@@ -175,12 +182,14 @@ function reportingSuccess(store: NonceStore, health: StoreHealth): NonceStore {
     get clockSkewMs() {
       return store.clockSkewMs;
     },
-    consume: async (key, iat, now) => {
-      const result = await store.consume(key, iat, now);
+    consume: async (key, iat, now, raise) => {
+      const result = await store.consume(key, iat, now, raise);
       health.succeeded();
       return result;
     },
     peek: (key, iat, now) => store.peek(key, iat, now),
+    ...(store.floor === undefined ? {} : { floor: store.floor.bind(store) }),
+    ...(store.raiseFloor === undefined ? {} : { raiseFloor: store.raiseFloor.bind(store) }),
     probe: () => store.probe(),
     close: () => store.close(),
   };
@@ -235,6 +244,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     );
   }
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
+  const gate = await loadGatePolicy(config);
 
   let trustedRoots: Reloadable<TrustedRoots> | undefined;
   const late: { metrics?: BridgeMetrics; kel?: Awaited<ReturnType<typeof openKelRoots>> } = {};
@@ -292,6 +302,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     signingKey: () => keyring.active,
     nonces: reportingSuccess(nonces, storeHealth),
     ...(kel === undefined ? {} : { kelRoots: () => kel.snapshot() }),
+    ...(gate === undefined ? {} : { gate }),
     ...(config.clock === undefined ? {} : { now: config.clock }),
   });
 
@@ -303,7 +314,14 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     ...httpLimitOptions(config),
   };
   const { app, metrics } = await createBridgeServer(
-    { service, keys: keyring, issuer, store: storeHealth, ...(kel === undefined ? {} : { kel }) },
+    {
+      service,
+      keys: keyring,
+      issuer,
+      store: storeHealth,
+      ...(kel === undefined ? {} : { kel }),
+      ...(gate === undefined ? {} : { anchorFloorRate: config.anchorFloorRate ?? { rps: 1, burst: 10 } }),
+    },
     serverOpts,
   );
   late.metrics = metrics;
