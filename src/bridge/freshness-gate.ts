@@ -107,6 +107,8 @@ async function parseBundle(doc: Record<string, unknown>, at: string): Promise<Fi
   try {
     return await parseFinalizedBundle(doc);
   } catch (e) {
+    // a set that is no set (one key or name twice) is G2's failure, not a shape error
+    if (e instanceof VerificationError && e.code === 'witness_set_invalid') throw new BridgeError('anchor_witness_set_mismatch', e.message);
     if (e instanceof VerificationError) throw malformed(at, e.message);
     throw e;
   }
