@@ -34,8 +34,9 @@ import { HTTP_LIMIT_KEYS, type HttpLimits } from '../server/limits.ts';
 import { addHttpLimitOptions, closeOnSignals, parseListen } from './serve-common.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { addVersionOption } from './version-option.ts';
+import { addChainStateCommand, addKelGateOptions, applyKelGateFlags, type KelGateFlags } from './token-bridge-gate.ts';
 
-interface ServeFlags extends HttpLimits {
+interface ServeFlags extends HttpLimits, KelGateFlags {
   listen?: string;
   keyDir?: string;
   issuer?: string;
@@ -70,7 +71,7 @@ const stdoutIo: CliIo = {
 };
 
 function addServe(program: Command, io: CliIo): void {
-  addHttpLimitOptions(program.command('serve'))
+  addKelGateOptions(addHttpLimitOptions(program.command('serve')))
     .description('run the OIDC provider: POST /token exchanges an attestation chain for a JWT')
     .option('--listen <host:port>', 'address to listen on (port 0 = any free port); required')
     .option(
@@ -143,6 +144,7 @@ function addServe(program: Command, io: CliIo): void {
       if (flags.trustedRoots !== undefined) config.trustedRootsFile = flags.trustedRoots;
       if (flags.tlsCert !== undefined) config.tlsCertFile = flags.tlsCert;
       if (flags.tlsKey !== undefined) config.tlsKeyFile = flags.tlsKey;
+      applyKelGateFlags(flags, config);
       const log = pino({ base: { svc: 'token-bridge' } }, pino.destination(2));
       const node = await startBridge(config, log);
       io.out(`listening on ${node.url}\n`);
@@ -280,6 +282,7 @@ export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
   addKeys(program, io);
   addToken(program, io);
   addFederationCommands(program, io);
+  addChainStateCommand(program, io.out);
   return program;
 }
 

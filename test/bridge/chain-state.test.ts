@@ -102,3 +102,44 @@ void describe('chain commitment (SPEC §7.2)', () => {
     assert.throws(() => chainDigest(Array<Uint8Array>(9).fill(utf8('x'))));
   });
 });
+
+void describe('token-bridge chain-state build and credentials --chain-state', () => {
+  void it('builds the tree over the chain files in order; credentials finds the presented chain and its proof', async () => {
+    const { tokenBridgeProgram } = await import('../../src/cli/token-bridge.ts');
+    const { finalizedAnchorMember } = await import('../../src/cli/token-bridge-gate.ts');
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tempDir } = await import('../helpers/tmp.ts');
+    const t = tempDir('tb-cs-');
+    try {
+      const fixture = [VECTORS.repo_fixture_attestation.attestation];
+      const derived = VECTORS.derived_two_link_chain.attestation_chain;
+      writeFileSync(join(t.dir, 'a.json'), JSON.stringify(fixture));
+      writeFileSync(join(t.dir, 'b.json'), JSON.stringify(derived));
+      let out = '';
+      const program = tokenBridgeProgram({ out: (s) => (out += s) });
+      program.exitOverride();
+      await program.parseAsync(['chain-state', 'build', '--chain', join(t.dir, 'a.json'), '--chain', join(t.dir, 'b.json')], {
+        from: 'user',
+      });
+      const state = JSON.parse(out) as ReturnType<typeof buildChainState>;
+      const bytes = (c: Record<string, unknown>[]) => c.map((a, i) => attestationSignedBytes(decodeAttestation(a, `/${i}`)));
+      const py = python([bytes(fixture), bytes(derived)]);
+      assert.equal(state.v, 'auths-bridge/chain-state/v1');
+      assert.equal(state.head, py.head);
+      assert.equal(state.tree_size, 2);
+      writeFileSync(join(t.dir, 'state.json'), out);
+      writeFileSync(join(t.dir, 'bundle.json'), '{"v":"anchor-witness/finalized/v1"}');
+      const member = finalizedAnchorMember({ finalizedAnchor: join(t.dir, 'bundle.json'), chainState: join(t.dir, 'state.json') }, derived);
+      assert.deepEqual(member?.proof, { leaf_index: 1, tree_size: 2, hashes: py.proofs[1] });
+      assert.throws(
+        () => finalizedAnchorMember({ finalizedAnchor: join(t.dir, 'bundle.json'), chainState: join(t.dir, 'state.json') }, [derived[0]]),
+        {
+          code: 'invalid_option',
+        },
+      );
+    } finally {
+      t.cleanup();
+    }
+  });
+});
