@@ -9,6 +9,11 @@ import { attestationSignedBytes, decodeAttestation } from '../../src/bridge/atte
 import { buildChainState, chainDigest, chainInclusionFailure } from '../../src/bridge/chain-state.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { VECTORS } from './_helpers.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tokenBridgeProgram } from '../../src/cli/token-bridge.ts';
+import { finalizedAnchorMember } from '../../src/cli/token-bridge-gate.ts';
+import { tempDir } from '../helpers/tmp.ts';
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const C1 = [utf8('{}')];
@@ -105,11 +110,6 @@ void describe('chain commitment (SPEC §7.2)', () => {
 
 void describe('token-bridge chain-state build and credentials --chain-state', () => {
   void it('builds the tree over the chain files in order; credentials finds the presented chain and its proof', async () => {
-    const { tokenBridgeProgram } = await import('../../src/cli/token-bridge.ts');
-    const { finalizedAnchorMember } = await import('../../src/cli/token-bridge-gate.ts');
-    const { writeFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tempDir } = await import('../helpers/tmp.ts');
     const t = tempDir('tb-cs-');
     try {
       const fixture = [VECTORS.repo_fixture_attestation.attestation];
