@@ -204,7 +204,7 @@ void describe('freshness gate end to end (SPEC §7.2): three witnesses, threshol
     assert.equal(r.json.code, 'anchor_not_final', JSON.stringify(r.json));
   });
 
-  void it("a receipt of another anchor (same seed, another index) counts zero", async () => {
+  void it('a receipt of another anchor (same seed, another index) counts zero', async () => {
     const mine = await finalize(3, decodeHex(state.head, 32), ws.slice(0, 1));
     const other = await finalize(4, decodeHex(state.head, 32), ws.slice(1, 2)); // w2's receipt of another anchor of this seed
     const mixed = { ...mine, receipts: [...(mine.receipts as unknown[]), ...(other.receipts as unknown[])] };
