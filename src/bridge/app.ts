@@ -23,9 +23,12 @@ import { DISCOVERY_PATH, discoveryDocument, JWKS_PATH, OIDC_CACHE_CONTROL, TOKEN
 import { documentationOnly, TOKEN_REQUEST_SCHEMA, TOKEN_RESPONSE_SCHEMA } from './schemas.ts';
 import { healthBody, renderBridgeStatusPage } from './status-page.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
+import { IpBuckets } from './gate-part.ts';
 
 function toProblem(e: BridgeError): HttpProblem {
-  return new HttpProblem(e.status, e.code, e.detail, e.code === 'overloaded' ? { 'retry-after': '1' } : {});
+  const headers: Record<string, string> =
+    e.code === 'overloaded' ? { 'retry-after': '1' } : e.code === 'registry_behind' ? { 'retry-after': '30' } : {};
+  return new HttpProblem(e.status, e.code, e.detail, headers);
 }
 
 export interface RegisterOptions {
@@ -50,6 +53,14 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
           aud: issued.grant.claims.aud,
           links: issued.grant.links,
           binding: issued.grant.binding,
+          ...(issued.grant.claims.keri_state === undefined ? {} : { keri_state: issued.grant.claims.keri_state }),
+          ...(issued.grant.claims.auths_anchor === undefined
+            ? {}
+            : {
+                anchor_seed: issued.grant.claims.auths_anchor.seed,
+                anchor_index: issued.grant.claims.auths_anchor.idx,
+                anchor_age_s: issued.anchorAgeSeconds,
+              }),
         },
         'token issued',
       );
@@ -87,6 +98,26 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
     );
     app.get(prefix + DISCOVERY_PATH, { schema: { hide, summary: 'OIDC discovery document' } }, discovery);
     app.get(prefix + JWKS_PATH, { schema: { hide, summary: 'JSON Web Key Set (active, next and retired signing keys)' } }, jwks);
+  }
+  if (deps.anchorFloorRate !== undefined) {
+    const buckets = new IpBuckets(deps.anchorFloorRate);
+    app.post(
+      '/anchor-floor',
+      { config: { rateLimit: true }, schema: { summary: 'Raise a seed’s anchor floor with a newer finalized anchor (SPEC §7.2)' } },
+      async (request, reply) => {
+        try {
+          if (!buckets.take(request.ip, Date.now()))
+            throw new BridgeError('rate_limited', 'over the /anchor-floor per-IP rate (--anchor-floor-rate)');
+          return await reply.header('cache-control', 'no-store').send(await deps.service.anchorFloor(request.body));
+        } catch (e) {
+          if (e instanceof BridgeError) {
+            request.log.info({ code: e.code, detail: e.detail }, 'anchor floor refused');
+            throw toProblem(e);
+          }
+          throw e;
+        }
+      },
+    );
   }
   if (opts.statusRoutes === false) return metrics;
   app.get('/health', { config: { bypassLimits: true }, schema: { summary: 'Liveness and configuration summary' } }, () => healthBody(deps));

@@ -25,6 +25,8 @@ export interface TokenRequestInput {
   /** unix seconds for the proof's iat (default: now) */
   iat?: number;
   nonce?: string;
+  /** SPEC §7.2: `{bundle, agent?, proof}` for a bridge with `--require-finalized-anchor` (covered by the proof). */
+  finalizedAnchor?: unknown;
 }
 
 /** The `/token` JSON body, with `proof` when a device key is given. */
@@ -36,6 +38,7 @@ export function buildTokenRequest(input: TokenRequestInput): Record<string, unkn
   };
   if (input.ttlSecs !== undefined) req.ttl_secs = input.ttlSecs;
   if (input.requestedCapabilities !== undefined) req.requested_capabilities = [...input.requestedCapabilities];
+  if (input.finalizedAnchor !== undefined) req.finalized_anchor = input.finalizedAnchor;
   if (input.deviceKey !== undefined) {
     req.proof = signProof(input.deviceKey, input.issuer, req, input.iat ?? Math.floor(Date.now() / 1000), input.nonce ?? newNonce());
   }

@@ -9,9 +9,10 @@ import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { BridgeError, malformed } from './errors.ts';
 import { checkNarrowing, earliestExpiry, grantCapabilities, instantFromMillis, verifyChain } from './chain.ts';
-import { bindRoot, DID_KERI } from './root.ts';
+import { bindRootState, DID_KERI } from './root.ts';
 import { stsSubjectProblem } from './sts-subject.ts';
-import type { RootBinding } from './root.ts';
+import type { KeriState, RootBinding } from './root.ts';
+import type { KelRootSnapshot } from './roots-kel.ts';
 import { NONCE_MIN_RETENTION_SECONDS, NONCE_RE, POP_MAX_SKEW_SECONDS, popMessage, requestDigest } from './pop.ts';
 import { decodeTokenRequest } from './request.ts';
 import type { TokenRequest } from './request.ts';
@@ -59,6 +60,10 @@ export interface TokenClaims {
   jti: string;
   capabilities: string[];
   keri_prefix?: string;
+  /** SPEC §7.1: the accepted KEL state of a KEL root the token was minted on. */
+  keri_state?: KeriState;
+  /** SPEC §7.2: the finalized anchor the token was minted on (with `--require-finalized-anchor`). */
+  auths_anchor?: { ws: string; seed: string; idx: number; ts: number; k: number; n: number };
   pop?: false;
   [AWS_TAGS_CLAIM]?: AwsSessionTags;
 }
@@ -74,6 +79,8 @@ export interface Grant {
   proofIat: number | null;
   binding: RootBinding;
   links: number;
+  /** The decoded request (the freshness gate reads its chain and `finalized_anchor`). */
+  request: TokenRequest;
 }
 
 export type Decision = { readonly ok: true; readonly grant: Grant } | { readonly ok: false; readonly error: BridgeError };
@@ -165,7 +172,14 @@ function loneSurrogateAt(v: unknown, at = ''): string | null {
   return null;
 }
 
-function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefined, now: number, jti: string): Grant {
+function decide(
+  doc: unknown,
+  policy: BridgePolicy,
+  roots: TrustedRoots | undefined,
+  now: number,
+  jti: string,
+  kel: KelRootSnapshot | undefined,
+): Grant {
   // 1. parse and schema
   const lone = loneSurrogateAt(doc);
   if (lone !== null) throw malformed(lone, 'lone surrogate in a string');
@@ -190,7 +204,7 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
   // 5. root binding
   const root = req.chain[0]!;
   const leaf = req.chain[req.chain.length - 1]!;
-  const binding = bindRoot(root.issuer, req.rootPublicKey, roots);
+  const { binding, keriState } = bindRootState(root.issuer, req.rootPublicKey, roots, kel);
   const subProblem = stsSubjectProblem(root.issuer);
   if (subProblem !== null)
     throw new BridgeError('subject_unsupported', `chain[0].issuer (the sub) ${subProblem}; no token is issued for it`);
@@ -214,6 +228,7 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
     capabilities,
   };
   if (sub.startsWith(DID_KERI)) claims.keri_prefix = sub.slice(DID_KERI.length);
+  if (keriState !== null) claims.keri_state = keriState;
   if (!policy.proofOfPossession) claims.pop = false;
   if (policy.awsSessionTags) {
     claims[AWS_TAGS_CLAIM] = { principal_tags: { auths_leaf: [tagValue(leaf.subject)], auths_caps: [capsTagValue(capabilities)] } };
@@ -226,6 +241,7 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
     proofIat: nonceKey === null ? null : req.proof!.iat,
     binding,
     links: req.chain.length,
+    request: req,
   };
 }
 
@@ -233,9 +249,16 @@ function decide(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefi
  * Decide a `/token` request. `doc` is the parsed JSON body; `now` is unix ms; `jti` the token id to
  * use. Never throws a BridgeError (it is returned); other exceptions are faults.
  */
-export function decideToken(doc: unknown, policy: BridgePolicy, roots: TrustedRoots | undefined, now: number, jti: string): Decision {
+export function decideToken(
+  doc: unknown,
+  policy: BridgePolicy,
+  roots: TrustedRoots | undefined,
+  now: number,
+  jti: string,
+  kel?: KelRootSnapshot,
+): Decision {
   try {
-    return { ok: true, grant: decide(doc, policy, roots, now, jti) };
+    return { ok: true, grant: decide(doc, policy, roots, now, jti, kel) };
   } catch (e) {
     if (e instanceof BridgeError) return { ok: false, error: e };
     throw e;

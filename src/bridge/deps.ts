@@ -5,6 +5,7 @@
 import type { StoreHealth } from '../store/health.ts';
 import type { IssuerInfo } from './issuer.ts';
 import type { KeyEntry } from './keyring.ts';
+import type { KelRootsStatus } from './roots-kel.ts';
 import type { TokenService } from './service.ts';
 import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
 
@@ -22,4 +23,8 @@ export interface BridgeDeps {
   issuer: IssuerInfo;
   /** The nonce store's health: `/health` names its kind and says `degraded` while it is down. */
   store?: StoreHealth;
+  /** With `--kel-source` (SPEC §7.1): the KEL roots' status for `/health` and `bridge_kel_roots`. */
+  kel?: { status(): KelRootsStatus; shadowedTotal: number };
+  /** With `--require-finalized-anchor` (SPEC §7.2): `POST /anchor-floor` is served, with this per-IP bucket. */
+  anchorFloorRate?: { rps: number; burst: number };
 }

@@ -25,7 +25,24 @@ export type BridgeErrorCode =
   | 'audience_not_allowed'
   | 'subject_unsupported'
   | 'rate_limited'
-  | 'overloaded';
+  | 'overloaded'
+  // SPEC §7.1 (rev 4): roots from KERI key event logs
+  | 'root_revoked'
+  | 'root_key_not_current'
+  | 'registry_behind'
+  // SPEC §7.2 (rev 4): the witness-finalized freshness gate
+  | 'anchor_required'
+  | 'anchor_witness_set_mismatch'
+  | 'anchor_not_bound'
+  | 'anchor_stale'
+  | 'anchor_future'
+  | 'chain_not_anchored'
+  | 'anchor_superseded'
+  | 'anchor_party_invalid'
+  | 'anchor_not_final'
+  | 'anchor_floor_full'
+  | 'store_unavailable'
+  | 'not_found';
 
 /**
  * The trusted-roots file (`invalid_trusted_roots`), the key directory (`key_dir_…`, `key_…`,
@@ -48,7 +65,8 @@ export type BridgeConfigErrorCode =
   | 'store_issuer_mismatch'
   | 'nonce_store_unopenable'
   | 'nonce_store_locked'
-  | 'nonce_store_schema';
+  | 'nonce_store_schema'
+  | 'kel_store_required';
 
 export const BRIDGE_STATUS = {
   malformed_body: 400,
@@ -69,7 +87,22 @@ export const BRIDGE_STATUS = {
   subject_unsupported: 403,
   rate_limited: 429,
   overloaded: 503,
-} as const satisfies Record<BridgeErrorCode, 400 | 401 | 403 | 429 | 503>;
+  root_revoked: 403,
+  root_key_not_current: 403,
+  registry_behind: 503,
+  anchor_required: 403,
+  anchor_witness_set_mismatch: 403,
+  anchor_not_bound: 403,
+  anchor_stale: 403,
+  anchor_future: 403,
+  chain_not_anchored: 403,
+  anchor_superseded: 403,
+  anchor_party_invalid: 403,
+  anchor_not_final: 403,
+  anchor_floor_full: 503,
+  store_unavailable: 503,
+  not_found: 404,
+} as const satisfies Record<BridgeErrorCode, 400 | 401 | 403 | 404 | 429 | 503>;
 
 /** A refused `/token` request: stable `code`, its HTTP `status`, and a `detail` for the body. */
 export class BridgeError extends CodedError<BridgeErrorCode> {

@@ -58,6 +58,37 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
         },
       }),
   );
+  if (deps.kel !== undefined) {
+    const kel = deps.kel;
+    reuseMetric(
+      registry,
+      'bridge_kel_roots',
+      () =>
+        new Gauge({
+          name: 'bridge_kel_roots',
+          help: 'Trusted roots whose keys come from a KEL (SPEC §7.1), by status: accepted (a key state in force), pending (dip not yet anchored), invalid (no accepted state)',
+          labelNames: ['status'],
+          registers,
+          collect() {
+            const r = kel.status().roots;
+            for (const status of ['accepted', 'pending', 'invalid'] as const) this.set({ status }, r[status]);
+          },
+        }),
+    );
+    reuseMetric(
+      registry,
+      'registry_kel_shadowed_total',
+      () =>
+        new Gauge({
+          name: 'registry_kel_shadowed_total',
+          help: 'Trusted-roots entries with static keys whose KEL in the source was shadowed (the static keys stand), counted once per change',
+          registers,
+          collect() {
+            this.set(kel.shadowedTotal);
+          },
+        }),
+    );
+  }
   return {
     issued: reuseMetric(
       registry,

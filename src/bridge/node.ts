@@ -32,6 +32,9 @@ import { freePort, loadTls } from './listener.ts';
 import type { BridgeMetrics } from './metrics.ts';
 import type { NonceStore } from './nonces.ts';
 import { keyRefreshReporter, openNonceStore, startKeyringPart, startTrustedRootsPart } from './parts.ts';
+import { checkKelConfig, startKelRootsPart, type KelRootsConfig } from './kel-part.ts';
+import type { KelRoots } from './roots-kel.ts';
+import { checkGateConfig, loadGatePolicy, type GateConfig } from './gate-part.ts';
 import { NONCE_MIN_RETENTION_SECONDS } from './pop.ts';
 import { TokenService } from './service.ts';
 import type { SigningAlg } from './signing.ts';
@@ -40,7 +43,7 @@ export const KEY_REFRESH_INTERVAL_MS = 60_000;
 /** SPEC §7: a replica whose clock differs from the database's by more than this is not fit to serve. */
 const CLOCK_SKEW_WARN_MS = 30_000;
 
-export interface BridgeConfig extends HttpLimits {
+export interface BridgeConfig extends HttpLimits, KelRootsConfig, GateConfig {
   host: string;
   port: number;
   /** Required unless `dev` (then a throwaway directory is generated). */
@@ -93,6 +96,8 @@ export interface RunningBridge {
   service: TokenService;
   nonces: NonceStore;
   metrics: BridgeMetrics;
+  /** With `--kel-source` (SPEC §7.1): the KEL roots. */
+  kel?: KelRoots;
   /** Re-read the key directory and promote a due key now (what SIGHUP and the timer do). */
   refreshKeys(): Promise<{ changed: boolean; promoted: string | null }>;
   /** Re-read the key directory and the trusted roots (the CLI calls it on SIGHUP). */
@@ -124,6 +129,8 @@ export function checkBridgeConfig(config: BridgeConfig): void {
   if (config.store !== undefined && !/^postgres(ql)?:\/\//.test(config.store)) fail('invalid_option', '--store must be a postgres:// URL');
   if (config.store !== undefined && config.nonceStore === 'memory')
     fail('invalid_option', '--store postgres://… and --nonce-store memory exclude each other');
+  checkKelConfig(config);
+  checkGateConfig(config);
 }
 
 export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger): Promise<RunningBridge> {
@@ -155,14 +162,20 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
   }
   const maxTtl = config.maxTtl ?? MAX_TTL_LIMIT_SECONDS;
 
+  const gate = await loadGatePolicy(config);
   const stack = new AsyncDisposableStack();
   try {
     const parts: NodePart[] = [];
-    const late: { metrics?: BridgeMetrics } = {};
+    const late: { metrics?: BridgeMetrics; kel?: KelRoots } = {};
     const trustedRoots =
       config.trustedRootsFile === undefined
         ? undefined
-        : stack.use(startTrustedRootsPart(config.trustedRootsFile, log, () => late.metrics));
+        : stack.use(
+            startTrustedRootsPart(config.trustedRootsFile, log, () => late.metrics, {
+              kel: (config.kelSources ?? []).length > 0,
+              loaded: () => void late.kel?.reload('trusted-roots'),
+            }),
+          );
     if (trustedRoots !== undefined) parts.push(trustedRoots);
     const keyring = await SigningKeyring.open(keyDir, { alg: config.alg ?? 'RS256', maxTtl, create: true }, Math.floor(Date.now() / 1000));
     const policy: BridgePolicy = {
@@ -177,6 +190,10 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     };
     const nonces = await openNonceStore(config, issuer.issuer, keyDir);
     stack.defer(() => nonces.close());
+    // SPEC §7.1: roots whose keys come from KELs (the first evaluation done before serving).
+    const kelPart = await startKelRootsPart(config, nonces, () => trustedRoots!.current(), log);
+    if (kelPart !== undefined) parts.push(stack.use(kelPart));
+    const kel = (late.kel = kelPart?.roots);
     // Up or down, from the requests (a consumed nonce is a committed write) and a probe every 5 s.
     const storeHealth = new StoreHealth(nonces.kind, log, { probe: () => nonces.probe() });
     const service = new TokenService({
@@ -187,6 +204,8 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       committed: () => {
         storeHealth.succeeded();
       },
+      ...(kel === undefined ? {} : { kelRoots: () => kel.snapshot() }),
+      ...(gate === undefined ? {} : { gate }),
       ...(config.clock === undefined ? {} : { now: config.clock }),
     });
 
@@ -197,7 +216,17 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
       ...httpLimitOptions(config),
     };
-    const { app, metrics } = await createBridgeServer({ service, keys: keyring, issuer, store: storeHealth }, serverOpts);
+    const { app, metrics } = await createBridgeServer(
+      {
+        service,
+        keys: keyring,
+        issuer,
+        store: storeHealth,
+        ...(kel === undefined ? {} : { kel }),
+        ...(gate === undefined ? {} : { anchorFloorRate: config.anchorFloorRate ?? { rps: 1, burst: 10 } }),
+      },
+      serverOpts,
+    );
     stack.defer(() => closeGracefully(app));
     late.metrics = metrics;
     const report = keyRefreshReporter(keyring, metrics, log);
@@ -247,6 +276,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
       service,
       nonces,
       metrics,
+      ...(kel === undefined ? {} : { kel }),
       refreshKeys: async () => {
         const r = await keyring.refresh(Math.floor(Date.now() / 1000));
         report({ source: 'manual', ...r });

@@ -16,13 +16,15 @@ import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
 import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { NONCE_MIN_RETENTION_SECONDS, POP_MAX_SKEW_SECONDS } from './pop.ts';
+import { POSTGRES_KEL_TIPS_SCHEMA, RAISE_WHERE, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 const SCHEMA_VERSION = 1;
 const MIGRATION_LOCK = 0x5442_4d49; // "TBMI"
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS tb_meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS tb_nonces (key text PRIMARY KEY, expires_at bigint NOT NULL);
-CREATE INDEX IF NOT EXISTS tb_nonces_by_expiry ON tb_nonces (expires_at);`;
+CREATE INDEX IF NOT EXISTS tb_nonces_by_expiry ON tb_nonces (expires_at);
+${POSTGRES_KEL_TIPS_SCHEMA}`;
 
 /**
  * The database's clock in unix ms, as the first CTE `c(now_ms)` of a statement. Parameter `$n` is
@@ -83,7 +85,7 @@ type PurgeRow = { n: number; now_ms: number };
 const types = new pg.TypeOverrides();
 types.setTypeParser(20, (v: string) => Number(v)); // int8: unix ms and counts are safe integers
 
-export class PostgresNonceStore implements NonceStore {
+export class PostgresNonceStore implements NonceStore, KelTipStore {
   readonly kind = 'postgres';
   readonly capacity: number;
   /** Statements that inserted a batch, for tests. */
@@ -312,6 +314,33 @@ export class PostgresNonceStore implements NonceStore {
         p.resolve(i === 0 || first !== 'ok' ? first : 'replayed');
       });
     }
+  }
+
+  /** SPEC §7.1: every stored KEL tip (shared by the replicas). */
+  async kelTips(): Promise<BridgeKelTip[]> {
+    const r = await this.query<{ prefix: string; s: number; d: string; est_s: number | null; est_d: string | null }>(
+      'SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips',
+      [],
+    );
+    return r.rows;
+  }
+
+  /** SPEC §7.1: raise the rows (never lower them) in one statement. */
+  async raiseKelTips(tips: readonly BridgeKelTip[]): Promise<void> {
+    if (tips.length === 0) return;
+    const sorted = [...tips].sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+    await this.query(
+      `INSERT INTO tb_kel_tips AS tb_kel_tips (prefix, s, d, est_s, est_d)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[])
+       ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d, est_s = excluded.est_s, est_d = excluded.est_d WHERE ${RAISE_WHERE}`,
+      [
+        sorted.map((t) => t.prefix),
+        sorted.map((t) => t.s),
+        sorted.map((t) => t.d),
+        sorted.map((t) => t.est_s ?? null),
+        sorted.map((t) => t.est_d ?? null),
+      ],
+    );
   }
 
   async probe(): Promise<void> {

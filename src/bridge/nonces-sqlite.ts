@@ -14,14 +14,17 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
-import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
+import { checkCapacity, DEFAULT_FLOOR_CAPACITY, DEFAULT_NONCE_CAPACITY, floorVerdict } from './nonces.ts';
+import type { ConsumeResult, FloorRaise, FloorRow, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { iatFresh, nonceExpiryMs } from './pop.ts';
+import { RAISE_WHERE, SQLITE_KEL_TIPS_SCHEMA, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
 const SCHEMA_VERSION = 1;
 const SCHEMA = `CREATE TABLE IF NOT EXISTS nonces (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces (expires_at);`;
+CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces (expires_at);
+${SQLITE_KEL_TIPS_SCHEMA}
+CREATE TABLE IF NOT EXISTS tb_anchor_floor (seed TEXT PRIMARY KEY, idx INTEGER NOT NULL, head TEXT NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID;`;
 
 export interface SqliteNonceStoreOptions {
   capacity?: number;
@@ -29,9 +32,11 @@ export interface SqliteNonceStoreOptions {
   purgeIntervalMs?: number;
   /** The clock (unix ms) of the idle-time purge; requests bring their own `now`. Default Date.now. */
   clock?: () => number;
+  /** `--anchor-floor-max-seeds` (SPEC §7.2; default 1 000 000). */
+  floorCapacity?: number;
 }
 
-export class SqliteNonceStore implements NonceStore {
+export class SqliteNonceStore implements NonceStore, KelTipStore {
   readonly kind = 'sqlite';
   readonly capacity: number;
   readonly path: string;
@@ -44,13 +49,17 @@ export class SqliteNonceStore implements NonceStore {
   private readonly purgeIntervalMs: number;
   private readonly clock: () => number;
   private count: number;
+  private floorCount: number;
+  private readonly floorCapacity: number;
+  private readonly getFloor: Statement<[string], FloorRow>;
+  private readonly putFloor: Statement<[string, number, string, number]>;
   private nextPurgeAt = 0;
   private queue: Pending[] = [];
   private scheduled = false;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
 
-  private constructor(path: string, db: Db, capacity: number, purgeIntervalMs: number, clock: () => number) {
+  private constructor(path: string, db: Db, capacity: number, purgeIntervalMs: number, clock: () => number, floorCapacity: number) {
     this.path = path;
     this.clock = clock;
     this.db = db;
@@ -62,6 +71,12 @@ export class SqliteNonceStore implements NonceStore {
     );
     this.purge = db.prepare('DELETE FROM nonces WHERE expires_at <= ?');
     this.count = (db.prepare('SELECT count(*) AS n FROM nonces').get() as { n: number }).n;
+    this.floorCapacity = floorCapacity;
+    this.floorCount = (db.prepare('SELECT count(*) AS n FROM tb_anchor_floor').get() as { n: number }).n;
+    this.getFloor = db.prepare('SELECT idx, head FROM tb_anchor_floor WHERE seed = ?');
+    this.putFloor = db.prepare(
+      'INSERT INTO tb_anchor_floor (seed, idx, head, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (seed) DO UPDATE SET idx = excluded.idx, head = excluded.head, updated_at = excluded.updated_at',
+    );
     this.timer = setInterval(() => {
       if (this.count > 0) this.schedule();
     }, purgeIntervalMs);
@@ -88,7 +103,14 @@ export class SqliteNonceStore implements NonceStore {
         db!.exec(SCHEMA);
         db!.pragma(`user_version = ${SCHEMA_VERSION}`);
       }).immediate();
-      return new SqliteNonceStore(path, db, capacity, opts.purgeIntervalMs ?? 10_000, opts.clock ?? Date.now);
+      return new SqliteNonceStore(
+        path,
+        db,
+        capacity,
+        opts.purgeIntervalMs ?? 10_000,
+        opts.clock ?? Date.now,
+        checkCapacity(opts.floorCapacity ?? DEFAULT_FLOOR_CAPACITY),
+      );
     } catch (e) {
       db?.close();
       if (e instanceof BridgeConfigError) throw e;
@@ -108,10 +130,10 @@ export class SqliteNonceStore implements NonceStore {
     return this.count;
   }
 
-  consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
+  consume(key: string, iat: number, now: number, raise?: FloorRaise): Promise<ConsumeResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ key, iat, now, resolve, reject });
+      this.queue.push({ key, iat, now, resolve, reject, ...(raise === undefined ? {} : { raise }) });
       this.schedule();
     });
   }
@@ -143,6 +165,7 @@ export class SqliteNonceStore implements NonceStore {
     this.queue = [];
     const results: ConsumeResult[] = [];
     let count = this.count;
+    let floorCount = this.floorCount;
     let nextPurgeAt = this.nextPurgeAt;
     try {
       this.db
@@ -172,6 +195,23 @@ export class SqliteNonceStore implements NonceStore {
               results.push('full');
               continue;
             }
+            if (p.raise !== undefined) {
+              // SPEC §7.2: the floor raise and the nonce in one transaction, or neither
+              const floor = this.getFloor.get(p.raise.seed);
+              const verdict = floorVerdict(floor, p.raise);
+              if (verdict === 'superseded') {
+                results.push('superseded');
+                continue;
+              }
+              if (floor === undefined && floorCount >= this.floorCapacity) {
+                results.push('floor_full');
+                continue;
+              }
+              if (verdict === 'raise') {
+                this.putFloor.run(p.raise.seed, p.raise.idx, p.raise.head, p.now);
+                if (floor === undefined) floorCount++;
+              }
+            }
             this.put.run(p.key, nonceExpiryMs(p.iat, p.now));
             if (row === undefined) count++;
             results.push('ok');
@@ -185,10 +225,73 @@ export class SqliteNonceStore implements NonceStore {
     }
     this.commits++;
     this.count = count;
+    this.floorCount = floorCount;
     this.nextPurgeAt = nextPurgeAt;
     batch.forEach((p, i) => {
       p.resolve(results[i]!);
     });
+  }
+
+  /** SPEC §7.2: the seed's floor. */
+  floor(seed: string): Promise<FloorRow | undefined> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      return Promise.resolve(this.getFloor.get(seed));
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
+  /** SPEC §7.2 `POST /anchor-floor`: floor := max(floor, raise), durably, never lowered. */
+  raiseFloor(raise: FloorRaise, now: number): Promise<{ result: 'ok' | 'superseded' | 'floor_full'; floor: FloorRow }> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      const out = this.db
+        .transaction((): { result: 'ok' | 'superseded' | 'floor_full'; floor: FloorRow } => {
+          const row = this.getFloor.get(raise.seed);
+          const verdict = floorVerdict(row, raise);
+          if (verdict === 'superseded') return { result: 'superseded', floor: row! };
+          if (row === undefined && this.floorCount >= this.floorCapacity)
+            return { result: 'floor_full', floor: { idx: raise.idx, head: raise.head } };
+          if (verdict === 'keep') return { result: 'ok', floor: row! };
+          this.putFloor.run(raise.seed, raise.idx, raise.head, now);
+          if (row === undefined) this.floorCount++;
+          return { result: 'ok', floor: { idx: raise.idx, head: raise.head } };
+        })
+        .immediate();
+      return Promise.resolve(out);
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
+  /** SPEC §7.1: every stored KEL tip. */
+  kelTips(): Promise<BridgeKelTip[]> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      return Promise.resolve(this.db.prepare('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips').all() as BridgeKelTip[]);
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  }
+
+  /** SPEC §7.1: raise the rows (never lower them) in one durable transaction. */
+  raiseKelTips(tips: readonly BridgeKelTip[]): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    try {
+      const put = this.db.prepare(
+        `INSERT INTO tb_kel_tips (prefix, s, d, est_s, est_d) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (prefix) DO UPDATE SET s = excluded.s, d = excluded.d, est_s = excluded.est_s, est_d = excluded.est_d WHERE ${RAISE_WHERE}`,
+      );
+      this.db
+        .transaction(() => {
+          for (const t of tips) put.run(t.prefix, t.s, t.d, t.est_s ?? null, t.est_d ?? null);
+        })
+        .immediate();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
+    }
   }
 
   probe(): Promise<void> {

@@ -20,8 +20,37 @@
  */
 import { iatFresh, nonceExpiryMs } from './pop.ts';
 
-/** 'stale': the proof's `iat` is more than 60 s from the store's clock (→ 401 `pop_stale`). */
-export type ConsumeResult = 'ok' | 'replayed' | 'full' | 'stale';
+/**
+ * 'stale': the proof's `iat` is more than 60 s from the store's clock (→ 401 `pop_stale`).
+ * With a floor raise (SPEC §7.2 commit): 'superseded' (the seed's floor moved past this anchor
+ * with another head → 403 `anchor_superseded`) and 'floor_full' (→ 503 `anchor_floor_full`);
+ * then neither the nonce nor the floor is written.
+ */
+export type ConsumeResult = 'ok' | 'replayed' | 'full' | 'stale' | 'superseded' | 'floor_full';
+
+/** SPEC §7.2: raise a seed's floor to (idx, head) in the same commit as the nonce. */
+export interface FloorRaise {
+  /** hex seed id */
+  seed: string;
+  idx: number;
+  /** hex */
+  head: string;
+}
+
+export interface FloorRow {
+  idx: number;
+  head: string;
+}
+
+/** The floor decision shared by the stores: 'superseded' when the stored floor is past (idx, head) with another head. */
+export function floorVerdict(row: FloorRow | undefined, raise: FloorRaise): 'superseded' | 'raise' | 'keep' {
+  if (row === undefined) return 'raise';
+  if (row.head === raise.head) return raise.idx > row.idx ? 'raise' : 'keep';
+  if (raise.idx <= row.idx) return 'superseded';
+  return 'raise';
+}
+
+export const DEFAULT_FLOOR_CAPACITY = 1_000_000;
 
 /** What a read finds (no write): 'unused' means only that no live entry holds the key now. */
 export type PeekResult = 'unused' | 'replayed' | 'stale';
@@ -33,6 +62,7 @@ export interface PendingConsume {
   key: string;
   iat: number;
   now: number;
+  raise?: FloorRaise;
   resolve: (r: ConsumeResult) => void;
   reject: (e: unknown) => void;
 }
@@ -53,7 +83,11 @@ export interface NonceStore {
    * durable, for the durable stores), 'replayed' while a previous use is remembered, 'full' at
    * capacity. The PostgreSQL store reads the time from the database instead of `now`. Store faults reject (StoreUnavailableError → 503 `store_unavailable`).
    */
-  consume(key: string, iat: number, now: number): Promise<ConsumeResult>;
+  consume(key: string, iat: number, now: number, raise?: FloorRaise): Promise<ConsumeResult>;
+  /** SPEC §7.2: the seed's floor (memory and SQLite stores; undefined method: the store keeps none). */
+  floor?(seed: string): Promise<FloorRow | undefined>;
+  /** SPEC §7.2 `POST /anchor-floor`: floor := max(floor, raise); 'superseded' / 'floor_full' as consume. */
+  raiseFloor?(raise: FloorRaise, now: number): Promise<{ result: 'ok' | 'superseded' | 'floor_full'; floor: FloorRow }>;
   /**
    * A read, no write (SPEC §7 check order: before the freshness gate and the signature): 'stale'
    * as `consume` would say, 'replayed' while a live entry holds `key`, else 'unused'. Only
@@ -84,9 +118,30 @@ export class MemoryNonceStore implements NonceStore {
   readonly kind = 'memory';
   readonly capacity: number;
   private readonly entries = new Map<string, number>(); // key → expiry (unix ms)
+  private readonly floors = new Map<string, FloorRow>();
+  private readonly floorCapacity: number;
 
-  constructor(capacity = DEFAULT_NONCE_CAPACITY) {
+  constructor(capacity = DEFAULT_NONCE_CAPACITY, floorCapacity = DEFAULT_FLOOR_CAPACITY) {
     this.capacity = checkCapacity(capacity);
+    this.floorCapacity = checkCapacity(floorCapacity);
+  }
+
+  floor(seed: string): Promise<FloorRow | undefined> {
+    return Promise.resolve(this.floors.get(seed));
+  }
+
+  private applyFloor(raise: FloorRaise): 'ok' | 'superseded' | 'floor_full' {
+    const row = this.floors.get(raise.seed);
+    const verdict = floorVerdict(row, raise);
+    if (verdict === 'superseded') return 'superseded';
+    if (row === undefined && this.floors.size >= this.floorCapacity) return 'floor_full';
+    if (verdict === 'raise') this.floors.set(raise.seed, { idx: raise.idx, head: raise.head });
+    return 'ok';
+  }
+
+  raiseFloor(raise: FloorRaise): Promise<{ result: 'ok' | 'superseded' | 'floor_full'; floor: FloorRow }> {
+    const result = this.applyFloor(raise);
+    return Promise.resolve({ result, floor: this.floors.get(raise.seed) ?? { idx: raise.idx, head: raise.head } });
   }
 
   /** Exact: live entries plus expired ones not yet purged. */
@@ -101,19 +156,23 @@ export class MemoryNonceStore implements NonceStore {
     }
   }
 
-  consumeNow(key: string, iat: number, now: number): ConsumeResult {
+  consumeNow(key: string, iat: number, now: number, raise?: FloorRaise): ConsumeResult {
     if (!iatFresh(iat, now)) return 'stale';
     this.purge(now);
     const expiry = this.entries.get(key);
     if (expiry !== undefined && expiry > now) return 'replayed';
     if (expiry === undefined && this.entries.size >= this.capacity) return 'full';
+    if (raise !== undefined) {
+      const floor = this.applyFloor(raise);
+      if (floor !== 'ok') return floor;
+    }
     this.entries.delete(key); // an expired leftover (clock stepped back) is replaced at the end
     this.entries.set(key, nonceExpiryMs(iat, now));
     return 'ok';
   }
 
-  consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
-    return Promise.resolve(this.consumeNow(key, iat, now));
+  consume(key: string, iat: number, now: number, raise?: FloorRaise): Promise<ConsumeResult> {
+    return Promise.resolve(this.consumeNow(key, iat, now, raise));
   }
 
   peek(key: string, iat: number, now: number): Promise<PeekResult> {

@@ -5,6 +5,7 @@ import { parseRateLimit } from '../server/rate-limit.ts';
 import { HTTP_LIMIT_OPTIONS, httpLimits } from '../server/http-options.ts';
 import { DEFAULT_AUDIENCE, DEFAULT_TTL_SECONDS, MAX_TTL_LIMIT_SECONDS } from './decide.ts';
 import { SIGNING_ALGS } from './signing.ts';
+import { BRIDGE_GATE_OPTIONS, bridgeGateConfig } from './gate-options.ts';
 import type { BridgeConfig } from './node.ts';
 
 export const BRIDGE_NODE_OPTIONS = checkTable({
@@ -91,7 +92,7 @@ export const BRIDGE_NODE_OPTIONS = checkTable({
 });
 
 /** Every option of `token-bridge serve`. */
-export const BRIDGE_SERVE_OPTIONS = { ...BRIDGE_NODE_OPTIONS, ...HTTP_LIMIT_OPTIONS };
+export const BRIDGE_SERVE_OPTIONS = { ...BRIDGE_NODE_OPTIONS, ...BRIDGE_GATE_OPTIONS, ...HTTP_LIMIT_OPTIONS };
 export type BridgeServeValues = OptionValues<typeof BRIDGE_SERVE_OPTIONS>;
 
 /** The bridge's configuration from the typed values (`host`/`port` from the parsed --listen). */
@@ -115,6 +116,7 @@ export function bridgeConfig(v: BridgeServeValues, listen: { host: string; port:
     nonceStore: v.nonceStore,
     dataDir: v.dataDir,
     store: v.store,
+    ...bridgeGateConfig(v),
     ...httpLimits(v),
   };
 }

@@ -65,17 +65,23 @@ export interface TrustedRootsPart extends NodePart {
 }
 
 /** `--trusted-roots`: loaded now (start-up refuses a bad file), then reloaded on rename and on reload(). */
-export function startTrustedRootsPart(file: string, log: FastifyBaseLogger, failures: () => BridgeMetrics | undefined): TrustedRootsPart {
+export function startTrustedRootsPart(
+  file: string,
+  log: FastifyBaseLogger,
+  failures: () => BridgeMetrics | undefined,
+  o: { kel: boolean; loaded?: () => void } = { kel: false },
+): TrustedRootsPart {
   const read = (p: string): TrustedRoots =>
     readInputFile(
       '--trusted-roots',
       p,
-      () => parseTrustedRoots(readDocument(p)),
+      () => parseTrustedRoots(readDocument(p), { kel: o.kel }),
       (m) => new BridgeConfigError('invalid_trusted_roots', m),
     );
   const roots = new Reloadable(file, read, {
     loaded: (source) => {
       log.info({ file, source }, 'trusted roots loaded');
+      o.loaded?.();
     },
     failed: (reason) => {
       failures()?.trustedRootsReloadFailures.inc();
@@ -104,6 +110,8 @@ export interface NonceStoreConfig {
   store?: string | undefined;
   clock?: (() => number) | undefined;
   storeDatabaseClock?: (() => number) | undefined;
+  /** `--anchor-floor-max-seeds` (SPEC §7.2). */
+  anchorFloorMaxSeeds?: number | undefined;
 }
 
 /** The nonce store the configuration asks for (opened; the caller disposes of it). */
@@ -116,5 +124,10 @@ export async function openNonceStore(config: NonceStoreConfig, issuer: string, k
     const databaseClock = config.storeDatabaseClock === undefined ? {} : { databaseClock: config.storeDatabaseClock };
     return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs, clock, ...databaseClock });
   }
-  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), { capacity, purgeIntervalMs, clock });
+  return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), {
+    capacity,
+    purgeIntervalMs,
+    clock,
+    ...(config.anchorFloorMaxSeeds === undefined ? {} : { floorCapacity: config.anchorFloorMaxSeeds }),
+  });
 }

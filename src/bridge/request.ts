@@ -10,6 +10,7 @@ import type { Attestation } from './attestation.ts';
 import { MAX_CHAIN_LINKS } from './chain.ts';
 import { malformed } from './errors.ts';
 import { isJsonObject } from '../encoding/json.ts';
+import { decodeFinalizedAnchor, type FinalizedAnchorRequest } from './freshness-gate.ts';
 
 export const MAX_AUDIENCE_LENGTH = 1024;
 
@@ -20,11 +21,21 @@ export interface TokenRequest {
   ttlSecs: number | undefined;
   requestedCapabilities: string[] | undefined;
   proof: { iat: number; nonce: string; signature: string } | undefined;
+  /** SPEC §7.2: the finalized anchor of the chain state (shape checked here; the gate judges it). */
+  finalizedAnchor: FinalizedAnchorRequest | undefined;
   /** The request object as parsed (what the proof's `req` hash covers, minus `proof`). */
   raw: Readonly<Record<string, unknown>>;
 }
 
-const FIELDS = new Set(['attestation_chain', 'root_public_key', 'audience', 'ttl_secs', 'requested_capabilities', 'proof']);
+const FIELDS = new Set([
+  'attestation_chain',
+  'root_public_key',
+  'audience',
+  'ttl_secs',
+  'requested_capabilities',
+  'proof',
+  'finalized_anchor',
+]);
 
 function decodeProof(v: unknown): TokenRequest['proof'] {
   if (!isJsonObject(v)) throw malformed('/proof', 'must be an object {iat, nonce, signature}');
@@ -77,5 +88,6 @@ export function decodeTokenRequest(doc: unknown): TokenRequest {
       throw malformed('/requested_capabilities', "must not be empty (omit it to get the leaf's capabilities)");
   }
   const proof = doc.proof === undefined ? undefined : decodeProof(doc.proof);
-  return { chain, rootPublicKey, audience, ttlSecs, requestedCapabilities, proof, raw: doc };
+  const finalizedAnchor = doc.finalized_anchor === undefined ? undefined : decodeFinalizedAnchor(doc.finalized_anchor);
+  return { chain, rootPublicKey, audience, ttlSecs, requestedCapabilities, proof, finalizedAnchor, raw: doc };
 }

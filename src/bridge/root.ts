@@ -4,14 +4,18 @@
  *  (a) the `did:key` of that key,
  *  (b) `did:keri:B…`, the non-transferable CESR Ed25519 prefix of that key
  *      (`B` + base64url(0x00 ‖ key) without its first character), or
- *  (c) listed, exactly as written, with that key in the trusted-roots file.
+ *  (c) listed, exactly as written, with that key in the trusted-roots file, or
+ *  (d) (SPEC §7.1 rev 4) a *KEL root* of that file (an entry without `keys`, with `--kel-source`)
+ *      whose accepted KEL state has that key as a current key (src/bridge/roots-kel.ts).
  * Transferable KERI identifiers (`did:keri:D…`, `did:keri:E…`) are self-certifying only through a
- * key event log this bridge does not read, so they are accepted only via (c).
+ * key event log, so they are accepted only via (c) or (d).
  */
 import { ed25519ToDidKey } from '../crypto/ed25519.ts';
 import { encodeBase64url } from '../encoding/base64.ts';
 import { BridgeError } from './errors.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
+import { establishment, tipAhead } from './kel-tips.ts';
+import type { KelRootSnapshot } from './roots-kel.ts';
 
 export const DID_KERI = 'did:keri:';
 export const DID_KEY = 'did:key:';
@@ -24,7 +28,13 @@ export function keriNonTransferablePrefix(publicKey: Uint8Array): string {
   return 'B' + encodeBase64url(padded).slice(1);
 }
 
-export type RootBinding = 'did_key' | 'keri_non_transferable' | 'trusted_roots';
+export type RootBinding = 'did_key' | 'keri_non_transferable' | 'trusted_roots' | 'kel_root';
+
+/** The accepted KEL state a token was minted on (the `keri_state` claim, SPEC §7.1). */
+export interface KeriState {
+  s: number;
+  d: string;
+}
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;
@@ -45,7 +55,73 @@ function listed(issuer: string, rootKey: Uint8Array, roots: TrustedRoots | undef
   return party.keys.some((k) => k.curve === 'ed25519' && bytesEqual(k.publicKey, rootKey));
 }
 
-/** How `issuer` is bound to `rootKey`; throws BridgeError `untrusted_root` when it is not. */
+/**
+ * The weight of key `index` in a weighted kt (one clause or several, keripy `Tholder`), or null for a
+ * numeric kt. Weights run over the keys clause by clause.
+ */
+function weightOf(kt: unknown, index: number): string | null {
+  if (!Array.isArray(kt)) return null;
+  const flat: unknown[] = kt.every((c) => Array.isArray(c)) ? (kt as unknown[][]).flat() : kt;
+  const w = flat[index];
+  return typeof w === 'string' ? w : null;
+}
+
+/**
+ * SPEC §7.1 binding of a KEL root (its id is a KEL root of the trusted roots): the accepted state of
+ * P, not behind the store's tip (503 `registry_behind`), neither revoked by its delegator nor
+ * abandoned (403 `root_revoked`), with `rootKey` one current Ed25519 key whose weight in a weighted
+ * kt is not "0" (403 `root_key_not_current`, the state's sn in the detail). No state: `untrusted_root`.
+ */
+export function bindKelRoot(issuer: string, rootKey: Uint8Array, kel: KelRootSnapshot | undefined): KeriState {
+  const prefix = issuer.slice(DID_KERI.length);
+  const view = kel?.views.get(prefix);
+  const state = view?.state ?? null;
+  const tip = kel?.tips.get(prefix);
+  if (state !== null && tipAhead(tip, { s: state.s, d: state.d, est_s: establishment(state).est_s })) {
+    throw new BridgeError(
+      'registry_behind',
+      `the store's accepted tip of ${prefix} (s=${tip!.s}) is ahead of this bridge's KEL state (s=${state.s}): its KEL source is behind; retry once it has caught up`,
+    );
+  }
+  if (state === null) {
+    if (tip !== undefined)
+      throw new BridgeError('registry_behind', `the store knows an accepted tip of ${prefix} (s=${tip.s}) this bridge has not read yet`);
+    const why =
+      view === undefined
+        ? 'no KEL for it in the KEL source'
+        : view.status === 'pending'
+          ? 'its dip is not yet anchored by its delegator'
+          : `its KEL is refused (${view.reason ?? 'invalid'}) and has no accepted state`;
+    throw new BridgeError('untrusted_root', `${issuer} is a KEL root without an accepted key state: ${why}`);
+  }
+  if (state.revoked)
+    throw new BridgeError('root_revoked', `${issuer} is revoked by its delegator ${state.delegator ?? ''} (KEL state s=${state.s})`);
+  if (state.abandoned) throw new BridgeError('root_revoked', `${issuer} is abandoned: its KEL rotated to no next keys (s=${state.s})`);
+  const kt = (state as { kt?: unknown }).kt;
+  const index = state.keys.findIndex((k) => k.curve === 'ed25519' && bytesEqual(k.raw, rootKey));
+  if (index < 0 || weightOf(kt, index) === '0') {
+    throw new BridgeError(
+      'root_key_not_current',
+      `root_public_key is not a current signing key of ${issuer} at its accepted KEL state s=${state.s} (d=${state.d})${index >= 0 ? ': its weight in kt is "0"' : ''}; re-issue the chain with a current key`,
+    );
+  }
+  return { s: state.s, d: state.d };
+}
+
+/** How `issuer` is bound to `rootKey`, and the KEL state for a KEL root; throws BridgeError when it is not. */
+export function bindRootState(
+  issuer: string,
+  rootKey: Uint8Array,
+  roots: TrustedRoots | undefined,
+  kel?: KelRootSnapshot,
+): { binding: RootBinding; keriState: KeriState | null } {
+  if (issuer.startsWith(DID_KERI) && roots?.kelRoots?.has(issuer) === true) {
+    return { binding: 'kel_root', keriState: bindKelRoot(issuer, rootKey, kel) };
+  }
+  return { binding: bindRoot(issuer, rootKey, roots), keriState: null };
+}
+
+/** How `issuer` is bound to `rootKey` by (a)–(c); throws BridgeError `untrusted_root` when it is not. */
 export function bindRoot(issuer: string, rootKey: Uint8Array, roots: TrustedRoots | undefined): RootBinding {
   if (issuer.startsWith(DID_KEY) && didKeyMatches(issuer, rootKey)) return 'did_key';
   if (issuer === DID_KERI + keriNonTransferablePrefix(rootKey)) return 'keri_non_transferable';

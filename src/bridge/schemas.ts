@@ -56,6 +56,27 @@ export const TOKEN_REQUEST_SCHEMA = {
         'Ed25519 signature by the leaf device key over JCS {"v":"token-bridge/pop/v1","iss":<issuer>,"aud":<audience>,"iat","nonce","req":<hex SHA-256 of JCS(request without proof)>}',
       properties: { iat: { type: 'integer' }, nonce: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' }, signature: hexString(64) },
     },
+    finalized_anchor: {
+      type: 'object',
+      required: ['bundle', 'proof'],
+      additionalProperties: false,
+      description:
+        'With --require-finalized-anchor (docs/bridge.md): the finalized bundle of the chain state (≤ 16 receipts) and the inclusion proof of this chain under the anchor head',
+      properties: {
+        bundle: { type: 'object' },
+        agent: { type: 'string', pattern: '^did:keri:[A-Za-z0-9_-]{1,256}$' },
+        proof: {
+          type: 'object',
+          required: ['leaf_index', 'tree_size', 'hashes'],
+          additionalProperties: false,
+          properties: {
+            leaf_index: { type: 'integer', minimum: 0 },
+            tree_size: { type: 'integer', minimum: 1, maximum: 1048576 },
+            hashes: { type: 'array', maxItems: 20, items: { type: 'string' } },
+          },
+        },
+      },
+    },
   },
 } as const;
 

@@ -25,7 +25,13 @@ export function healthBody(deps: BridgeDeps): Record<string, unknown> {
     audiences: deps.service.policy.audiences,
     active_kid: deps.keys.active.kid,
     keys: deps.keys.entries.map((e) => ({ kid: e.kid, state: e.state })),
+    ...(deps.kel === undefined ? {} : { kel: kelHealth(deps.kel.status()) }),
   };
+}
+
+/** SPEC §7.1: `"kel":{"sources","roots":{"accepted","pending","invalid"},"last_reload"}`. */
+function kelHealth(s: ReturnType<NonNullable<BridgeDeps['kel']>['status']>): Record<string, unknown> {
+  return { sources: s.sources, roots: s.roots, last_reload: s.last_reload };
 }
 
 /** Sum of a counter's values (all label sets). */

@@ -20,6 +20,7 @@ import type { SetupFormat } from '../federation/setup.ts';
 import { chainThumbprint, parseCertificateChain } from '../federation/thumbprint.ts';
 import { probePresentedChain } from '../federation/tls-probe.ts';
 import { collectList, unitArg } from './options.ts';
+import { finalizedAnchorMember } from './token-bridge-gate.ts';
 
 export interface FederationIo {
   out: (text: string) => void;
@@ -250,6 +251,8 @@ function addCheckToken(program: Command, io: FederationIo): void {
 }
 
 interface CredentialsFlags {
+  finalizedAnchor?: string;
+  chainState?: string;
   bridge: string;
   chain: string;
   rootKey: string;
@@ -312,6 +315,11 @@ function addCredentials(program: Command, io: FederationIo): void {
       unitArg('s', 900, 43200),
     )
     .option('--github-env <file>', 'with --format github: the file to append to (default: $GITHUB_ENV)')
+    .option(
+      '--finalized-anchor <file>',
+      'for a bridge with --require-finalized-anchor: the finalized bundle of the chain state (with --chain-state)',
+    )
+    .option('--chain-state <file>', 'the `token-bridge chain-state build` output holding this chain (with --finalized-anchor)')
     .action(async (flags: CredentialsFlags) => {
       // Loaded here so that the other commands (and serve) do not load the AWS SDK.
       const { assumeRoleWithWebIdentity, precheckToken, renderEnv, renderGithub, requestBridgeToken } =
@@ -323,9 +331,12 @@ function addCredentials(program: Command, io: FederationIo): void {
       if (flags.format === 'github' && (githubEnv === undefined || githubEnv === '')) {
         throw new FederationError('github_env_missing', '--format github needs $GITHUB_ENV (set by GitHub Actions) or --github-env FILE');
       }
+      const chain = readChain(flags.chain);
+      const finalizedAnchor = finalizedAnchorMember(flags, chain);
       const token = await requestBridgeToken({
         bridge: flags.bridge,
-        chain: readChain(flags.chain),
+        chain,
+        ...(finalizedAnchor === undefined ? {} : { finalizedAnchor }),
         rootPublicKey: encodeHex(decodeHex(flags.rootKey, 32)),
         deviceKey: readInputFile('--device-key', flags.deviceKey, () => ed25519PrivateKeyFromPem(readKeyFile(flags.deviceKey))),
         audience,

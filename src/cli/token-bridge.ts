@@ -34,6 +34,7 @@ import { closeOnSignals, parseListen } from './serve-common.ts';
 import { addOptionTable, applyConfigFile, optionValues } from './option-command.ts';
 import { addFederationCommands } from './federation-commands.ts';
 import { addVersionOption } from './version-option.ts';
+import { addChainStateCommand } from './token-bridge-gate.ts';
 
 const algOption = (): Option => new Option('--alg <alg>', 'signing algorithm of a generated key').choices(SIGNING_ALGS).default('RS256');
 
@@ -212,6 +213,7 @@ export function tokenBridgeProgram(io: CliIo = stdoutIo): Command {
   addKeys(program, io);
   addToken(program, io);
   addFederationCommands(program, io);
+  addChainStateCommand(program, io.out);
   return program;
 }
 

@@ -26,6 +26,8 @@ export type FetchLike = (url: string, init?: { method?: string; headers?: Record
 export interface BridgeTokenInput {
   /** Where the bridge is reachable (POST <bridge>/token). */
   bridge: string;
+  /** SPEC §7.2: the `finalized_anchor` member (`--finalized-anchor` with `--chain-state`). */
+  finalizedAnchor?: unknown;
   chain: readonly unknown[];
   rootPublicKey: string;
   deviceKey: KeyObject;
@@ -81,6 +83,7 @@ export async function requestBridgeToken(input: BridgeTokenInput): Promise<Bridg
     deviceKey: input.deviceKey,
     ...(input.ttlSecs === undefined ? {} : { ttlSecs: input.ttlSecs }),
     ...(input.capabilities === undefined ? {} : { requestedCapabilities: input.capabilities }),
+    ...(input.finalizedAnchor === undefined ? {} : { finalizedAnchor: input.finalizedAnchor }),
   });
   let res: Response;
   try {
