@@ -37,7 +37,10 @@ const LAYERS: readonly Layer[] = [
   { name: 'client SDK', members: ['src/client'] },
   { name: 'infrastructure', members: ['src/store', 'src/server', 'src/config', 'src/keys', 'src/release', 'src/registry', 'src/bastion'] },
   { name: 'log', members: ['src/log'] },
-  { name: 'roles and nodes', members: ['src/anchoring', 'src/cosign', 'src/log-witness', 'src/kel-witness', 'src/bridge', 'src/witness', 'src/federation'] },
+  {
+    name: 'roles and nodes',
+    members: ['src/anchoring', 'src/cosign', 'src/log-witness', 'src/kel-witness', 'src/bridge', 'src/witness', 'src/federation'],
+  },
   { name: 'entry points', members: ['src/cli', 'src/index.ts'] },
 ];
 
