@@ -20,7 +20,7 @@ import { encodeHex } from '../src/encoding/hex.ts';
 import { stringifyJson } from '../src/encoding/json.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { openSigner } from '../src/keys/open-signer.ts';
-import { pkcs11Available } from '../src/keys/pkcs11.ts';
+import { pkcs11Available } from '../src/keys/pkcs11-module.ts';
 import { startWitness } from '../src/witness/node.ts';
 import { edParty, fill, signAnchor } from '../test/helpers/anchors.ts';
 import { TestAgent, agentRef, opensshMissing, pkcs11Ref, softhsmMissing, softhsmToken, tokenKey } from '../test/helpers/external-keys.ts';

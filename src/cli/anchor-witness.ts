@@ -19,7 +19,7 @@ import { addKelCommands } from './kel-commands.ts';
 import { addCosignCommands } from './cosign-commands.ts';
 import { addKelWitnessCommands } from './kel-witness-commands.ts';
 import { addKeyCommands, keygenOpenssh } from './key-commands.ts';
-import { ensureThreadPoolSize } from '../keys/pkcs11.ts';
+import { ensureThreadPoolSize } from '../keys/pkcs11-module.ts';
 
 export function anchorWitnessProgram(): Command {
   const program = addVersionOption(envProgram('anchor-witness', 'AW_')).description(

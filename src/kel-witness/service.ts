@@ -3,52 +3,28 @@
  * verify the event with the §3.5 verifier against the first-seen ledger, and witness it (sign the
  * receipt, store the event and its key state, append its `kel-event` entry to the own log) in ONE
  * store transaction. Conflicts become recoveries, `stale`/`superseded` refusals or duplicity
- * proofs; out-of-order and catch-up events wait in the escrow (escrow.ts).
+ * proofs; out-of-order and catch-up events wait in the escrow (escrow-flow.ts).
  */
 import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeUtf8, isJsonObject, parseStrictJson } from '../encoding/json.ts';
-import type { IndexedSignature } from '../keri/attachments.ts';
-import {
-  CesrError,
-  coupleGroup,
-  keriTimestamp,
-  parseWitnessAttachments,
-  receiptMessage,
-  type WitnessAttachments,
-} from '../keri/cesr-attachments.ts';
+import { CesrError, coupleGroup, parseWitnessAttachments, receiptMessage, type WitnessAttachments } from '../keri/cesr-attachments.ts';
 import { KelError } from '../keri/errors.ts';
-import { computeSaid, parseEvent, type KelEvent } from '../keri/event.ts';
+import { parseEvent, type KelEvent } from '../keri/event.ts';
 import { decodeQb64 } from '../keri/qb64.ts';
-import { checkSignatures } from '../keri/signatures.ts';
-import { parseTholder, tholderMet } from '../keri/tholder.ts';
-import { verifyRange, type ParsedEvent, type WalkState } from '../keri/verify.ts';
 import type { LogBatch } from '../log/batch.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { KelLedgerEvent, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { admits, type KelAllowList } from './allow.ts';
+import { ledgerRow, parsedStored, statelessCheck, verifyAt, type Candidate } from './checks.ts';
 import { simpleConflictClassifier, type ConflictClassifier } from './conflicts.ts';
 import { buildProof, duplicityEntry, eventEntry, type KelDuplicityProof, type ProofEvent } from './duplicity.ts';
-import { KelEscrow, type EscrowEntry, type EscrowLimits, DEFAULT_ESCROW_LIMITS } from './escrow.ts';
-import type { KelWitnessProblemCode } from './errors.ts';
+import { KelEscrow, type EscrowLimits, DEFAULT_ESCROW_LIMITS } from './escrow.ts';
+import { catchUpChain, drainEscrow, escrowedDelegator, holdInEscrow } from './escrow-flow.ts';
 import type { KelIdentity } from './identity.ts';
-import { decodeLedgerState, encodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
+import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
+import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
 
-export type KelRoute = 'receipts' | 'root';
-
-export type KelOutcome =
-  | { kind: 'receipt'; body: string }
-  | { kind: 'accepted' }
-  | { kind: 'escrowed'; prefix: string; sn: number; said: string; expiresAt: string }
-  | { kind: 'duplicity'; proof: KelDuplicityProof }
-  | {
-      kind: 'problem';
-      status: number;
-      code: KelWitnessProblemCode;
-      detail: string;
-      reason?: string;
-      seq?: number | null;
-      headers?: Record<string, string>;
-    };
+export type { KelOutcome, KelRoute } from './outcome.ts';
 
 export interface KelWitnessLimits {
   maxEvents: number;
@@ -83,41 +59,10 @@ export interface KelWitnessOptions {
   events?: KelWitnessEvents;
 }
 
-/** A request's event, parsed (checks 2–3). */
-interface Candidate {
-  e: KelEvent;
-  text: string;
-  body: Uint8Array;
-  header: string;
-  att: WitnessAttachments;
-  /** The `-A` group followed by the `-G` group, as stored. */
-  attachment: string;
-}
-
-const problem = (
-  status: number,
-  code: KelWitnessProblemCode,
-  detail: string,
-  extra: Partial<KelOutcome & { kind: 'problem' }> = {},
-): KelOutcome => ({
-  kind: 'problem',
-  status,
-  code,
-  detail,
-  ...extra,
-});
-
-const invalid = (reason: string, seq: number | null, detail: string): KelOutcome =>
-  problem(422, 'kel_event_invalid', detail, { reason, seq });
-
 const EVENT_TYPES = new Set(['icp', 'rot', 'ixn', 'dip', 'drt']);
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.from(a).equals(Buffer.from(b));
-}
-
-function parsedStored(row: KelLedgerEvent): KelEvent {
-  return parseEvent(JSON.parse(row.event), row.sn);
 }
 
 export class KelWitness {
@@ -194,7 +139,7 @@ export class KelWitness {
           : null
         : e.t === 'dip'
           ? e.di
-          : this.escrowedDelegator(e.i);
+          : escrowedDelegator(this.escrow, e.i);
     if (!admits(this.allow, e.i, delegator)) return problem(403, 'kel_prefix_not_allowed', `${e.i} is not admitted by --kel-allow`);
     // Check 5: the per-prefix quota (charged at commit).
     const minute = this.now() - 60_000;
@@ -276,20 +221,7 @@ export class KelWitness {
   }
 
   private row(c: Candidate, state: LedgerState): Omit<KelLedgerEvent, 'ordinal'> {
-    return {
-      prefix: c.e.i,
-      sn: c.e.sn,
-      said: c.e.d,
-      t: c.e.t,
-      event: c.text,
-      attachment: c.attachment,
-      state: 'accepted',
-      witnessed: false,
-      firstSeen: keriTimestamp(this.now()),
-      receipt: null,
-      keyState: encodeLedgerState(state),
-      leafIndex: null,
-    };
+    return ledgerRow(c, state, this.now());
   }
 
   private async put(tx: StoreTransaction, c: Candidate, state: LedgerState, witnessed: boolean): Promise<void> {
@@ -406,68 +338,16 @@ export class KelWitness {
     return { kind: 'accepted' };
   }
 
-  // ------------------------------------------------------------ escrow
+  // ------------------------------------------------------------ escrow (escrow-flow.ts)
 
   private toEscrow(c: Candidate, ip: string): KelOutcome {
-    const now = this.now();
-    const entry: EscrowEntry = {
-      prefix: c.e.i,
-      sn: c.e.sn,
-      said: c.e.d,
-      t: c.e.t,
-      di: c.e.di,
-      body: c.body,
-      attachment: c.header,
-      ip,
-      arrivedMs: now,
-      bytes: c.body.length + c.header.length,
-    };
-    const added = this.escrow.add(entry, now);
-    if (!added.ok) return problem(503, 'kel_escrow_full', added.detail, { headers: { 'retry-after': '60' } });
-    return { kind: 'escrowed', prefix: c.e.i, sn: c.e.sn, said: c.e.d, expiresAt: new Date(added.expiresMs).toISOString() };
+    return holdInEscrow(this.escrow, c, ip, this.now());
   }
 
-  private escrowedDelegator(prefix: string): string | null {
-    return this.escrow.entries(prefix).find((x) => x.t === 'dip')?.di ?? null;
-  }
-
-  /** Candidates of an escrow entry (parsing again: the entry keeps the request's bytes). */
-  private candidate(entry: EscrowEntry): Candidate | null {
-    try {
-      const att = parseWitnessAttachments(entry.attachment, false);
-      const text = decodeUtf8(entry.body);
-      const e = parseEvent(parseStrictJson(text));
-      return { e, text, body: entry.body, header: entry.attachment, att, attachment: att.controllerText + att.sourceSealText };
-    } catch {
-      return null;
-    }
-  }
-
-  /**
-   * Catch-up admission (SPEC §3.6.4): a prefix not held whose escrow holds events 0 … sn − 1 is
-   * replayed (first valid candidate per sn, arrival order) and stored unwitnessed. All or nothing:
-   * the chain is verified before anything is written.
-   */
+  /** Catch-up admission (SPEC §3.6.4): the verified escrow chain 0 … sn − 1, stored unwitnessed. */
   private async admitCatchUp(tx: StoreTransaction, prefix: string, sn: number): Promise<boolean> {
-    const chain: { c: Candidate; state: LedgerState; entry: EscrowEntry }[] = [];
-    let prior: LedgerState | null = null;
-    let prevRow: KelLedgerEvent | undefined;
-    for (let j = 0; j < sn; j++) {
-      let found = false;
-      for (const entry of this.escrow.entries(prefix).filter((x) => x.sn === j)) {
-        const c = this.candidate(entry);
-        if (c === null || statelessCheck(c) !== null) continue;
-        const v = verifyAt(c, prevRow, prior);
-        if (!v.ok) continue;
-        const state = ledgerStateAfter(v.state, prior, c.e.t !== 'ixn');
-        chain.push({ c, state, entry });
-        prior = state;
-        prevRow = { ...this.row(c, state), ordinal: j };
-        found = true;
-        break;
-      }
-      if (!found) return false;
-    }
+    const chain = catchUpChain(this.escrow, prefix, sn, this.now());
+    if (chain === null) return false;
     for (const link of chain) {
       await this.put(tx, link.c, link.state, false);
       this.escrow.remove(link.entry);
@@ -475,82 +355,16 @@ export class KelWitness {
     return true;
   }
 
-  /** After a commit: escrowed events that now continue the KEL, in sn order, at one sn in arrival order. */
-  private async processEscrow(prefix: string): Promise<void> {
-    for (;;) {
-      const tip = await this.ledger.tip(prefix);
-      if (tip === undefined) return;
-      const next = this.escrow.entries(prefix).filter((x) => x.sn === tip.sn + 1);
-      if (next.length === 0) return;
-      let advanced = false;
-      for (const entry of next) {
-        this.escrow.remove(entry);
-        const c = this.candidate(entry);
-        const out =
-          c === null
-            ? null
-            : (statelessCheck(c) ?? (await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, 'root', entry.ip))).value);
-        if (out !== null && (out.kind === 'accepted' || out.kind === 'receipt')) {
-          advanced = true;
-          break;
-        }
-        this.events.escrowInvalid?.();
-      }
-      if (!advanced) return;
-    }
+  private processEscrow(prefix: string): Promise<void> {
+    return drainEscrow(this.escrow, prefix, {
+      tip: (p) => this.ledger.tip(p),
+      admit: async (c, ip) => (await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, 'root', ip))).value,
+      invalid: () => this.events.escrowInvalid?.(),
+    });
   }
 
   /** Drop expired escrow entries (the part runs it every 60 s). */
   purgeEscrow(): number {
     return this.escrow.purge(this.now());
   }
-}
-
-function outcomeLabel(o: KelOutcome): string {
-  switch (o.kind) {
-    case 'receipt':
-      return 'witnessed';
-    case 'accepted':
-      return 'stored';
-    case 'escrowed':
-      return 'escrowed';
-    case 'duplicity':
-      return 'duplicity';
-    default:
-      return o.code === 'kel_not_witness' ? 'not_witness' : o.reason === 'stale' ? 'stale' : 'invalid';
-  }
-}
-
-/** Check 6: `v`, SAID, and for establishment events the signatures under their own `k` meet kt. */
-function statelessCheck(c: Candidate): KelOutcome | null {
-  const { e } = c;
-  const sigs: IndexedSignature[] = c.att.controller ?? [];
-  if (e.v !== e.expectedVersion) return invalid('version_mismatch', e.sn, `v is ${e.v}, the event's size needs ${e.expectedVersion}`);
-  const said = computeSaid(e);
-  if (e.d !== said) return invalid('said_mismatch', e.sn, `d is ${e.d}, the SAID is ${said}`);
-  if (e.t === 'ixn') return sigs.length > 64 ? invalid('malformed', e.sn, 'too many signatures') : null;
-  if (sigs.length > 2 * Math.max(1, e.keys.length))
-    return invalid('malformed', e.sn, `${sigs.length} signatures for ${e.keys.length} key(s)`);
-  const kt = parseTholder(e.kt, e.keys.length, 'kt');
-  if (typeof kt === 'string') return invalid('threshold_invalid', e.sn, kt);
-  if (!kt.weighted && (kt.value < 1 || kt.value > e.keys.length)) return invalid('threshold_invalid', e.sn, 'kt is not satisfiable by k');
-  const check = checkSignatures(e.keys, e.bytes, sigs, { met: (indices) => tholderMet(kt, indices), text: kt.text }, null);
-  if (!check.ok) return invalid('signature_invalid', e.sn, check.detail);
-  return null;
-}
-
-/** Rules 2–7 for c's event at its sn, `prev` the accepted event at sn − 1 and `prior` the state after it. */
-function verifyAt(
-  c: Candidate,
-  prev: KelLedgerEvent | undefined,
-  prior: LedgerState | null,
-): { ok: true; state: WalkState } | { ok: false; outcome: KelOutcome } {
-  const { e } = c;
-  const events: ParsedEvent[] = [];
-  if (prev !== undefined) events[e.sn - 1] = { event: parsedStored(prev), attachment: { signatures: [], sourceSeals: [] } };
-  events[e.sn] = { event: e, attachment: { signatures: c.att.controller ?? [], sourceSeals: c.att.sourceSeals } };
-  if (prev === undefined && e.sn !== 0) return { ok: false, outcome: invalid('sequence_invalid', e.sn, 'no accepted event precedes it') };
-  const r = verifyRange(e.i, events, e.sn, prior);
-  if (!r.ok) return { ok: false, outcome: invalid(r.reason, r.seq, r.detail) };
-  return { ok: true, state: r.states[r.states.length - 1]! };
 }

@@ -22,7 +22,7 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { KeyRefError } from '../../src/keys/errors.ts';
 import { openSigner } from '../../src/keys/open-signer.ts';
-import { pkcs11Available, setPkcs11LoaderForTests } from '../../src/keys/pkcs11.ts';
+import { pkcs11Available, setPkcs11LoaderForTests } from '../../src/keys/pkcs11-module.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';

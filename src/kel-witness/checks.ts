@@ -1,0 +1,82 @@
+/**
+ * The KERI witness role's checks of one event without the store (SPEC §3.6.3 checks 6 and 9): the
+ * stateless rules, and the §3.5 verifier's rules 2–7 against the accepted event before it; and the
+ * ledger row a checked event is stored as.
+ */
+import type { IndexedSignature } from '../keri/attachments.ts';
+import { keriTimestamp, type WitnessAttachments } from '../keri/cesr-attachments.ts';
+import { computeSaid, parseEvent, type KelEvent } from '../keri/event.ts';
+import { checkSignatures } from '../keri/signatures.ts';
+import { parseTholder, tholderMet } from '../keri/tholder.ts';
+import { verifyRange, type ParsedEvent, type WalkState } from '../keri/verify.ts';
+import type { KelLedgerEvent } from '../store/types.ts';
+import { encodeLedgerState, type LedgerState } from './key-state.ts';
+import { invalid, type KelOutcome } from './outcome.ts';
+
+/** A request's event, parsed (checks 2–3). */
+export interface Candidate {
+  e: KelEvent;
+  text: string;
+  body: Uint8Array;
+  header: string;
+  att: WitnessAttachments;
+  /** The `-A` group followed by the `-G` group, as stored. */
+  attachment: string;
+}
+
+/** A ledger row's event, parsed again. */
+export function parsedStored(row: KelLedgerEvent): KelEvent {
+  return parseEvent(JSON.parse(row.event), row.sn);
+}
+
+/** Check 6: `v`, SAID, and for establishment events the signatures under their own `k` meet kt. */
+export function statelessCheck(c: Candidate): KelOutcome | null {
+  const { e } = c;
+  const sigs: IndexedSignature[] = c.att.controller ?? [];
+  if (e.v !== e.expectedVersion) return invalid('version_mismatch', e.sn, `v is ${e.v}, the event's size needs ${e.expectedVersion}`);
+  const said = computeSaid(e);
+  if (e.d !== said) return invalid('said_mismatch', e.sn, `d is ${e.d}, the SAID is ${said}`);
+  if (e.t === 'ixn') return sigs.length > 64 ? invalid('malformed', e.sn, 'too many signatures') : null;
+  if (sigs.length > 2 * Math.max(1, e.keys.length))
+    return invalid('malformed', e.sn, `${sigs.length} signatures for ${e.keys.length} key(s)`);
+  const kt = parseTholder(e.kt, e.keys.length, 'kt');
+  if (typeof kt === 'string') return invalid('threshold_invalid', e.sn, kt);
+  if (!kt.weighted && (kt.value < 1 || kt.value > e.keys.length)) return invalid('threshold_invalid', e.sn, 'kt is not satisfiable by k');
+  const check = checkSignatures(e.keys, e.bytes, sigs, { met: (indices) => tholderMet(kt, indices), text: kt.text }, null);
+  if (!check.ok) return invalid('signature_invalid', e.sn, check.detail);
+  return null;
+}
+
+/** Rules 2–7 for c's event at its sn, `prev` the accepted event at sn − 1 and `prior` the state after it. */
+export function verifyAt(
+  c: Candidate,
+  prev: KelLedgerEvent | undefined,
+  prior: LedgerState | null,
+): { ok: true; state: WalkState } | { ok: false; outcome: KelOutcome } {
+  const { e } = c;
+  const events: ParsedEvent[] = [];
+  if (prev !== undefined) events[e.sn - 1] = { event: parsedStored(prev), attachment: { signatures: [], sourceSeals: [] } };
+  events[e.sn] = { event: e, attachment: { signatures: c.att.controller ?? [], sourceSeals: c.att.sourceSeals } };
+  if (prev === undefined && e.sn !== 0) return { ok: false, outcome: invalid('sequence_invalid', e.sn, 'no accepted event precedes it') };
+  const r = verifyRange(e.i, events, e.sn, prior);
+  if (!r.ok) return { ok: false, outcome: invalid(r.reason, r.seq, r.detail) };
+  return { ok: true, state: r.states[r.states.length - 1]! };
+}
+
+/** The ledger row c's event is stored as, first seen at `nowMs`, unwitnessed. */
+export function ledgerRow(c: Candidate, state: LedgerState, nowMs: number): Omit<KelLedgerEvent, 'ordinal'> {
+  return {
+    prefix: c.e.i,
+    sn: c.e.sn,
+    said: c.e.d,
+    t: c.e.t,
+    event: c.text,
+    attachment: c.attachment,
+    state: 'accepted',
+    witnessed: false,
+    firstSeen: keriTimestamp(nowMs),
+    receipt: null,
+    keyState: encodeLedgerState(state),
+    leafIndex: null,
+  };
+}
