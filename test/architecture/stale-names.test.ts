@@ -2,10 +2,12 @@
 // in docs/*.md or README.md names — `src/…`, `test/…`, `bench/…`, `docs/…` or `deploy/…` — exists in
 // the tree, so a moved or deleted file cannot stay cited. A path with a file extension must be that
 // file, one ending in `/` that folder, one with neither a file, a folder or a `.ts` module
-// (`deploy/Dockerfile`, `src/verify`, `src/log/merkle`). Brace groups are expanded (`src/client/{a,b}.ts`); globs (`*`) are not checked.
+// (`deploy/Dockerfile`, `src/verify`, `src/log/merkle`). Brace groups are expanded
+// (`src/client/{a,b}.ts`); globs (`*`) and paths inside other paths or URLs are not checked.
 // Comments in src/ also cite files relative to themselves (`./policy.ts`, `../log/types.ts`): such a
 // path must resolve from the comment's file. Comments and pages also cite a module by its bare name
-// (`(subtree-request.ts)`): a bare `*.ts` name must be the name of some file under src/, test/ or bench/.
+// (`(subtree-request.ts)`): a bare `*.ts` name must be the name of some file under src/, test/ or
+// bench/. A test plants nothing: to see it fail, add `src/client/offline.ts` to any comment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -32,17 +34,27 @@ function list(dir: string, ext: string): string[] {
 
 const rel = (p: string): string => relative(ROOT, p).split(sep).join('/');
 
-/** The text of every comment of a TypeScript file (line and block), with its 1-based line. */
-function comments(text: string): { line: number; text: string }[] {
-  const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, text);
-  const out: { line: number; text: string }[] = [];
-  for (let k = scanner.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = scanner.scan()) {
-    if (k === ts.SyntaxKind.SingleLineCommentTrivia || k === ts.SyntaxKind.MultiLineCommentTrivia) {
-      const line = text.slice(0, scanner.getTokenStart()).split('\n').length;
-      out.push({ line, text: scanner.getTokenText() });
+/**
+ * The text of every comment of a TypeScript file (line and block), with its 1-based line: the
+ * comment ranges before and after every token of the parsed file (a bare scanner cannot tell a
+ * regular expression or a template literal's tail from other text, and would miss comments).
+ */
+function comments(path: string, text: string): { line: number; text: string }[] {
+  const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const seen = new Map<number, { line: number; text: string }>();
+  const add = (ranges: ts.CommentRange[] | undefined): void => {
+    for (const r of ranges ?? []) {
+      if (seen.has(r.pos)) continue;
+      seen.set(r.pos, { line: sf.getLineAndCharacterOfPosition(r.pos).line + 1, text: text.slice(r.pos, r.end) });
     }
-  }
-  return out;
+  };
+  const visit = (node: ts.Node): void => {
+    add(ts.getLeadingCommentRanges(text, node.pos));
+    add(ts.getTrailingCommentRanges(text, node.end));
+    for (const child of node.getChildren(sf)) visit(child);
+  };
+  visit(sf);
+  return [...seen.values()];
 }
 
 // A root folder not preceded by a path, word or URL character, then path characters or {a,b} groups.
@@ -52,7 +64,7 @@ function expand(path: string): string[] {
   const m = /\{([^}]*)\}/.exec(path);
   if (m === null) return [path];
   const [head, tail] = [path.slice(0, m.index), path.slice(m.index + m[0].length)];
-  return m[1].split(',').flatMap((alt) => expand(head + alt + tail));
+  return (m[1] ?? '').split(',').flatMap((alt) => expand(head + alt + tail));
 }
 
 /** The repository paths a text names (brace groups expanded, trailing sentence dots dropped, globs skipped). */
@@ -76,7 +88,7 @@ function exists(p: string, base = ROOT): boolean {
   return existsSync(abs) || existsSync(`${abs}.ts`);
 }
 
-// In src comments: `./x.ts`, `../y/z.ts` (relative to the file), and bare `name.ts`.
+// `./x.ts`, `../y/z.ts` (in src comments, relative to the file) and bare `name.ts` (everywhere).
 const RELATIVE = /(?<![\w./@~-])\.\.?\/[\w./-]*\w\.ts\b/g;
 const BARE = /(?<![\w./@~${}-])[\w-]+\.ts\b(?![\w/-])/g;
 const fileNames = new Set(['src', 'test', 'bench'].flatMap((d) => list(join(ROOT, d), '').map((p) => p.slice(p.lastIndexOf(sep) + 1))));
@@ -96,7 +108,7 @@ function check(out: Citation[], ok: boolean, c: Citation): void {
 function staleCitations(): Citation[] {
   const out: Citation[] = [];
   for (const file of list(join(ROOT, 'src'), '.ts')) {
-    for (const c of comments(readFileSync(file, 'utf8'))) {
+    for (const c of comments(file, readFileSync(file, 'utf8'))) {
       c.text.split('\n').forEach((line, i) => {
         const where = `${rel(file)}:${c.line + i}`;
         for (const path of namedPaths(line)) check(out, exists(path), { where, path });
@@ -123,7 +135,7 @@ function staleCitations(): Citation[] {
   return out;
 }
 
-test('the path finder expands braces, drops a sentence dot, skips globs, URLs and nested paths', () => {
+void test('the path finder expands braces, drops a sentence dot, skips globs, URLs and nested paths', () => {
   assert.deepEqual(namedPaths('see src/client/{a,b}.ts and docs/x.md.'), ['src/client/a.ts', 'src/client/b.ts', 'docs/x.md']);
   assert.deepEqual(namedPaths('`test/store/conformance/`, src/verify, test/**/*.test.ts'), ['test/store/conformance/', 'src/verify']);
   assert.deepEqual(namedPaths('https://example.org/src/a.ts packages/x/src/b.ts'), []);
@@ -133,7 +145,7 @@ test('the path finder expands braces, drops a sentence dot, skips globs, URLs an
   assert.equal(exists('src/client/offline.ts'), false);
 });
 
-test('every repository path named in src comments, docs/*.md and README.md exists', () => {
+void test('every repository path named in src comments, docs/*.md and README.md exists', () => {
   const stale = staleCitations().filter((c) => !ALLOWED.has(c.path));
   assert.ok(checked > 100, `only ${checked} citations found: the scan is broken`);
   assert.deepEqual(
@@ -143,7 +155,7 @@ test('every repository path named in src comments, docs/*.md and README.md exist
   );
 });
 
-test('the allow-list holds only paths that really are missing', () => {
+void test('the allow-list holds only paths that really are missing', () => {
   assert.deepEqual(
     [...ALLOWED].filter((p) => exists(p) || fileNames.has(p)),
     [],
