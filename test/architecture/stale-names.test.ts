@@ -7,7 +7,7 @@
 // Comments in src/ also cite files relative to themselves (`./policy.ts`, `../log/types.ts`): such a
 // path must resolve from the comment's file. Comments and pages also cite a module by its bare name
 // (`(subtree-request.ts)`): a bare `*.ts` name must be the name of some file under src/, test/ or
-// bench/. A test plants nothing: to see it fail, add `src/client/offline.ts` to any comment.
+// bench/. To see it fail, cite `src/client/offline.ts` (deleted) in any src comment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
