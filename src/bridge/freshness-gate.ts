@@ -6,7 +6,7 @@
  * member's pinned key and origin), never members, keys or threshold from the request, never a peer.
  *
  * Pure but for the floor read (the caller's AnchorFloorReader): the floor is raised only at commit,
- * atomically with the nonce (src/bridge/anchor-floor.ts).
+ * atomically with the nonce (the NonceStore's consume with a FloorRaise, src/bridge/nonces.ts).
  */
 import { deriveSeedId } from '../anchor/seed.ts';
 import type { Anchor } from '../anchor/types.ts';

@@ -7,7 +7,7 @@
  * Checks, in the order of SPEC §5.4's table; the first failure answers:
  *
  *   -  the client's token bucket (`--sign-subtree-rate`)   429 rate_limited (+ retryAfter)
- *   1  body parses (subtree-request.ts)                   400 malformed_request
+ *   1  body parses (src/note/tlog-witness.ts)             400 malformed_request
  *   2  [start, end) is a valid, non-empty subtree          400 invalid_subtree
  *   3  origin known                                        404 unknown_origin
  *   4  no extension lines; end ≤ checkpoint size           400 ml_dsa_unsignable / subtree_beyond_checkpoint

@@ -3,8 +3,8 @@
  * WITNESSES, never keys). A client knows cosigner vkeys (`--vkey`, `--log-cosigner`, the SDKs'
  * `cosigners`): a witness is a cosigner NAME, its keys the vkeys carrying that name, and one key
  * listed under two names is a usage error (a cosignature/v1 line does not sign the name, so one
- * signer would vote twice). Users: the SDKs' verifyCosignedCheckpoint (src/verify/note.ts,
- * src/client/offline.ts), `verify cosignature --quorum` and `monitor --log-quorum`.
+ * signer would vote twice). Users: the SDKs' verifyCosignedCheckpoint (src/verify/note.ts, also
+ * exported by src/client/index.ts), `verify cosignature --quorum` and `monitor --log-quorum`.
  */
 import type { NoteVerifier, VerifiedNote } from '../note/signed-note.ts';
 import { encodeHex } from '../encoding/hex.ts';
