@@ -111,7 +111,10 @@ void test(
         { timeout: 60_000, env: { ...process.env, SSH_AUTH_SOCK: join(dir, 'no-agent.sock') } },
       ).then(
         () => ({ code: 0, stderr: '' }),
-        (e: { code?: number; stderr?: string }) => ({ code: e.code ?? -1, stderr: e.stderr ?? '' }),
+        (e: unknown) => {
+          const f = e as { code?: number; stderr?: string };
+          return { code: f.code ?? -1, stderr: f.stderr ?? '' };
+        },
       );
       const elapsed = Date.now() - started;
       assert.equal(r.code, 1, r.stderr);
