@@ -18,6 +18,7 @@ import { COSIGN_OPTIONS, cosignConfig } from '../cosign/options.ts';
 import { BASTION_OPTIONS, bastionConfig } from '../bastion/options.ts';
 import { LOG_WITNESS_OPTIONS, logWitnessConfig } from '../log-witness/options.ts';
 import { KEL_WITNESS_OPTIONS, kelWitnessConfig } from '../kel-witness/options.ts';
+import { SIGNER_OPTIONS, signerConfig } from '../keys/options.ts';
 import { missingFlagsMessage } from './options.ts';
 import { addOptionTable, applyConfigFile, optionValues, type ReplacedList } from './option-command.ts';
 import { closeOnSignals, parseListen } from './serve-common.ts';
@@ -28,7 +29,11 @@ export const WITNESS_NODE_OPTIONS = checkTable({
   config: configOption(),
   listen: text('--listen <host:port>', 'address to listen on (port 0 = any free port)', 'essentials', { default: '127.0.0.1:8420' }),
   dataDir: text('--data-dir <dir>', 'data directory (created with parents when missing)', 'essentials'),
-  key: text('--key <file>', 'witness key (Ed25519 PKCS#8 PEM, mode 0600): signs anchor cosignatures and log checkpoints', 'essentials'),
+  key: text(
+    '--key <file>',
+    'witness key: an Ed25519 PKCS#8 PEM file (mode 0600), or ssh-agent:SHA256:… / pkcs11:… (docs/keys.md); signs anchor cosignatures and log checkpoints',
+    'essentials',
+  ),
   name: text('--name <name>', 'witness name (1–255 bytes of 0x21–0x7E, no "+", a "." before the first "/")', 'essentials'),
   roles: list('--roles <roles>', 'comma-separated roles: anchor, cosign, kel', 'essentials', {
     default: ['anchor', 'cosign'],
@@ -62,6 +67,7 @@ export const WITNESS_SERVE_OPTIONS = {
   ...ANCHORING_OPTIONS,
   ...KEL_SOURCE_OPTIONS,
   ...KEL_WITNESS_OPTIONS,
+  ...SIGNER_OPTIONS,
   ...COSIGN_OPTIONS,
   ...BASTION_OPTIONS,
   ...LOG_WITNESS_OPTIONS,
@@ -113,6 +119,7 @@ export function witnessConfig(v: WitnessServeValues): WitnessConfig {
     ...bastion,
     ...logWitnessConfig(v),
     ...kelWitnessConfig(v),
+    ...signerConfig(v),
   };
 }
 

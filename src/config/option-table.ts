@@ -20,6 +20,7 @@ export const OPTION_GROUPS = {
   bastion: 'Bastion (protocol §5.6):',
   logWitnesses: 'Log witnesses (protocol §4.1):',
   tokens: 'Tokens (protocol §7):',
+  signers: 'Keys outside the process (protocol §1.1):',
   operations: 'Operations:',
 } as const;
 export type OptionGroup = keyof typeof OPTION_GROUPS;

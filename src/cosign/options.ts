@@ -7,7 +7,7 @@ import type { ListLimits } from './list-merge.ts';
 export const COSIGN_OPTIONS = checkTable({
   cosignKey: list(
     '--cosign-key <file>',
-    'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600; type from the OID), required with role cosign; repeatable: one cosignature line per key, in order',
+    'cosign key (Ed25519 or ML-DSA-44 PKCS#8 PEM, mode 0600, type from the OID; or an Ed25519 ssh-agent:/pkcs11: reference, docs/keys.md), required with role cosign; repeatable: one cosignature line per key, in order',
     'cosign',
   ),
   logs: text('--logs <file>', 'known logs of the cosign role (JSON or YAML), reloaded on SIGHUP and rename-into-place', 'cosign'),

@@ -132,7 +132,10 @@ const errorCode = (e: unknown): string =>
     : e instanceof Error && 'code' in e && typeof e.code === 'string'
       ? e.code
       : 'signer_error';
+/** A wait that does not keep the process alive (recovery runs beside a serving node). */
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+/** A wait that does: at start-up nothing else holds the event loop, and an unref'd retry let the process exit 0. */
+const startSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 class Timeout extends Error {}
 
@@ -203,7 +206,7 @@ export class ManagedSigner implements Signer {
         await backend.reset().catch(() => undefined);
       }
       if (Date.now() >= deadline) break;
-      await sleep(Math.min(opts.startRetryMs ?? 1000, Math.max(0, deadline - Date.now())));
+      await startSleep(Math.min(opts.startRetryMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
     await backend.close().catch(() => undefined);
     const why = last instanceof Error ? last.message : String(last);

@@ -77,3 +77,56 @@ void test('/live, /ready and healthcheck --ready', { timeout: 60_000 }, async ()
     cleanup();
   }
 });
+
+void test(
+  'serve --signer-start-timeout: an agent key that never appears fails start-up after that long (exit 1), not the 30 s default, and never exits 0 while it waits',
+  { timeout: 120_000 },
+  async () => {
+    const { dir, cleanup } = tempDir('aw-signer-flags-');
+    try {
+      const fingerprint = ed25519Fingerprint(ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(0x31))));
+      const started = Date.now();
+      const r = await run(
+        process.execPath,
+        [
+          CLI,
+          'serve',
+          '--data-dir',
+          join(dir, 'data'),
+          '--name',
+          'w.example/flags',
+          '--roles',
+          'anchor',
+          '--listen',
+          '127.0.0.1:0',
+          '--key',
+          `ssh-agent:${fingerprint}`,
+          '--signer-start-timeout',
+          '2s',
+          '--signer-timeout',
+          '1s',
+          '--signer-max-pending',
+          '8',
+        ],
+        { timeout: 60_000, env: { ...process.env, SSH_AUTH_SOCK: join(dir, 'no-agent.sock') } },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: unknown) => {
+          const f = e as { code?: number; stderr?: string };
+          return { code: f.code ?? -1, stderr: f.stderr ?? '' };
+        },
+      );
+      const elapsed = Date.now() - started;
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /unavailable at start/);
+      assert.ok(elapsed < 25_000, `start-up gave up after ${elapsed} ms: --signer-start-timeout 2s was not applied`);
+      // a bad value is refused by the flag's own parser
+      await assert.rejects(
+        aw('serve', '--signer-max-pending', '0', '--dev', '--data-dir', join(dir, 'd2'), '--name', 'w.example/x'),
+        /signer-max-pending/,
+      );
+    } finally {
+      cleanup();
+    }
+  },
+);
