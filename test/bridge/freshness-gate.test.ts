@@ -75,7 +75,7 @@ async function finalize(
     assert.equal(r.status, 200, r.text);
     receipts.push(parseReceipt(r.body));
   }
-  return toJson(encodeFinalizedBundle({ anchor, witnessSet: set, receipts }));
+  return toJson(await encodeFinalizedBundle({ anchor, witnessSet: set, receipts }));
 }
 
 async function token(
@@ -134,7 +134,7 @@ void describe('freshness gate end to end (SPEC §7.2): three witnesses, threshol
       setFile,
       JSON.stringify(
         toJson(
-          encodeFinalizedBundle({
+          await encodeFinalizedBundle({
             anchor: signAnchor(PARTY, { seedId: new Uint8Array(32), index: 0, head: new Uint8Array(32), cumulative: 1n, timestamp: 0 }),
             witnessSet: set,
             receipts: [],
