@@ -371,15 +371,17 @@ const hex = (h) => Uint8Array.from(Buffer.from(h, 'hex'));
 const witness = { publicKey: hex(witnessHex), logOrigin: 'w.pkg.test/anchors' };
 const party = { curve: 'ed25519', publicKey: hex(partyHex) };
 const body = JSON.parse(readFileSync(responseFile, 'utf8'));
-const v = verifyAnchorResponse(body, witness, party);
+const v = await verifyAnchorResponse(body, witness, party);
 const tampered = { ...body, anchor: { ...body.anchor, head: 'a5'.repeat(32) } };
 let refused = 'accepted';
 try {
-  verifyAnchorResponse(tampered, witness, party);
+  await verifyAnchorResponse(tampered, witness, party);
 } catch (e) {
   refused = e instanceof VerificationError ? e.code : 'other: ' + String(e);
 }
-const final = verifyFinalizedBundle(parseFinalizedBundle(JSON.parse(readFileSync(bundleFile, 'utf8'))), { party });
+// An application pins the witness set it configured; this one pins the set the bundle was made with.
+const doc = JSON.parse(readFileSync(bundleFile, 'utf8'));
+const final = await verifyFinalizedBundle(doc, { party, witnessSet: (await parseFinalizedBundle(doc)).witnessSet });
 // The pure verifier (WebCrypto, async) on the same response and its tampered copy.
 const p = await pure.verifyAnchorResponse(body, witness, party);
 const pureRefused = await pure.verifyAnchorResponse(tampered, witness, party).then(() => 'accepted', (e) => (e instanceof pure.VerificationError ? e.code : 'other: ' + String(e)));
@@ -422,12 +424,13 @@ console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index,
 import { parseFinalizedBundle, verifyFinalizedBundle, type FinalityResult } from 'anchor-witness/client';
 import { freshness, verifyAnchorResponse as verifyPure, type Freshness, type VerificationCode } from 'anchor-witness/verify';
 
-export function check(body: unknown, bundle: unknown, witness: PinnedWitness, partyKey: Uint8Array): { receipt: VerifiedReceipt; final: FinalityResult } {
+export async function check(body: unknown, bundle: unknown, witness: PinnedWitness, partyKey: Uint8Array): Promise<{ receipt: VerifiedReceipt; final: FinalityResult }> {
   const party = { curve: 'ed25519', publicKey: partyKey } as const;
-  const receipt = verifyAnchorResponse(parseAnchorResponse(body), witness, party);
+  const receipt = await verifyAnchorResponse(parseAnchorResponse(body), witness, party);
   const index: number = receipt.anchor.index;
   if (index < 0) throw new VerificationError('usage', 'unreachable');
-  return { receipt, final: verifyFinalizedBundle(parseFinalizedBundle(bundle), { party }) };
+  const witnessSet = (await parseFinalizedBundle(bundle)).witnessSet;
+  return { receipt, final: await verifyFinalizedBundle(bundle, { party, witnessSet }) };
 }
 
 export async function checkPure(body: unknown, witness: PinnedWitness, partyKey: Uint8Array): Promise<[VerifiedReceipt, Freshness, VerificationCode]> {

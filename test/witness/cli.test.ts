@@ -50,7 +50,8 @@ void test('serve refuses: missing key, group-readable key, bad name, cosign key 
     fails(['--name', 'no-dot/a', '--key', key], /name/i);
     fails(['--name', 'w.test/a+b', '--key', key], /name/i);
     fails(['--name', 'w.test/a', '--key', key, '--roles', 'anchor,cosign', '--cosign-key', key], /cosign key must differ/);
-    fails(['--name', 'w.test/a', '--key', key, '--roles', 'anchor,kel'], /unknown role/);
+    fails(['--name', 'w.test/a', '--key', key, '--roles', 'anchor,bogus'], /unknown role/);
+    fails(['--name', 'w.test/a', '--key', key, '--roles', 'anchor,kel'], /role kel needs --kel-key/);
     chmodSync(key2, 0o640);
     fails(['--name', 'w.test/a', '--key', key2], /accessible by group or others/);
     chmodSync(key2, 0o600);
