@@ -12,8 +12,7 @@
  * keeps in its data directory (src/bastion/state-file.ts); healthy when it is fresh and at least one
  * bastion is connected.
  */
-import http from 'node:http';
-import https from 'node:https';
+import { probeBase, probeGet } from './probe-http.ts';
 import type { Command } from 'commander';
 import { unitArg } from './options.ts';
 import { bastionHealth } from '../bastion/state-file.ts';
@@ -33,42 +32,9 @@ export interface HealthResult {
 
 /** The /health URL for `text`: a base URL gets `/health` appended; a URL ending in /health is kept. */
 export function healthUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(text)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--url must be an http(s) URL, got ${JSON.stringify(text)}`);
+  const url = probeBase(text);
   if (!/\/health\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/+$/, '')}/health`;
-  url.search = '';
-  url.hash = '';
   return url;
-}
-
-/** GET `url` with node:http(s) (fetch refuses some ports, e.g. 6000 and 10080, by its "bad port" list). */
-function get(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(
-      url,
-      { headers: { accept: 'application/json' }, timeout: timeoutMs },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          if (body.length < 65_536) body += c;
-        });
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => {
-      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-    });
-    req.on('error', reject);
-  });
 }
 
 export async function checkHealth(text: string, timeoutMs: number): Promise<HealthResult> {
@@ -77,7 +43,7 @@ export async function checkHealth(text: string, timeoutMs: number): Promise<Heal
   const t0 = performance.now();
   let res: { status: number; body: string };
   try {
-    res = await get(url, timeoutMs);
+    res = await probeGet(url, timeoutMs);
   } catch (e) {
     const err = e as Error & { code?: string };
     return { healthy: false, line: `unhealthy ${shown}: ${err.code === 'ETIMEDOUT' ? err.message : (err.code ?? err.message)}` };
