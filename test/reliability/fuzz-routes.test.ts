@@ -499,8 +499,15 @@ void test(
 
 void test('token bridge /token: no 5xx, SPEC §7 codes only, a nonce is consumed only by a 200', { timeout: 300_000 }, async (t) => {
   const { dir, cleanup } = tempDir('aw-rel-fuzz-bridge-');
+  // The bridge runs on a clock 100× slower than the wall clock. The check below compares the nonce
+  // store's size before and after each request, and the store drops expired entries (use + 121 s)
+  // on every consume: with the wall clock, a long-profile run past 121 s saw a 200 whose consume also
+  // purged the first nonce (size +0), a false "issued without consuming". On the slow clock nothing
+  // expires during the run, so the size moves only by the request's own nonce.
+  const wall0 = Date.now();
+  const clock = (): number => wall0 + Math.floor((Date.now() - wall0) / 100);
   const bridge = await startBridge(
-    { host: '127.0.0.1', port: 0, dev: true, keyDir: join(dir, 'keys'), rateLimit: null, alg: 'ES256' },
+    { host: '127.0.0.1', port: 0, dev: true, keyDir: join(dir, 'keys'), rateLimit: null, alg: 'ES256', clock },
     pino({ level: 'silent' }),
   );
   const issuer = bridge.issuer.issuer;
@@ -510,7 +517,7 @@ void test('token bridge /token: no 5xx, SPEC §7 codes only, a nonce is consumed
     const root = ed25519KeyFromSeed(fill(0x61));
     const d1 = ed25519KeyFromSeed(fill(0x62));
     const d2 = ed25519KeyFromSeed(fill(0x63));
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(clock() / 1000);
     const chain = buildDidKeyChain(root, [
       { deviceKey: d1, capabilities: ['deploy:staging', 'sign_commit'], expiresAt: now + 86_400, timestamp: now - 60 },
       { deviceKey: d2, capabilities: ['deploy:staging'], expiresAt: now + 86_400, timestamp: now - 60 },
@@ -528,10 +535,10 @@ void test('token bridge /token: no 5xx, SPEC §7 codes only, a nonce is consumed
           const nonce = twist === 'reuse-nonce' ? 'fuzz-reused-nonce-0001' : `fuzz-nonce-${String(n).padStart(12, '0')}`;
           const iat =
             twist === 'iat-old'
-              ? Math.floor(Date.now() / 1000) - 120
+              ? Math.floor(clock() / 1000) - 120
               : twist === 'iat-future'
-                ? Math.floor(Date.now() / 1000) + 120
-                : Math.floor(Date.now() / 1000);
+                ? Math.floor(clock() / 1000) + 120
+                : Math.floor(clock() / 1000);
           const req = buildTokenRequest({
             chain,
             rootPublicKey: hexKey(root),
