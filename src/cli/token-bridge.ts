@@ -24,7 +24,7 @@ import { DEFAULT_PREPUBLISH_SECONDS, encodeKeysJson } from '../bridge/keyring.ts
 import { startBridge } from '../bridge/node.ts';
 import { reloadOnSighup } from './sighup.ts';
 import { BRIDGE_SERVE_OPTIONS, bridgeConfig } from '../bridge/options.ts';
-import { DISCOVERY_PATH, TOKEN_PATH } from '../bridge/oidc.ts';
+import { TOKEN_PATH } from '../bridge/oidc.ts';
 import { SIGNING_ALGS } from '../bridge/signing.ts';
 import type { SigningAlg } from '../bridge/signing.ts';
 import { collectList, envProgram, unitArg, missingFlagsMessage } from './options.ts';
@@ -35,6 +35,7 @@ import { addOptionTable, applyConfigFile, optionValues } from './option-command.
 import { addFederationCommands } from './federation-commands.ts';
 import { addVersionOption } from './version-option.ts';
 import { addChainStateCommand } from './token-bridge-gate.ts';
+import { discoverIssuer } from '../federation/credentials.ts';
 
 const algOption = (): Option => new Option('--alg <alg>', 'signing algorithm of a generated key').choices(SIGNING_ALGS).default('RS256');
 
@@ -142,14 +143,6 @@ async function fetchOrSay(url: string, init?: RequestInit): Promise<Response> {
   }
 }
 
-async function fetchIssuer(bridge: string): Promise<string> {
-  const res = await fetchOrSay(bridge + DISCOVERY_PATH);
-  if (!res.ok) throw new Error(`${bridge}${DISCOVERY_PATH}: HTTP ${res.status}`);
-  const doc = (await res.json()) as { issuer?: unknown };
-  if (typeof doc.issuer !== 'string') throw new Error(`${bridge}${DISCOVERY_PATH}: no issuer`);
-  return doc.issuer;
-}
-
 function addToken(program: Command, io: CliIo): void {
   program
     .command('token')
@@ -174,7 +167,7 @@ function addToken(program: Command, io: CliIo): void {
       const chain = Array.isArray(doc) ? doc : (doc as { attestation_chain?: unknown }).attestation_chain;
       if (!Array.isArray(chain)) throw new Error(`--chain ${flags.chain}: expected a JSON array of attestations`);
       const rootPublicKey = encodeHex(decodeHex(flags.rootKey, 32));
-      const issuer = flags.issuer ?? (await fetchIssuer(bridge));
+      const issuer = flags.issuer ?? (await discoverIssuer(bridge, fetch));
       const body = buildTokenRequest({
         chain,
         rootPublicKey,

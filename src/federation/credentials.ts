@@ -56,6 +56,27 @@ function describeProblem(status: number, text: string): string {
   return `${status}: ${text.slice(0, 500)}`;
 }
 
+/**
+ * A JSON answer, or an error that names the URL and what came instead: a server that is not a
+ * token bridge (a web page, a proxy's error page) otherwise surfaces as JSON.parse's
+ * `Unexpected token '<'`, which names neither.
+ */
+function jsonAnswer(url: string, res: Response, text: string, expected: string): { [k: string]: unknown } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    doc = undefined;
+  }
+  if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return doc as { [k: string]: unknown };
+  const type = res.headers.get('content-type') ?? 'no content-type';
+  const start = JSON.stringify(text.slice(0, 40).replace(/\s+/g, ' '));
+  throw new FederationError(
+    'token_request_failed',
+    `${url}: HTTP ${res.status} is not ${expected} (${type}, starting ${start}): is this URL a token bridge?`,
+  );
+}
+
 export async function discoverIssuer(bridge: string, f: FetchLike): Promise<string> {
   const url = bridge + DISCOVERY_PATH;
   let res: Response;
@@ -65,7 +86,7 @@ export async function discoverIssuer(bridge: string, f: FetchLike): Promise<stri
     throw new FederationError('token_request_failed', `${url}: ${(e as Error).message}${fetchCause(e, url)}`);
   }
   if (!res.ok) throw new FederationError('token_request_failed', `${url}: HTTP ${res.status}`);
-  const doc = (await res.json()) as { issuer?: unknown };
+  const doc = jsonAnswer(url, res, await res.text(), 'an OpenID discovery document') as { issuer?: unknown };
   if (typeof doc.issuer !== 'string') throw new FederationError('token_request_failed', `${url}: no issuer in the discovery document`);
   return doc.issuer;
 }
@@ -93,7 +114,11 @@ export async function requestBridgeToken(input: BridgeTokenInput): Promise<Bridg
   }
   const text = await res.text();
   if (!res.ok) throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH} answered ${describeProblem(res.status, text)}`);
-  const doc = JSON.parse(text) as { access_token?: unknown; subject?: unknown; expires_in?: unknown };
+  const doc = jsonAnswer(`${bridge}${TOKEN_PATH}`, res, text, 'a token response') as {
+    access_token?: unknown;
+    subject?: unknown;
+    expires_in?: unknown;
+  };
   if (typeof doc.access_token !== 'string' || typeof doc.subject !== 'string')
     throw new FederationError('token_request_failed', `${bridge}${TOKEN_PATH}: the response has no access_token/subject`);
   return { token: doc.access_token, subject: doc.subject, issuer, expiresIn: typeof doc.expires_in === 'number' ? doc.expires_in : 0 };

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -139,4 +140,26 @@ void test('fetchCause: a cause without a code gives its message; https:// to a p
     ' (ERR_SSL_WRONG_VERSION_NUMBER; no TLS handshake: if that port serves plain HTTP, use http://)',
   );
   assert.equal(fetchCause(failed(Object.assign(new Error('x'), { code: 'EAI_AGAIN' }))), ' (EAI_AGAIN)');
+});
+
+void test('a server that is not a bridge answering 200 HTML: the URL, what was expected and what came, never a JSON.parse message', async () => {
+  // Seen by a user who pointed --bridge at a web server: `token-bridge: Unexpected token '<', "<HTML><BOD"... is not valid JSON`.
+  const page = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<HTML><BODY>hello</BODY></HTML>\n');
+  });
+  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+  try {
+    const r = await both(url);
+    assert.equal(
+      r.token,
+      `token-bridge: ${url}/.well-known/openid-configuration: HTTP 200 is not an OpenID discovery document (text/html, starting "<HTML><BODY>hello</BODY></HTML> "): is this URL a token bridge?\n`,
+    );
+    assert.equal(
+      r.credentials,
+      `token-bridge: ${url}/token: HTTP 200 is not a token response (text/html, starting "<HTML><BODY>hello</BODY></HTML> "): is this URL a token bridge?\n`,
+    );
+  } finally {
+    await new Promise((resolve) => page.close(resolve));
+  }
 });
