@@ -52,9 +52,15 @@ export function startGoWitness(
   const child = spawn(bin, ['-listen', '127.0.0.1:0', '-name', o.name, '-seed', o.seedHex, '-logs', logsFile, '-state', o.state], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      r();
+    }),
+  );
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`go-witness exited (${String(code)}) before listening`)));
+    child.once('exit', (code) => {
+      reject(new Error(`go-witness exited (${String(code)}) before listening`));
+    });
     createInterface({ input: child.stdout }).once('line', (line) => {
       const m = /^listening on (\S+)$/.exec(line);
       if (m === null) {

@@ -104,14 +104,19 @@ function checkFirstAnswer(url: URL, body: Buffer): Promise<void> {
       res.on('data', (d: string) => (text += d));
       res.on('end', () => {
         const line = text.split('\n').find((l) => l.startsWith(`\u2014 ${WITNESS_NAME} `));
-        if (res.statusCode !== 200 || line === undefined) return reject(new Error(`${url.host}: ${String(res.statusCode)} ${text}`));
+        if (res.statusCode !== 200 || line === undefined) {
+          reject(new Error(`${url.host}: ${String(res.statusCode)} ${text}`));
+          return;
+        }
         const raw = decodeBase64(line.slice(line.lastIndexOf(' ') + 1));
         const t = Buffer.from(raw.subarray(4, 12)).readBigUInt64BE();
         const checkpoint = body.toString().slice(body.indexOf('\n\n') + 2);
         const signed = checkpoint.slice(0, checkpoint.indexOf('\n\n') + 1);
         const msg = Buffer.from(`cosignature/v1\ntime ${t}\n${signed}`);
-        if (!verifyEd25519(ed25519PublicKeyBytes(cosigner), msg, raw.subarray(12)))
-          return reject(new Error(`${url.host}: bad cosignature`));
+        if (!verifyEd25519(ed25519PublicKeyBytes(cosigner), msg, raw.subarray(12))) {
+          reject(new Error(`${url.host}: bad cosignature`));
+          return;
+        }
         resolve();
       });
     });
