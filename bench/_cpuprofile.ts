@@ -30,7 +30,8 @@ export function areaOf(functionName: string, url: string): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm !== null) return nm[1]!;
-  if (url.startsWith('node:')) return 'node:internal';
+  // node:internal/crypto/sig → node:internal/crypto, node:_http_server → node:_http_server
+  if (url.startsWith('node:')) return url.split('/').slice(0, 2).join('/');
   const src = /\/(src|bench|test)\/([^/]+)\//.exec(url);
   if (src !== null) return `${src[1]!}/${src[2]!}`;
   const file = /\/(src|bench|test|bin)\/([^/]+)$/.exec(url);
@@ -38,12 +39,20 @@ export function areaOf(functionName: string, url: string): string {
   return url;
 }
 
-/** Self time per node id, from the samples and their time deltas (µs), falling back to hit counts. */
-function selfTimes(p: CpuProfile): Map<number, number> {
+/**
+ * Self time per node id, from the samples and their time deltas (µs), falling back to hit counts.
+ * `afterUs` (µs since the profile's start) drops earlier samples: start-up, module loading.
+ */
+function selfTimes(p: CpuProfile, afterUs: number): Map<number, number> {
   const out = new Map<number, number>();
   if (p.samples !== undefined && p.timeDeltas !== undefined && p.samples.length === p.timeDeltas.length) {
     // timeDeltas[i] is the time before sample i; attribute it to the sample that follows it
-    for (let i = 0; i < p.samples.length; i++) out.set(p.samples[i]!, (out.get(p.samples[i]!) ?? 0) + Math.max(0, p.timeDeltas[i]!));
+    let at = 0;
+    for (let i = 0; i < p.samples.length; i++) {
+      at += p.timeDeltas[i]!;
+      if (at < afterUs) continue;
+      out.set(p.samples[i]!, (out.get(p.samples[i]!) ?? 0) + Math.max(0, p.timeDeltas[i]!));
+    }
     return out;
   }
   const interval = p.nodes.reduce((a, n) => a + (n.hitCount ?? 0), 0);
@@ -52,14 +61,19 @@ function selfTimes(p: CpuProfile): Map<number, number> {
   return out;
 }
 
-/** Summarise one or more profiles (e.g. every thread of a process) into the top `top` functions and areas. */
-export function summarizeProfiles(profiles: readonly CpuProfile[], top = 10): ProfileSummary {
+/**
+ * Summarise one or more profiles (e.g. every thread of a process) into the top `top` functions and
+ * areas, counting only samples taken `afterUs` or later after the earliest profile's start (the
+ * profiles of one process share its monotonic clock; a worker's starts later than the main one's).
+ */
+export function summarizeProfiles(profiles: readonly CpuProfile[], top = 10, afterUs = 0): ProfileSummary {
   const fn = new Map<string, number>();
   const area = new Map<string, number>();
   let idle = 0;
   let busy = 0;
+  const origin = Math.min(...profiles.map((p) => p.startTime));
   for (const p of profiles) {
-    const self = selfTimes(p);
+    const self = selfTimes(p, afterUs - (p.startTime - origin));
     for (const n of p.nodes) {
       const us = self.get(n.id) ?? 0;
       if (us === 0) continue;

@@ -36,6 +36,24 @@ void test('self time per function and per area; (idle) is counted apart and left
   );
 });
 
+void test('samples before afterUs (start-up) are left out', () => {
+  // sample times: 1, 2, 3, 4, 5, 10, 15 ms; from 4 ms on: run (1 ms), GC (1 ms), idle (10 ms)
+  const s = summarizeProfiles([profile], 10, 4000);
+  assert.equal(s.busy_ms, 2);
+  assert.equal(s.idle_ms, 10);
+  assert.deepEqual(
+    s.functions.map((f) => f.what),
+    ['run node_modules/better-sqlite3/lib/methods/wrappers.js:4', '(garbage collector)'],
+  );
+});
+
+void test('afterUs counts from the earliest profile: a worker profile that starts later is cut at the same instant', () => {
+  const worker = { ...profile, startTime: 2000, endTime: 17000 };
+  // the cut at 4 ms after the main profile's start is 2 ms into the worker's: it keeps 3 of its busy ms
+  const s = summarizeProfiles([profile, worker], 10, 4000);
+  assert.equal(s.busy_ms, 2 + 3);
+});
+
 void test('threads add up; top limits the lines', () => {
   const s = summarizeProfiles([profile, profile], 1);
   assert.equal(s.busy_ms, 10);
@@ -46,7 +64,8 @@ void test('threads add up; top limits the lines', () => {
 
 void test('areas: scoped packages, node internals, native frames, src files at the top level', () => {
   assert.equal(areaOf('x', 'file:///w/node_modules/@fastify/ajv-compiler/index.js'), '@fastify/ajv-compiler');
-  assert.equal(areaOf('x', 'node:internal/http'), 'node:internal');
+  assert.equal(areaOf('x', 'node:internal/crypto/sig'), 'node:internal/crypto');
+  assert.equal(areaOf('x', 'node:_http_server'), 'node:_http_server');
   assert.equal(areaOf('digest', ''), '(native)');
   assert.equal(areaOf('(program)', ''), '(program)');
   assert.equal(areaOf('x', 'file:///w/src/index.ts'), 'src/index.ts');
