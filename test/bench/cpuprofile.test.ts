@@ -49,9 +49,9 @@ void test('samples before afterUs (start-up) are left out', () => {
 
 void test('afterUs counts from the earliest profile: a worker profile that starts later is cut at the same instant', () => {
   const worker = { ...profile, startTime: 2000, endTime: 17000 };
-  // the cut at 4 ms after the main profile's start is 2 ms into the worker's: it keeps 3 of its busy ms
+  // the cut at 4 ms after the main profile's start is 2 ms into the worker's: it keeps its samples at 2–5 ms (4 busy ms)
   const s = summarizeProfiles([profile, worker], 10, 4000);
-  assert.equal(s.busy_ms, 2 + 3);
+  assert.equal(s.busy_ms, 2 + 4);
 });
 
 void test('threads add up; top limits the lines', () => {
