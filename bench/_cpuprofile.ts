@@ -64,14 +64,20 @@ function selfTimes(p: CpuProfile, afterUs: number): Map<number, number> {
 /**
  * Summarise one or more profiles (e.g. every thread of a process) into the top `top` functions and
  * areas, counting only samples taken `afterUs` or later after the earliest profile's start (the
- * profiles of one process share its monotonic clock; a worker's starts later than the main one's).
+ * profiles of one process share its monotonic clock; a worker's starts later than the main one's),
+ * or after `origin` (µs on that clock) when given: summaries of subsets of one process's threads
+ * then cut at the same instant.
  */
-export function summarizeProfiles(profiles: readonly CpuProfile[], top = 10, afterUs = 0): ProfileSummary {
+export function summarizeProfiles(
+  profiles: readonly CpuProfile[],
+  top = 10,
+  afterUs = 0,
+  origin = Math.min(...profiles.map((p) => p.startTime)),
+): ProfileSummary {
   const fn = new Map<string, number>();
   const area = new Map<string, number>();
   let idle = 0;
   let busy = 0;
-  const origin = Math.min(...profiles.map((p) => p.startTime));
   for (const p of profiles) {
     const self = selfTimes(p, afterUs - (p.startTime - origin));
     for (const n of p.nodes) {

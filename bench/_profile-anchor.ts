@@ -66,6 +66,9 @@ try {
   // Node names them CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile; thread 0 is the event loop
   const load = (f: string) => JSON.parse(readFileSync(join(profDir, f), 'utf8')) as CpuProfile;
   const isMain = (f: string) => f.split('.')[4] === '0';
+  const all = files.map(load);
+  const origin = Math.min(...all.map((p) => p.startTime));
+  const summary = (ps: CpuProfile[]) => summarizeProfiles(ps, TOP, afterUs, origin);
   process.stdout.write(
     JSON.stringify(
       {
@@ -77,9 +80,9 @@ try {
         anchors_per_s: anchorsPerS,
         errors: r.errors,
         profiles: files.length,
-        all_threads: summarizeProfiles(files.map(load), TOP, afterUs),
-        event_loop: summarizeProfiles(files.filter(isMain).map(load), TOP, afterUs),
-        workers: summarizeProfiles(files.filter((f) => !isMain(f)).map(load), TOP, afterUs),
+        all_threads: summary(all),
+        event_loop: summary(files.filter(isMain).map(load)),
+        workers: summary(files.filter((f) => !isMain(f)).map(load)),
       },
       null,
       2,
