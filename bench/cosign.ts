@@ -240,7 +240,7 @@ try {
   bothClient.close();
   await both.stop();
 
-  const pairRatios = goPeaks.map((g, i) => Number((oursPeaks[i]!.requests_per_s / g.requests_per_s).toFixed(3)));
+  const pairRatios: number[] = goPeaks.map((g, i) => Number((oursPeaks[i]!.requests_per_s / g.requests_per_s).toFixed(3)));
   const pairCpu = goPeaks.map((g, i) => Number((oursPeaks[i]!.cpu_us_per_request / g.cpu_us_per_request).toFixed(3)));
   process.stdout.write(
     JSON.stringify(
@@ -262,6 +262,7 @@ try {
           peaks: oursPeaks,
           ratio_to_ceiling: Number((oursRate / ed25519Ceiling).toFixed(3)),
           cpu_efficiency: Number((cryptoUs / median(oursPeaks.map((p) => p.cpu_us_per_request))).toFixed(3)),
+          ...(goPeaks.length === 0 ? {} : { ratio_to_go_reference: median(pairRatios) }),
           target_ratio: 0.6,
           half_peak: oursHalf,
         },
