@@ -17,7 +17,7 @@ import { spawnServe } from '../test/helpers/spawn-serve.ts';
  */
 export async function spawnWitness(
   args: string[],
-): Promise<{ url: URL; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
+): Promise<{ url: URL; pid: number; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
   const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
     nodeArgs: [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
@@ -31,6 +31,7 @@ export async function spawnWitness(
   const pid = w.child.pid!;
   return {
     url: new URL(w.url),
+    pid,
     cpuMs: () => processCpuMs(pid),
     threadCpuMs: () => threadCpuMs(pid),
     stop: async () => {
@@ -151,6 +152,8 @@ export function threadCpuPerOpUs(before: ThreadCpu, after: ThreadCpu, count: num
 export interface Lane {
   bodies: Buffer[];
   next: number;
+  /** The seed id (hex) of an anchor lane. */
+  seed?: string;
 }
 
 /** Pre-signed POST /v1/anchor bodies: per party, `seedsPerParty` seeds, each a run of indices 1..perSeed. */
@@ -172,7 +175,7 @@ export function makeLanes(parties: { id: string; privateKey: KeyObject }[], seed
         });
         bodies.push(Buffer.from(stringifyJson({ anchor: encodeAnchor(a), party: { agent: p.id, root: p.id, scope } })));
       }
-      lanes.push({ bodies, next: 0 });
+      lanes.push({ bodies, next: 0, seed: Buffer.from(seedId).toString('hex') });
     }
   }
   return lanes;

@@ -76,6 +76,8 @@ export function rowsOf(bench: string, doc: Doc): Row[] {
         notes.push(
           `half-peak p99 ${String(half.p99_ms)} ms${num(half.target_p99_ms) === undefined ? '' : ` (target ${String(half.target_p99_ms)})`}`,
         );
+      const vsGo = num(o.ratio_to_go_reference);
+      if (vsGo !== undefined) notes.push(`${String(vsGo)}× the Go reference witness's rate`);
       const errors = isObj(o.peak) ? num(o.peak.errors) : undefined;
       if (errors !== undefined && errors > 0) notes.push(`${errors} errors`);
       rows.push({
@@ -112,12 +114,27 @@ export function rowsOf(bench: string, doc: Doc): Row[] {
         rows.push(row(k, k.includes('ceiling') ? { ceiling: v as number, note: 'ceiling' } : { rate: v as number }));
       else if (isObj(v) && num(v.ops_per_s) !== undefined)
         rows.push(row(k, { rate: v.ops_per_s as number, note: num(v.us_per_op) === undefined ? '' : `${String(v.us_per_op)} µs/op` }));
-      else if (Array.isArray(v)) {
+      else if (isObj(v) && rateOf(v) !== undefined) {
+        // a profile's result (bench/witness-network: sqlite, postgres)
+        const errors = num(v.errors);
+        rows.push(
+          row(`${k}: ${rateOf(v)!.key}`, {
+            rate: rateOf(v)!.value,
+            p99: num(v.p99_ms),
+            note: errors === undefined ? '' : `${errors} errors`,
+          }),
+        );
+      } else if (Array.isArray(v)) {
         v.forEach((item: unknown, i) => {
           if (!isObj(item)) return;
           const rate = rateOf(item);
           if (rate === undefined) return;
-          const label = typeof item.config === 'string' ? item.config : String(i);
+          const label =
+            typeof item.config === 'string'
+              ? item.config
+              : num(item.log_size) !== undefined
+                ? `${String(item.log_size)} entries`
+                : String(i);
           rows.push(row(`${k} ${label}: ${rate.key}`, { rate: rate.value, p99: num(item.p99_ms) }));
         });
       }
