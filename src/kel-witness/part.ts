@@ -15,6 +15,7 @@ import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { parseKelAllow } from './allow.ts';
 import { kelIdentity, type KelIdentity } from './identity.ts';
+import { registerKsnRoute } from './ksn-read.ts';
 import { ownOobi, queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
 
@@ -256,6 +257,8 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
           .send(Buffer.from(parts.join('')));
       },
     );
+
+    registerKsnRoute(scope, store.kelLedger, service.identity);
 
     const oobi = async (_request: unknown, reply: FastifyReply) =>
       reply
