@@ -37,7 +37,7 @@ type EventObject = Readonly<Record<string, unknown>>;
 
 function strings(v: unknown, name: string): string[] {
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new KeyStateError(`${name} is not a list of strings`);
-  return [...(v)];
+  return [...v];
 }
 
 function text(v: unknown, name: string): string {
