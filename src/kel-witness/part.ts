@@ -15,6 +15,7 @@ import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { parseKelAllow } from './allow.ts';
 import { kelIdentity, type KelIdentity } from './identity.ts';
+import { registerKelEventRoute } from './event-read.ts';
 import { registerKsnRoute } from './ksn-read.ts';
 import { ownOobi, queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
@@ -133,6 +134,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     service,
     register: (app) => {
       registerKelRoutes(app, service, log.store);
+      registerKelEventRoute(app, log);
     },
     health: async () => {
       const c = await ledger.counts();
