@@ -180,6 +180,9 @@ void test('GET /ksn over loopback: 404 until fully witnessed, then an endorsed r
   assert.deepEqual(a.b, [witness, other.verfer.qb64]);
   assert.equal(rpy.dt, a.dt);
   assert.match(a.dt as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+  // /openapi.json lists the reads.
+  const openapi = (await (await fetch(`${node.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+  for (const path of ['/ksn', '/v1/kel/event']) assert.ok(path in openapi.paths, `${path} in /openapi.json`);
   // Cached per (prefix, tip): the same bytes again.
   assert.equal(await (await fetch(`${node.url}/ksn?pre=${ctl.pre}`)).text(), body);
 });
