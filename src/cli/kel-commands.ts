@@ -15,6 +15,7 @@ import { readKelRepository } from '../registry/git-source.ts';
 import { intArg } from './options.ts';
 import { delegateKel, initKel, rotateKel, type KelChange } from './kel-author.ts';
 import { KelToolError } from './errors.ts';
+import { addKelPullCommand } from './kel-pull.ts';
 import { progress, type Progress } from './progress.ts';
 
 /** One line of `kel verify`. */
@@ -167,4 +168,5 @@ export function addKelCommands(program: Command): void {
       process.stdout.write(`wrote ${r.written.length} KEL file(s) to ${o.out}\n`);
     });
   addAuthorCommands(kel);
+  addKelPullCommand(kel);
 }

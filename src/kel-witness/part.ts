@@ -15,6 +15,8 @@ import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { parseKelAllow } from './allow.ts';
 import { kelIdentity, type KelIdentity } from './identity.ts';
+import { registerKelEventRoute } from './event-read.ts';
+import { registerKsnRoute } from './ksn-read.ts';
 import { ownOobi, queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
 
@@ -132,6 +134,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     service,
     register: (app) => {
       registerKelRoutes(app, service, log.store);
+      registerKelEventRoute(app, log);
     },
     health: async () => {
       const c = await ledger.counts();
@@ -256,6 +259,8 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
           .send(Buffer.from(parts.join('')));
       },
     );
+
+    registerKsnRoute(scope, store.kelLedger, service.identity);
 
     const oobi = async (_request: unknown, reply: FastifyReply) =>
       reply

@@ -10,7 +10,7 @@ import { SAID_PLACEHOLDER, blake3Qb64 } from '../keri/said.ts';
 const utf8 = new TextEncoder();
 
 /** An `rpy` with route `r` and body `a` (members in insertion order), stamped `dt`. */
-export function reply(r: string, a: Record<string, string>, dt: string): string {
+export function reply(r: string, a: Readonly<Record<string, unknown>>, dt: string): string {
   const draft = { v: versionString(0), t: 'rpy', d: SAID_PLACEHOLDER, dt, r, a };
   draft.v = versionString(utf8.encode(JSON.stringify(draft)).length);
   draft.d = blake3Qb64(utf8.encode(JSON.stringify(draft)));
