@@ -16,6 +16,7 @@ import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
 import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { NONCE_MIN_RETENTION_SECONDS, POP_MAX_SKEW_SECONDS } from './pop.ts';
+import { kelTipFromRow, type KelTipRow } from '../store/rows.ts';
 import { POSTGRES_KEL_TIPS_SCHEMA, RAISE_WHERE, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 const SCHEMA_VERSION = 1;
@@ -318,11 +319,8 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
 
   /** SPEC §7.1: every stored KEL tip (shared by the replicas). */
   async kelTips(): Promise<BridgeKelTip[]> {
-    const r = await this.query<{ prefix: string; s: number; d: string; est_s: number | null; est_d: string | null }>(
-      'SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips',
-      [],
-    );
-    return r.rows;
+    const r = await this.query<KelTipRow>('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips', []);
+    return r.rows.map(kelTipFromRow);
   }
 
   /** SPEC §7.1: raise the rows (never lower them) in one statement. */
@@ -337,8 +335,8 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
         sorted.map((t) => t.prefix),
         sorted.map((t) => t.s),
         sorted.map((t) => t.d),
-        sorted.map((t) => t.est_s ?? null),
-        sorted.map((t) => t.est_d ?? null),
+        sorted.map((t) => t.estS ?? null),
+        sorted.map((t) => t.estD ?? null),
       ],
     );
   }

@@ -19,7 +19,8 @@ import type { KelEvaluation, KelLimits } from '../keri/index.ts';
 import { KEL_FILE_PATTERN } from '../registry/dir-source.ts';
 import { DEFAULT_KEL_AGGREGATE, KelEvaluator, type KelAggregateLimits, type SourceEvaluation } from '../registry/kel-evaluator.ts';
 import { describeKelSource, type KelSourceSpec } from '../registry/source.ts';
-import { establishment, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
+import { tipsToRaise } from '../registry/tip-raise.ts';
+import type { BridgeKelTip, KelTipStore } from './kel-tips.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 const DID_KERI = 'did:keri:';
@@ -212,17 +213,7 @@ export class KelRoots {
 
   /** Raise the store's tips to the newly accepted states (durably, first), then publish. */
   private async publish(result: SourceEvaluation, tips: Map<string, BridgeKelTip>): Promise<void> {
-    const raised: BridgeKelTip[] = [];
-    for (const e of result.evaluations.values()) {
-      const st = e.state;
-      if (st === null) continue;
-      const tip = tips.get(e.prefix);
-      if (tip === undefined || st.s > tip.s) {
-        const t: BridgeKelTip = { prefix: e.prefix, s: st.s, d: st.d, ...establishment(st) };
-        raised.push(t);
-        tips.set(e.prefix, t);
-      }
-    }
+    const raised = tipsToRaise(result.evaluations.values(), tips);
     if (raised.length > 0) await this.opts.store.raiseKelTips(raised);
     const views = new Map<string, KelView>();
     for (const e of result.evaluations.values()) {
