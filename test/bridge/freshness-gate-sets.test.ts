@@ -3,7 +3,10 @@
 // pinned by neither is anchor_witness_set_mismatch. And (issue 30 item 3) the gate on PostgreSQL:
 // two bridge replicas on one database share the anchor floor — a newer anchor pushed to one
 // refuses the older head at the other (anchor_superseded) — and with the database down the gate
-// answers 503 store_unavailable, never a token. Real in-process witnesses over loopback.
+// answers 503 store_unavailable, never a token. Also SPEC §7.3 tests 4 and 6 not covered in
+// freshness-gate.test.ts: another seed's receipt counts zero, WebCrypto failing → no token,
+// /anchor-floor 404 without the gate and 503 anchor_floor_full at a row cap of 1. Real in-process
+// witnesses over loopback.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { writeFileSync } from 'node:fs';
@@ -118,6 +121,7 @@ async function token(
 
 void describe('two pinned --anchor-witness-set (a witness-set change): either set mints, ws names it', { timeout: 180_000 }, () => {
   const p = partyOf(0x61);
+  const q = partyOf(0x63);
   const A = p.deviceChain(DEV1);
   const state = buildChainState([digestOf(A)]);
   let tmp: { dir: string; cleanup: () => void };
@@ -128,7 +132,7 @@ void describe('two pinned --anchor-witness-set (a witness-set change): either se
 
   before(async () => {
     tmp = tempDir('tb-gate-sets-');
-    ws = await startWitnesses(join(tmp.dir, 'w'), 4, { parties: [p.registryEntry] });
+    ws = await startWitnesses(join(tmp.dir, 'w'), 4, { parties: [p.registryEntry, q.registryEntry] });
     oldSet = setOf(ws.slice(0, 3), 2);
     newSet = setOf(ws.slice(1, 4), 2);
     await writeSetFile(p, oldSet, join(tmp.dir, 'old.json'));
@@ -142,6 +146,7 @@ void describe('two pinned --anchor-witness-set (a witness-set change): either se
         rateLimit: null,
         requireFinalizedAnchor: true,
         anchorWitnessSetFiles: [join(tmp.dir, 'old.json'), join(tmp.dir, 'new.json')],
+        anchorFloorMaxSeeds: 1,
       },
       log,
     );
@@ -173,9 +178,54 @@ void describe('two pinned --anchor-witness-set (a witness-set change): either se
     assert.equal(r.json.code, 'anchor_not_final', JSON.stringify(r.json));
   });
 
+  void it("another seed's receipt counts zero (upstream's witness_quorum bug)", async () => {
+    const mine = await finalize(p, 5, state.head, oldSet, [ws[0]!]);
+    const QA = q.deviceChain(DEV1);
+    const theirs = await finalize(q, 5, buildChainState([digestOf(QA)]).head, oldSet, [ws[1]!]);
+    const mixed = { ...mine, receipts: [...(mine.receipts as unknown[]), ...(theirs.receipts as unknown[])] };
+    const r = await token(bridge, p, A, DEV1, mixed, state.chains[0]!);
+    assert.equal(r.status, 403);
+    assert.equal(r.json.code, 'anchor_not_final', JSON.stringify(r.json));
+  });
+
+  void it('WebCrypto failing (subtle.verify stubbed to throw) → no token', async () => {
+    const b = await finalize(p, 6, state.head, oldSet, [ws[0]!, ws[1]!]);
+    const subtle = globalThis.crypto.subtle as unknown as { verify: (...a: unknown[]) => Promise<boolean> };
+    const had = Object.prototype.hasOwnProperty.call(subtle, 'verify');
+    const original = subtle.verify;
+    subtle.verify = () => Promise.reject(new Error('stubbed: WebCrypto unavailable'));
+    try {
+      const r = await token(bridge, p, A, DEV1, b, state.chains[0]!);
+      assert.notEqual(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.access_token, undefined);
+    } finally {
+      if (had) subtle.verify = original;
+      else delete (subtle as { verify?: unknown }).verify;
+    }
+    // and with WebCrypto back, the same bundle mints
+    const ok = await token(bridge, p, A, DEV1, b, state.chains[0]!);
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+  });
+
+  void it('--anchor-floor-max-seeds 1: a second seed → 503 anchor_floor_full on /token and /anchor-floor, no token', async () => {
+    const QA = q.deviceChain(DEV1);
+    const qs = buildChainState([digestOf(QA)]);
+    const b = await finalize(q, 7, qs.head, oldSet, [ws[0]!, ws[1]!]);
+    const r = await token(bridge, q, QA, DEV1, b, qs.chains[0]!);
+    assert.equal(r.status, 503, JSON.stringify(r.json));
+    assert.equal(r.json.code, 'anchor_floor_full');
+    const pushed = await fetch(`${bridge.url}/anchor-floor`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ root: q.did, bundle: b }),
+    });
+    assert.equal(pushed.status, 503);
+    assert.equal(((await pushed.json()) as { code: string }).code, 'anchor_floor_full');
+  });
+
   void it('a set pinned by neither file → anchor_witness_set_mismatch', async () => {
     const other = setOf([ws[0]!, ws[3]!], 2);
-    const b = await finalize(p, 4, state.head, other, [ws[0]!, ws[3]!]);
+    const b = await finalize(p, 8, state.head, other, [ws[0]!, ws[3]!]);
     const r = await token(bridge, p, A, DEV1, b, state.chains[0]!);
     assert.equal(r.status, 403);
     assert.equal(r.json.code, 'anchor_witness_set_mismatch', JSON.stringify(r.json));
@@ -259,6 +309,20 @@ void describe('the gate on PostgreSQL: two bridge replicas share the anchor floo
       assert.equal(r.json.access_token, undefined);
     } finally {
       server.resume();
+    }
+  });
+});
+
+void describe('POST /anchor-floor without the gate', () => {
+  void it('is 404', async () => {
+    const t = tempDir('tb-gate-off-');
+    const bridge = await startBridge({ host: '127.0.0.1', port: 0, dev: true, keyDir: join(t.dir, 'keys'), rateLimit: null }, log);
+    try {
+      const r = await fetch(`${bridge.url}/anchor-floor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(r.status, 404);
+    } finally {
+      await bridge.close();
+      t.cleanup();
     }
   });
 });
