@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildTokenRequest } from '../../src/bridge/client.ts';
 import { startBridge, type RunningBridge } from '../../src/bridge/node.ts';
+import { partyKeyProblem } from '../../src/bridge/freshness-gate.ts';
+import type { KelRootSnapshot } from '../../src/bridge/roots-kel.ts';
+import type { TrustedRoots } from '../../src/bridge/trusted-roots.ts';
+import type { Anchor } from '../../src/anchor/types.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { KelBuilder, ed25519Signer, kelFile, type KelSigner } from '../helpers/kel-builder.ts';
@@ -138,5 +142,20 @@ void describe('bridge KEL roots: a recovery rotation is accepted, a rollback ref
     assert.equal(r.json.code, 'registry_behind');
     const health = (await (await fetch(`${bridge.url}/health`)).json()) as { kel: { roots: Record<string, number> } };
     assert.deepEqual(health.kel.roots, { accepted: 0, pending: 0, invalid: 1 });
+  });
+});
+
+void describe('G7 on a replica behind a recovery (SPEC §7.2 G7 with §3.5 rows)', () => {
+  void it("a state at s=2 (est_s 0) under a row recovered to s=1 (est_s 1) is registry_behind, never the old key's anchor", () => {
+    const old = storedKel();
+    const did = `did:keri:${old.prefix}`;
+    const state = { s: 2, d: 'ixn2', estS: 0, estD: 'icp', keys: [{ curve: 'ed25519', raw: K0.pub }], revoked: false, abandoned: false };
+    const kel = {
+      views: new Map([[old.prefix, { status: 'accepted', state, reason: null, detail: null, delegatedBy: null }]]),
+      tips: new Map([[old.prefix, { prefix: old.prefix, s: 1, d: 'rot', estS: 1, estD: 'rot' }]]),
+    } as unknown as KelRootSnapshot;
+    const roots = { kelRoots: new Set([did]), registry: { parties: new Map() } } as unknown as TrustedRoots;
+    const anchor = { sigParty: { curve: 'ed25519', publicKey: K0.pub } } as unknown as Anchor;
+    assert.throws(() => partyKeyProblem(anchor, did, did, roots, kel), { code: 'registry_behind' });
   });
 });
