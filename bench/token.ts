@@ -8,7 +8,9 @@
  *   service — decision + nonce + JWT (TokenService.exchange), no HTTP;
  *   http    — the same through the hardened fastify pipeline (app.inject: routing, strict JSON
  *             parsing, limits, problem mapping, serialization), no sockets;
- * and `service_concurrent_8`, 8 exchanges in flight (WebCrypto signs off the main thread).
+ * and `service_concurrent_8`, 8 exchanges in flight (WebCrypto signs off the main thread);
+ * `freshness_gate`: the same exchange for a did:keri root, gate off vs on (`--require-finalized-anchor`,
+ * a 2-of-3 bundle from three in-process witnesses), back to back (bench/token-gate.ts).
  * Requests (with their proofs) are built before the clock starts; each has a fresh nonce.
  */
 import { createPrivateKey, sign as rawSign, randomBytes } from 'node:crypto';
@@ -25,6 +27,7 @@ import { TokenService } from '../src/bridge/service.ts';
 import { signToken } from '../src/bridge/signing.ts';
 import { readKeyFile } from '../src/keys/keyfile.ts';
 import { rate } from './_measure.ts';
+import { measureGate } from './token-gate.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ISSUER = 'https://bridge.example';
@@ -141,6 +144,13 @@ try {
   });
   await app.close();
 
+  // ---- the freshness gate on vs off, same run (SPEC §7.2; issue 30) ----
+  const gate = await measureGate({
+    keyring,
+    poolSize: Math.ceil(ceiling * SECONDS * 3) + 200,
+    timed: (name, pool, one) => timed(name, pool, one),
+  });
+
   process.stdout.write(
     JSON.stringify(
       {
@@ -163,6 +173,7 @@ try {
         http,
         service_concurrent_8: svc8,
         target_ratio: 0.6,
+        freshness_gate: gate,
       },
       null,
       2,

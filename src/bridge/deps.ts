@@ -24,7 +24,7 @@ export interface BridgeDeps {
   /** The nonce store's health: `/health` names its kind and says `degraded` while it is down. */
   store?: StoreHealth;
   /** With `--kel-source` (SPEC §7.1): the KEL roots' status for `/health` and `bridge_kel_roots`. */
-  kel?: { status(): KelRootsStatus; shadowedTotal: number };
+  kel?: { status(): KelRootsStatus; shadowedTotal: number; sourceConflictsTotal: number };
   /** With `--require-finalized-anchor` (SPEC §7.2): `POST /anchor-floor` is served, with this per-IP bucket. */
   anchorFloorRate?: { rps: number; burst: number };
 }

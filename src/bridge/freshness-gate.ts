@@ -21,6 +21,7 @@ import {
   type FinalizedBundle,
   type WitnessSet,
 } from '../verify/index.ts';
+import { rowAhead } from '../registry/tip-raise.ts';
 import type { Attestation } from './attestation.ts';
 import { attestationChainDigest, chainInclusionFailure, MAX_PROOF_HASHES, type ChainInclusion } from './chain-state.ts';
 import { BridgeError, malformed } from './errors.ts';
@@ -156,8 +157,7 @@ export function partyKeyProblem(
     const st = view?.state ?? null;
     if (st === null) return `${prefix} has no accepted KEL state`;
     const tip = kel?.tips.get(prefix);
-    if (tip !== undefined && tip.s > st.s)
-      throw new BridgeError('registry_behind', `the store's tip of ${prefix} is ahead of this bridge's KEL state`);
+    if (rowAhead(tip, st)) throw new BridgeError('registry_behind', `the store's tip of ${prefix} is ahead of this bridge's KEL state`);
     if (st.revoked || st.abandoned) return `${prefix} is ${st.revoked ? 'revoked' : 'abandoned'}`;
     const i = st.keys.findIndex((k) => k.curve === curve && eqBytes(k.raw, publicKey));
     if (i < 0 || weightless((st as { kt?: unknown }).kt, i)) return `sig_party is not a current key of ${prefix} (KEL state s=${st.s})`;

@@ -38,10 +38,6 @@ export function checkGateConfig(c: GateConfig): boolean {
   const f = c.anchorFreshnessSeconds ?? DEFAULT_ANCHOR_FRESHNESS_SECONDS;
   if (!Number.isSafeInteger(f) || f < 60 || f > 86_400) fail('--anchor-freshness must be 1m..24h');
   if (c.nonceStore === 'memory') fail('--require-finalized-anchor needs a durable store for its anchor floors (drop --nonce-store memory)');
-  if (c.store !== undefined)
-    fail(
-      '--require-finalized-anchor with --store postgres://… is not supported by this build yet (anchor floors are kept in nonces.sqlite)',
-    );
   return true;
 }
 

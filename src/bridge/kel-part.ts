@@ -15,7 +15,7 @@ import { KelRoots } from './roots-kel.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 export interface KelRootsConfig {
-  /** `--kel-source dir:PATH|git:PATH` (repeatable in the SPEC; this build reads one). */
+  /** `--kel-source dir:PATH|git:PATH` (repeatable: every source's copy of a prefix is compared, SPEC §3.5). */
   kelSources?: string[];
   kelPollSeconds?: number;
   kelLimits?: KelLimits;
@@ -38,11 +38,6 @@ export function checkKelConfig(config: KelRootsConfig): boolean {
   }
   if (config.trustedRootsFile === undefined)
     throw new BridgeConfigError('invalid_option', '--kel-source needs --trusted-roots: its entries without "keys" are the KEL roots');
-  if (sources.length > 1)
-    throw new BridgeConfigError(
-      'invalid_option',
-      '--kel-source: this build reads one KEL source (several copies of one prefix are not merged yet)',
-    );
   for (const s of sources) {
     try {
       parseKelSourceSpec(s);
@@ -71,9 +66,8 @@ export async function openKelRoots(
   log: FastifyBaseLogger,
 ): Promise<KelRoots | undefined> {
   if (!checkKelConfig(config)) return undefined;
-  const source = parseKelSourceSpec(config.kelSources![0]!);
   return KelRoots.open({
-    source,
+    sources: config.kelSources!.map((s) => parseKelSourceSpec(s)),
     limits: config.kelLimits ?? DEFAULT_KEL_LIMITS,
     aggregate: config.kelAggregate ?? DEFAULT_KEL_AGGREGATE,
     pollSeconds: config.kelPollSeconds ?? DEFAULT_KEL_POLL_SECONDS,
@@ -91,6 +85,9 @@ export async function openKelRoots(
       },
       shadowed: (ids) => {
         log.warn({ ids }, 'trusted roots with static keys have a KEL in the source: the static keys stand (shadowed)');
+      },
+      sourceConflict: (prefix, detail) => {
+        log.warn({ prefix, detail }, 'KEL sources hold diverging accepted copies (fork): the last accepted state stays');
       },
       workerDied: (prefix, reason) => {
         log.error({ prefix, reason }, 'KEL worker died; the identifier is kel_invalid oversize and the worker restarted');

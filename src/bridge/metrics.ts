@@ -88,6 +88,19 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
           },
         }),
     );
+    reuseMetric(
+      registry,
+      'registry_kel_source_conflicts_total',
+      () =>
+        new Gauge({
+          name: 'registry_kel_source_conflicts_total',
+          help: 'Prefixes whose accepted copies in two --kel-sources diverge (fork: the last accepted state stays), counted per reload that finds one',
+          registers,
+          collect() {
+            this.set(kel.sourceConflictsTotal);
+          },
+        }),
+    );
   }
   return {
     issued: reuseMetric(

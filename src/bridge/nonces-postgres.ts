@@ -13,9 +13,10 @@ import pg from 'pg';
 import { mapPgError, redact } from '../store/postgres/db.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 import { BridgeConfigError } from './errors.ts';
-import { checkCapacity, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
-import type { ConsumeResult, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
+import { checkCapacity, DEFAULT_FLOOR_CAPACITY, DEFAULT_NONCE_CAPACITY } from './nonces.ts';
+import type { ConsumeResult, FloorRaise, FloorRow, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { NONCE_MIN_RETENTION_SECONDS, POP_MAX_SKEW_SECONDS } from './pop.ts';
+import { kelTipFromRow, type KelTipRow } from '../store/rows.ts';
 import { POSTGRES_KEL_TIPS_SCHEMA, RAISE_WHERE, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 const SCHEMA_VERSION = 1;
@@ -24,7 +25,8 @@ const MIGRATION_LOCK = 0x5442_4d49; // "TBMI"
 const SCHEMA = `CREATE TABLE IF NOT EXISTS tb_meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS tb_nonces (key text PRIMARY KEY, expires_at bigint NOT NULL);
 CREATE INDEX IF NOT EXISTS tb_nonces_by_expiry ON tb_nonces (expires_at);
-${POSTGRES_KEL_TIPS_SCHEMA}`;
+${POSTGRES_KEL_TIPS_SCHEMA}
+CREATE TABLE IF NOT EXISTS tb_anchor_floor (seed text PRIMARY KEY, idx bigint NOT NULL, head text NOT NULL, updated_at bigint NOT NULL);`;
 
 /**
  * The database's clock in unix ms, as the first CTE `c(now_ms)` of a statement. Parameter `$n` is
@@ -50,6 +52,52 @@ const Q = {
          SELECT t.key, abs(t.iat - c.now_ms / 1000) > $3::bigint AS stale,
                 EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = t.key AND n.expires_at > c.now_ms) AS live
          FROM unnest($1::text[], $2::bigint[]) AS t(key, iat), c`,
+  // SPEC §7.2 commit, one statement: the floor raise and the nonce together, or neither.
+  // $1 key, $2 iat, $3 skew (s), $4 retention (s), $5 db clock, $6 seed, $7 idx, $8 head, $9 floor cap.
+  // `ok`: the proof is fresh, its nonce not live, and the seed has a row or there is room for one.
+  // `fl`: the upsert is the arbiter between replicas: it locks the seed's row and moves it only
+  // ahead (same head: to the higher index; another head: only past the floor's index). No row back:
+  // superseded. The nonce goes in only when the floor took the raise (or already held it).
+  consumeRaise: `WITH ${dbNow(5)},
+            r AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM tb_anchor_floor WHERE seed = $6) THEN true
+                              ELSE (SELECT count(*) FROM tb_anchor_floor) < $9::bigint END AS room),
+            ok AS (SELECT 1 FROM c
+                   WHERE abs($2::bigint - c.now_ms / 1000) <= $3::bigint
+                     AND NOT EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = $1 AND n.expires_at > c.now_ms)
+                     AND (SELECT room FROM r)),
+            fl AS (INSERT INTO tb_anchor_floor AS t (seed, idx, head, updated_at)
+                     SELECT $6, $7::bigint, $8, c.now_ms FROM c, ok
+                   ON CONFLICT (seed) DO UPDATE
+                     SET idx = greatest(t.idx, excluded.idx),
+                         head = CASE WHEN excluded.idx > t.idx THEN excluded.head ELSE t.head END,
+                         updated_at = CASE WHEN excluded.idx > t.idx THEN excluded.updated_at ELSE t.updated_at END
+                     WHERE t.head = excluded.head OR excluded.idx > t.idx
+                   RETURNING t.idx),
+            ins AS (INSERT INTO tb_nonces AS n (key, expires_at)
+                      SELECT $1, greatest(($2::bigint + $3::bigint + 1) * 1000, c.now_ms + $4::bigint * 1000) FROM c
+                      WHERE EXISTS (SELECT 1 FROM fl)
+                    ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE n.expires_at <= (SELECT now_ms FROM c)
+                    RETURNING 1)
+            SELECT abs($2::bigint - c.now_ms / 1000) > $3::bigint AS stale,
+                   EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = $1 AND n.expires_at > c.now_ms) AS live,
+                   (SELECT room FROM r) AS room_ok,
+                   EXISTS (SELECT 1 FROM fl) AS floor_ok,
+                   EXISTS (SELECT 1 FROM ins) AS inserted
+            FROM c`,
+  // POST /anchor-floor: floor := max(floor, raise), on the database's clock. $1 seed, $2 idx, $3 head, $4 db clock, $5 cap.
+  raiseFloor: `WITH ${dbNow(4)},
+            room AS (SELECT 1 WHERE CASE WHEN EXISTS (SELECT 1 FROM tb_anchor_floor WHERE seed = $1) THEN true
+                                         ELSE (SELECT count(*) FROM tb_anchor_floor) < $5::bigint END),
+            fl AS (INSERT INTO tb_anchor_floor AS t (seed, idx, head, updated_at)
+                     SELECT $1, $2::bigint, $3, c.now_ms FROM c, room
+                   ON CONFLICT (seed) DO UPDATE
+                     SET idx = greatest(t.idx, excluded.idx),
+                         head = CASE WHEN excluded.idx > t.idx THEN excluded.head ELSE t.head END,
+                         updated_at = CASE WHEN excluded.idx > t.idx THEN excluded.updated_at ELSE t.updated_at END
+                     WHERE t.head = excluded.head OR excluded.idx > t.idx
+                   RETURNING t.idx, t.head)
+            SELECT EXISTS (SELECT 1 FROM room) AS room_ok, (SELECT idx FROM fl) AS idx, (SELECT head FROM fl) AS head`,
+  floor: 'SELECT idx, head FROM tb_anchor_floor WHERE seed = $1',
   // The outer SELECT sees the table as it was before the DELETE: subtract what it removed.
   purge: `WITH ${dbNow(1)}, d AS (DELETE FROM tb_nonces WHERE expires_at <= (SELECT now_ms FROM c) RETURNING 1)
           SELECT (SELECT count(*) FROM tb_nonces) - (SELECT count(*) FROM d) AS n, (SELECT now_ms FROM c) AS now_ms`,
@@ -78,6 +126,8 @@ export interface PostgresNonceStoreOptions {
    * the database's own `now()` is used.
    */
   databaseClock?: () => number;
+  /** `--anchor-floor-max-seeds` (SPEC §7.2; default 1 000 000): seeds with a floor, counted over all replicas. */
+  floorCapacity?: number;
 }
 
 type PurgeRow = { n: number; now_ms: number };
@@ -101,6 +151,7 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
   private readonly clock: () => number;
   private readonly databaseClock: (() => number) | undefined;
   private skew: number;
+  private readonly floorCapacity: number;
 
   private constructor(pool: pg.Pool, o: PostgresNonceStoreOptions, capacity: number, first: PurgeRow, skew: number) {
     this.pool = pool;
@@ -110,6 +161,7 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
     this.databaseClock = o.databaseClock;
     this.estimate = first.n;
     this.skew = skew;
+    this.floorCapacity = checkCapacity(o.floorCapacity ?? DEFAULT_FLOOR_CAPACITY);
     this.timer = setInterval(() => {
       this.purgeNow().catch(() => undefined); // a failed purge is retried at the next tick
     }, this.purgeIntervalMs);
@@ -213,13 +265,72 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
     return this.estimate;
   }
 
-  /** `now` is ignored: the database's clock decides (see the module comment). */
-  consume(key: string, iat: number, now: number): Promise<ConsumeResult> {
+  /**
+   * `now` is ignored: the database's clock decides (see the module comment). With a floor raise
+   * (SPEC §7.2) the nonce and the floor go in one statement of their own, not in the batch.
+   */
+  consume(key: string, iat: number, now: number, raise?: FloorRaise): Promise<ConsumeResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
+    if (raise !== undefined) return this.consumeWithRaise(key, iat, raise);
     return new Promise((resolve, reject) => {
       this.queue.push({ key, iat, now, resolve, reject });
       this.pump();
     });
+  }
+
+  private async consumeWithRaise(key: string, iat: number, raise: FloorRaise): Promise<ConsumeResult> {
+    if (this.estimate + 1 > this.capacity) await this.purgeNow();
+    if (this.estimate + 1 > this.capacity) {
+      const r = await this.query<{ stale: boolean; live: boolean }>(Q.live, [[key], [iat], POP_MAX_SKEW_SECONDS, this.dbClockParam()]);
+      const row = r.rows[0]!;
+      return row.stale ? 'stale' : row.live ? 'replayed' : 'full';
+    }
+    const r = await this.query<{ stale: boolean; live: boolean; room_ok: boolean; floor_ok: boolean; inserted: boolean }>(Q.consumeRaise, [
+      key,
+      iat,
+      POP_MAX_SKEW_SECONDS,
+      NONCE_MIN_RETENTION_SECONDS,
+      this.dbClockParam(),
+      raise.seed,
+      raise.idx,
+      raise.head,
+      this.floorCapacity,
+    ]);
+    this.batches++;
+    const row = r.rows[0]!;
+    if (row.inserted) {
+      this.estimate++;
+      return 'ok';
+    }
+    if (row.stale) return 'stale';
+    // Live in this statement's snapshot, or another request with this very proof won the insert.
+    if (row.live || row.floor_ok) return 'replayed';
+    if (!row.room_ok) return 'floor_full';
+    return 'superseded';
+  }
+
+  /** SPEC §7.2: the seed's floor (shared by the replicas). */
+  async floor(seed: string): Promise<FloorRow | undefined> {
+    if (this.closed) throw new StoreUnavailableError('nonce store: closed');
+    const r = await this.query<FloorRow>(Q.floor, [seed]);
+    return r.rows[0];
+  }
+
+  /** SPEC §7.2 `POST /anchor-floor`: floor := max(floor, raise) in one statement; never lowered; `now` is ignored. */
+  async raiseFloor(raise: FloorRaise): Promise<{ result: 'ok' | 'superseded' | 'floor_full'; floor: FloorRow }> {
+    if (this.closed) throw new StoreUnavailableError('nonce store: closed');
+    const r = await this.query<{ room_ok: boolean; idx: number | null; head: string | null }>(Q.raiseFloor, [
+      raise.seed,
+      raise.idx,
+      raise.head,
+      this.dbClockParam(),
+      this.floorCapacity,
+    ]);
+    const row = r.rows[0]!;
+    if (row.idx !== null && row.head !== null) return { result: 'ok', floor: { idx: row.idx, head: row.head } };
+    if (!row.room_ok) return { result: 'floor_full', floor: { idx: raise.idx, head: raise.head } };
+    const now = await this.floor(raise.seed);
+    return { result: 'superseded', floor: now ?? { idx: raise.idx, head: raise.head } };
   }
 
   /** One statement, on the database's clock; `now` is ignored. */
@@ -318,11 +429,8 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
 
   /** SPEC §7.1: every stored KEL tip (shared by the replicas). */
   async kelTips(): Promise<BridgeKelTip[]> {
-    const r = await this.query<{ prefix: string; s: number; d: string; est_s: number | null; est_d: string | null }>(
-      'SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips',
-      [],
-    );
-    return r.rows;
+    const r = await this.query<KelTipRow>('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips', []);
+    return r.rows.map(kelTipFromRow);
   }
 
   /** SPEC §7.1: raise the rows (never lower them) in one statement. */
@@ -337,8 +445,8 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
         sorted.map((t) => t.prefix),
         sorted.map((t) => t.s),
         sorted.map((t) => t.d),
-        sorted.map((t) => t.est_s ?? null),
-        sorted.map((t) => t.est_d ?? null),
+        sorted.map((t) => t.estS ?? null),
+        sorted.map((t) => t.estD ?? null),
       ],
     );
   }

@@ -17,6 +17,7 @@ import { BridgeConfigError } from './errors.ts';
 import { checkCapacity, DEFAULT_FLOOR_CAPACITY, DEFAULT_NONCE_CAPACITY, floorVerdict } from './nonces.ts';
 import type { ConsumeResult, FloorRaise, FloorRow, NonceStore, PeekResult, PendingConsume as Pending } from './nonces.ts';
 import { iatFresh, nonceExpiryMs } from './pop.ts';
+import { kelTipFromRow, type KelTipRow } from '../store/rows.ts';
 import { RAISE_WHERE, SQLITE_KEL_TIPS_SCHEMA, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
 
 export const NONCES_SQLITE_FILE = 'nonces.sqlite';
@@ -269,7 +270,8 @@ export class SqliteNonceStore implements NonceStore, KelTipStore {
   kelTips(): Promise<BridgeKelTip[]> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('nonce store: closed'));
     try {
-      return Promise.resolve(this.db.prepare('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips').all() as BridgeKelTip[]);
+      const rows = this.db.prepare('SELECT prefix, s, d, est_s, est_d FROM tb_kel_tips').all() as KelTipRow[];
+      return Promise.resolve(rows.map(kelTipFromRow));
     } catch (e) {
       return Promise.reject(new StoreUnavailableError(`nonce store: ${e instanceof Error ? e.message : String(e)}`));
     }
@@ -285,7 +287,7 @@ export class SqliteNonceStore implements NonceStore, KelTipStore {
       );
       this.db
         .transaction(() => {
-          for (const t of tips) put.run(t.prefix, t.s, t.d, t.est_s ?? null, t.est_d ?? null);
+          for (const t of tips) put.run(t.prefix, t.s, t.d, t.estS ?? null, t.estD ?? null);
         })
         .immediate();
       return Promise.resolve();

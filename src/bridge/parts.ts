@@ -122,7 +122,15 @@ export async function openNonceStore(config: NonceStoreConfig, issuer: string, k
   if (config.nonceStore === 'memory') return new MemoryNonceStore(capacity);
   if (config.store !== undefined) {
     const databaseClock = config.storeDatabaseClock === undefined ? {} : { databaseClock: config.storeDatabaseClock };
-    return PostgresNonceStore.open({ url: config.store, issuer, capacity, purgeIntervalMs, clock, ...databaseClock });
+    return PostgresNonceStore.open({
+      url: config.store,
+      issuer,
+      capacity,
+      purgeIntervalMs,
+      clock,
+      ...databaseClock,
+      ...(config.anchorFloorMaxSeeds === undefined ? {} : { floorCapacity: config.anchorFloorMaxSeeds }),
+    });
   }
   return SqliteNonceStore.open(join(config.dataDir ?? keyDir, NONCES_SQLITE_FILE), {
     capacity,

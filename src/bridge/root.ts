@@ -12,9 +12,9 @@
  */
 import { ed25519ToDidKey } from '../crypto/ed25519.ts';
 import { encodeBase64url } from '../encoding/base64.ts';
+import { rowAhead } from '../registry/tip-raise.ts';
 import { BridgeError } from './errors.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
-import { establishment, tipAhead } from './kel-tips.ts';
 import type { KelRootSnapshot } from './roots-kel.ts';
 
 export const DID_KERI = 'did:keri:';
@@ -77,7 +77,7 @@ export function bindKelRoot(issuer: string, rootKey: Uint8Array, kel: KelRootSna
   const view = kel?.views.get(prefix);
   const state = view?.state ?? null;
   const tip = kel?.tips.get(prefix);
-  if (state !== null && tipAhead(tip, { s: state.s, d: state.d, est_s: establishment(state).est_s })) {
+  if (state !== null && rowAhead(tip, state)) {
     throw new BridgeError(
       'registry_behind',
       `the store's accepted tip of ${prefix} (s=${tip!.s}) is ahead of this bridge's KEL state (s=${state.s}): its KEL source is behind; retry once it has caught up`,

@@ -19,7 +19,8 @@ import type { KelEvaluation, KelLimits } from '../keri/index.ts';
 import { KEL_FILE_PATTERN } from '../registry/dir-source.ts';
 import { DEFAULT_KEL_AGGREGATE, KelEvaluator, type KelAggregateLimits, type SourceEvaluation } from '../registry/kel-evaluator.ts';
 import { describeKelSource, type KelSourceSpec } from '../registry/source.ts';
-import { establishment, type BridgeKelTip, type KelTipStore } from './kel-tips.ts';
+import { tipsToRaise } from '../registry/tip-raise.ts';
+import type { BridgeKelTip, KelTipStore } from './kel-tips.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
 
 const DID_KERI = 'did:keri:';
@@ -37,10 +38,13 @@ export interface KelRootsEvents {
   /** Entries with static `keys` whose KEL is in the source (SPEC §7.1: shadowed, never a load error), once per change. */
   shadowed?: (ids: string[]) => void;
   workerDied?: (prefix: string, reason: string) => void;
+  /** Two sources hold accepted copies of `prefix` that diverge (`fork`: the last accepted state stays). */
+  sourceConflict?: (prefix: string, detail: string) => void;
 }
 
 export interface KelRootsOptions {
-  source: KelSourceSpec;
+  /** The `--kel-source`s in flag order (SPEC §7.1: repeatable; each prefix's copies compared as §3.5, the superseding one in force). */
+  sources: readonly KelSourceSpec[];
   limits: KelLimits;
   aggregate?: KelAggregateLimits;
   /** `--kel-poll-seconds` (0: no timer). */
@@ -80,17 +84,23 @@ export class KelRoots {
   private running: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
   private stopped = false;
-  private watcher: FSWatcher | undefined;
+  private readonly watchers: FSWatcher[] = [];
   private debounce: NodeJS.Timeout | undefined;
   private poll: NodeJS.Timeout | undefined;
   /** `registry_kel_shadowed_total` */
   shadowedTotal = 0;
+  /** `registry_kel_source_conflicts_total` */
+  sourceConflictsTotal = 0;
   private readonly onHup = (): void => void this.reload('SIGHUP');
 
   private constructor(opts: KelRootsOptions) {
     this.opts = opts;
-    this.evaluator = new KelEvaluator(opts.source, opts.limits, opts.aggregate ?? DEFAULT_KEL_AGGREGATE, {
+    this.evaluator = new KelEvaluator(opts.sources, opts.limits, opts.aggregate ?? DEFAULT_KEL_AGGREGATE, {
       workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
+      sourceConflict: (prefix, detail) => {
+        this.sourceConflictsTotal++;
+        opts.events?.sourceConflict?.(prefix, detail);
+      },
     });
   }
 
@@ -131,7 +141,7 @@ export class KelRoots {
       else roots.invalid++;
     }
     return {
-      sources: [describeKelSource(this.opts.source)],
+      sources: this.opts.sources.map(describeKelSource),
       roots,
       last_reload: this.last === null ? null : new Date(this.last.at).toISOString(),
       last_reload_ok: this.last?.ok ?? null,
@@ -155,15 +165,17 @@ export class KelRoots {
 
   start(): void {
     process.on('SIGHUP', this.onHup);
-    if (this.opts.source.kind === 'dir') {
+    for (const source of this.opts.sources) {
+      if (source.kind !== 'dir') continue;
       try {
-        this.watcher = watch(this.opts.source.path, { persistent: false }, (event, name) => {
+        const watcher = watch(source.path, { persistent: false }, (event, name) => {
           if (event !== 'rename' || name === null || !KEL_FILE_PATTERN.test(basename(name))) return;
           clearTimeout(this.debounce);
           this.debounce = setTimeout(() => void this.reload('rename'), 1000);
           this.debounce.unref();
         });
-        this.watcher.on('error', () => undefined);
+        watcher.on('error', () => undefined);
+        this.watchers.push(watcher);
       } catch {
         // the poll timer and SIGHUP still reload
       }
@@ -177,7 +189,7 @@ export class KelRoots {
   async stop(): Promise<void> {
     this.stopped = true;
     process.off('SIGHUP', this.onHup);
-    this.watcher?.close();
+    for (const w of this.watchers) w.close();
     clearTimeout(this.debounce);
     clearInterval(this.poll);
     await this.queued?.catch(() => undefined);
@@ -212,17 +224,7 @@ export class KelRoots {
 
   /** Raise the store's tips to the newly accepted states (durably, first), then publish. */
   private async publish(result: SourceEvaluation, tips: Map<string, BridgeKelTip>): Promise<void> {
-    const raised: BridgeKelTip[] = [];
-    for (const e of result.evaluations.values()) {
-      const st = e.state;
-      if (st === null) continue;
-      const tip = tips.get(e.prefix);
-      if (tip === undefined || st.s > tip.s) {
-        const t: BridgeKelTip = { prefix: e.prefix, s: st.s, d: st.d, ...establishment(st) };
-        raised.push(t);
-        tips.set(e.prefix, t);
-      }
-    }
+    const raised = tipsToRaise(result.evaluations.values(), tips);
     if (raised.length > 0) await this.opts.store.raiseKelTips(raised);
     const views = new Map<string, KelView>();
     for (const e of result.evaluations.values()) {

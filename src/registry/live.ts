@@ -20,11 +20,12 @@ import { parseRegistryFile, type Registry, type RegistryFile } from '../anchor/r
 import { readDocument } from '../config/config-file.ts';
 import { readInputFile } from '../config/input-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
-import { isAhead, type KelEvaluation, type KelLimits } from '../keri/index.ts';
+import type { KelEvaluation, KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage, KelTip } from '../store/types.ts';
 import { KEL_FILE_PATTERN, readKelDirectory } from './dir-source.ts';
 import { readKelRepository, type GitKelCache } from './git-source.ts';
 import { DEFAULT_KEL_AGGREGATE, KelEvaluator, type KelAggregateLimits, type SourceEvaluation } from './kel-evaluator.ts';
+import { tipsToRaise } from './tip-raise.ts';
 import { describeKelSource, type KelSourceRead, type KelSourceSpec } from './source.ts';
 
 export interface KelInvalidEvent {
@@ -251,18 +252,7 @@ export class KelPartyRegistry {
 
   /** Raise the store's tips to the newly accepted states (durably, first), then publish their snapshot. */
   private async publish(result: SourceEvaluation, tips: Map<string, KelTip>): Promise<void> {
-    const raised: KelTip[] = [];
-    for (const e of result.evaluations.values()) {
-      const st = e.state;
-      if (st === null) continue;
-      const tip = tips.get(e.prefix);
-      const t: KelTip = { prefix: e.prefix, s: st.s, d: st.d, estS: st.estS, estD: st.estD };
-      // Rows only move ahead (a recovery has a higher est_s); a row from before revision 4 is filled at its own tip.
-      if (tip === undefined || isAhead(t, tip) || (tip.estS === undefined && tip.s === t.s && tip.d === t.d)) {
-        raised.push(t);
-        tips.set(e.prefix, t);
-      }
-    }
+    const raised = tipsToRaise(result.evaluations.values(), tips);
     if (raised.length > 0) await this.opts.store.raiseKelTips(raised);
     const views = new Map<string, KelView>();
     for (const e of result.evaluations.values()) views.set(e.prefix, this.view(e, result.delegatedBy.get(e.prefix) ?? null));
