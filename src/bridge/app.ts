@@ -5,6 +5,7 @@
  *   GET  /.well-known/openid-configuration   discovery
  *   GET  /.well-known/jwks.json              the published keys (active, next, retired)
  *   GET  /health, GET /metrics, GET /        liveness, Prometheus, status page (no limits)
+ *   GET  /live, GET /ready                   SPEC §1.1 liveness and readiness (no limits)
  *
  * When the issuer has a path (`https://host/bridge`), the OIDC routes are served under that path
  * (where relying parties look for them) and at the root (for a proxy that strips the prefix).
@@ -24,6 +25,8 @@ import { documentationOnly, TOKEN_REQUEST_SCHEMA, TOKEN_RESPONSE_SCHEMA } from '
 import { healthBody, renderBridgeStatusPage } from './status-page.ts';
 import { PAGE_HEADERS } from '../pages/layout.ts';
 import { IpBuckets } from './gate-part.ts';
+import { SignerError } from '../keys/errors.ts';
+import { registerReadinessRoutes } from '../server/readiness.ts';
 
 function toProblem(e: BridgeError): HttpProblem {
   const headers: Record<string, string> =
@@ -70,6 +73,12 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
         metrics.refused.inc({ code: e.code });
         request.log.info({ code: e.code, detail: e.detail }, 'token refused');
         throw toProblem(e);
+      }
+      if (e instanceof SignerError) {
+        // SPEC §1.1: the token key cannot sign now; the error handler answers 503 (Retry-After: 5), the nonce stays unconsumed.
+        const code = e.code === 'overloaded' ? 'overloaded' : 'signer_unavailable';
+        metrics.refused.inc({ code });
+        request.log.warn({ code, detail: e.message }, 'token refused');
       }
       throw e;
     }
@@ -120,6 +129,11 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
     );
   }
   if (opts.statusRoutes === false) return metrics;
+  registerReadinessRoutes(app, {
+    signers: () => deps.keys.signers?.() ?? [],
+    ...(deps.store === undefined ? {} : { storeUp: () => deps.store!.snapshot().state === 'up' }),
+    other: () => clockSkewFailure(deps.service.nonces.clockSkewMs),
+  });
   app.get('/health', { config: { bypassLimits: true }, schema: { summary: 'Liveness and configuration summary' } }, () => healthBody(deps));
   app.get('/', { config: { bypassLimits: true }, schema: { hide: true } }, async (request, reply) => {
     const accept = request.headers.accept ?? '';
@@ -129,6 +143,14 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
   });
   registerMetricsRoute(app);
   return metrics;
+}
+
+/** SPEC §7: a replica whose clock differs from its PostgreSQL store's by more than 30 s is not ready. */
+export const CLOCK_SKEW_LIMIT_MS = 30_000;
+
+function clockSkewFailure(skewMs: number | undefined): string[] {
+  if (skewMs === undefined || Math.abs(skewMs) <= CLOCK_SKEW_LIMIT_MS) return [];
+  return [`clock: ${Math.round(skewMs / 1000)} s from the nonce store database's clock (limit 30 s; synchronize with NTP)`];
 }
 
 export const DEFAULT_BRIDGE_RATE_LIMIT = { rps: 10, burst: 20 } as const;

@@ -8,6 +8,7 @@ import type { KeyEntry } from './keyring.ts';
 import type { KelRootsStatus } from './roots-kel.ts';
 import type { TokenService } from './service.ts';
 import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
+import type { Signer } from '../keys/signer.ts';
 
 /** What the routes need from the signing keys (SigningKeyring implements it). */
 export interface KeySource {
@@ -15,6 +16,8 @@ export interface KeySource {
   readonly entries: readonly KeyEntry[];
   jwks(): { keys: PublicJwk[] };
   algs(): SigningAlg[];
+  /** SPEC §1.1: the active key's token signer, when it is on a PKCS#11 token (`/ready`, `/health` `signers`). */
+  signers?(): readonly Signer[];
 }
 
 export interface BridgeDeps {

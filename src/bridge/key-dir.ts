@@ -3,6 +3,8 @@
  * plus `keys.json`. Writers take `keys.json.lock` (O_EXCL; older than 60 s is abandoned) and replace
  * keys.json by rename. `SigningKeyring` is the serving view (active key, published JWKS), refreshed
  * at start, on SIGHUP and every 60 s; a failed refresh keeps the previous one. Times: unix seconds.
+ * SPEC §1.1: an entry with `ref`/`jwk` is a P-256 key on a PKCS#11 token (keys-external.ts): no
+ * key file; the keyring opens the token signer of the active key only and closes it once it is not.
  */
 import {
   closeSync,
@@ -26,8 +28,10 @@ import { ProtocolError } from '../errors.ts';
 import { readKeyFile, writeNewKeyFile } from '../keys/keyfile.ts';
 import { BridgeConfigError } from './errors.ts';
 import { addKey, encodeKeysJson, parseKeysJson, promote, prune, publicationOrder, retentionSeconds } from './keyring.ts';
-import type { KeyEntry } from './keyring.ts';
+import type { EcPublicJwk, KeyEntry } from './keyring.ts';
+import { jwkThumbprint, readTokenJwk, type BridgeSigners } from './keys-external.ts';
 import { generateSigningKeyPem, loadSigningKey } from './signing.ts';
+import type { Signer } from '../keys/signer.ts';
 import type { PublicJwk, SigningAlg, SigningKey } from './signing.ts';
 
 const LOCK_STALE_MS = 60_000;
@@ -128,6 +132,27 @@ export class KeyDir {
     }
   }
 
+  /**
+   * One entry's key: a token key (`ref`) from its `jwk` — with `signers`, its signer opened too —,
+   * else its key file (loadKey).
+   */
+  async loadEntry(e: KeyEntry, signers: BridgeSigners | undefined): Promise<SigningKey> {
+    if (e.ref === undefined || e.jwk === undefined) return this.loadKey(e.kid);
+    if ((await jwkThumbprint(e.jwk)) !== e.kid)
+      throw new BridgeConfigError('key_mismatch', `${this.jsonPath}: the jwk of ${e.kid} has another thumbprint`);
+    const jwk = {
+      kty: 'EC' as const,
+      alg: 'ES256' as const,
+      use: 'sig' as const,
+      kid: e.kid,
+      crv: 'P-256' as const,
+      x: e.jwk.x,
+      y: e.jwk.y,
+    };
+    const privateKey = signers === undefined ? null : await signers.open(e.kid, e.ref, e.jwk);
+    return { kid: e.kid, alg: 'ES256', privateKey, jwk };
+  }
+
   /** Read and check one key file: readable (0600), a usable key, and its thumbprint equal to `kid`. */
   async loadKey(kid: string): Promise<SigningKey> {
     let key: SigningKey;
@@ -161,6 +186,19 @@ export class KeyDir {
       writeNewKeyFile(this.pemPath(key.kid), pem);
       this.writeEntries(updated);
       return updated.find((e) => e.kid === key.kid)!;
+    });
+  }
+
+  /**
+   * `keys rotate --ref URI` (SPEC §1.1): add the P-256 key on a PKCS#11 token, read through its
+   * public key (token objects are never changed); no key file is written.
+   */
+  async rotateRef(now: number, prepublish: number, ref: string): Promise<KeyEntry> {
+    const { kid, jwk }: { kid: string; jwk: EcPublicJwk } = await readTokenJwk(ref);
+    return this.withLock(async () => {
+      const updated = addKey(this.readEntries(), kid, now, prepublish, { ref, jwk });
+      this.writeEntries(updated);
+      return Promise.resolve(updated.find((e) => e.kid === kid)!);
     });
   }
 
@@ -220,6 +258,8 @@ export interface KeyringOptions {
   maxTtl: number;
   /** Create the first key when the directory is empty (serve); false for read-only use. */
   create: boolean;
+  /** Opens the active key's token signer (SPEC §1.1); without it a token key cannot be active. */
+  signers?: BridgeSigners;
 }
 
 interface Snapshot {
@@ -255,15 +295,50 @@ export class SigningKeyring {
 
   private static async load(keyDir: KeyDir, opts: KeyringOptions, now: number, cache: ReadonlyMap<string, SigningKey>): Promise<Snapshot> {
     const entries = publicationOrder(await keyDir.promote(now, opts.maxTtl));
-    const keys = new Map<string, SigningKey>();
-    for (const e of entries) keys.set(e.kid, cache.get(e.kid) ?? (await keyDir.loadKey(e.kid)));
     const activeEntry = entries.find((e) => e.state === 'active');
     if (activeEntry === undefined)
       throw new BridgeConfigError(
         'key_dir_invalid',
         `${keyDir.jsonPath} has no active key; run: token-bridge keys rotate --key-dir ${keyDir.dir}`,
       );
+    const keys = new Map<string, SigningKey>();
+    const opened: Signer[] = [];
+    try {
+      for (const e of entries) {
+        const cached = cache.get(e.kid);
+        // A token key signs only while active: its signer is opened then (and reused), never for the others.
+        const signs = e.ref !== undefined && e.state === 'active';
+        if (cached !== undefined && (e.ref === undefined || signs === (cached.privateKey !== null))) keys.set(e.kid, cached);
+        else {
+          const key = await keyDir.loadEntry(e, signs ? opts.signers : undefined);
+          if (signs && key.privateKey === null)
+            throw new BridgeConfigError(
+              'invalid_option',
+              `the active key ${e.kid} is on a PKCS#11 token: only token-bridge serve signs with it`,
+            );
+          if (signs) opened.push(key.privateKey as Signer);
+          keys.set(e.kid, key);
+        }
+      }
+    } catch (err) {
+      for (const s of opened) await opts.signers?.close(s);
+      throw err;
+    }
     return { entries, keys, active: keys.get(activeEntry.kid)!, jwks: { keys: entries.map((e) => keys.get(e.kid)!.jwk) } };
+  }
+
+  /** The token signer of the active key, when it is on a token (`/ready` waits for it, `/health` lists it). */
+  signers(): readonly Signer[] {
+    const k = this.snap.active.privateKey;
+    return k !== null && 'status' in k ? [k] : [];
+  }
+
+  /** Close the token signers of keys the new snapshot no longer signs with. */
+  private async closeUnused(before: Snapshot, after: Snapshot): Promise<void> {
+    const keep = new Set([...after.keys.values()].map((k) => k.privateKey));
+    for (const k of before.keys.values()) {
+      if (k.privateKey !== null && 'status' in k.privateKey && !keep.has(k.privateKey)) await this.opts.signers?.close(k.privateKey);
+    }
   }
 
   get active(): SigningKey {
@@ -291,6 +366,7 @@ export class SigningKeyring {
     const before = this.snap;
     const snap = await SigningKeyring.load(this.keyDir, this.opts, now, before.keys);
     this.snap = snap;
+    await this.closeUnused(before, snap);
     const changed = JSON.stringify(snap.entries) !== JSON.stringify(before.entries);
     return { changed, promoted: snap.active.kid !== before.active.kid ? snap.active.kid : null };
   }
@@ -320,5 +396,11 @@ export class SigningKeyring {
   stop(): void {
     clearInterval(this.timer);
     if (this.onHup !== undefined) process.off('SIGHUP', this.onHup);
+  }
+
+  /** Close every token signer (at shutdown). */
+  async close(): Promise<void> {
+    this.stop();
+    await this.opts.signers?.closeAll();
   }
 }

@@ -12,6 +12,10 @@
  *
  * Invariants checked on parse: unique kids (RFC 7638 thumbprints, 43 base64url characters), at most
  * one `active` and at most one `next` key, `retire_after` set exactly on retired keys.
+ *
+ * SPEC §1.1 (rev 4): an entry may name a P-256 key on a PKCS#11 token instead of a `<kid>.pem` file:
+ * `"ref":"pkcs11:…"` with its public key `"jwk":{"kty":"EC","crv":"P-256","x","y"}` (the JWKS is
+ * built from it; that `kid` is its thumbprint is checked where keys are loaded, key-dir.ts).
  */
 import { formatTimestamp, parseTimestamp } from '../encoding/time.ts';
 import { BridgeConfigError } from './errors.ts';
@@ -31,6 +35,18 @@ export interface KeyEntry {
   readonly notBefore: number;
   /** unix seconds; set on retired keys only */
   readonly retireAfter: number | null;
+  /** A key on a PKCS#11 token (SPEC §1.1): its `pkcs11:` reference; absent for a `<kid>.pem` key. */
+  readonly ref?: string;
+  /** With `ref`: the token key's public JWK (RFC 7638 members only). */
+  readonly jwk?: EcPublicJwk;
+}
+
+/** The RFC 7638 members of a P-256 public key: what a `ref` entry carries and its kid is the thumbprint of. */
+export interface EcPublicJwk {
+  readonly kty: 'EC';
+  readonly crv: 'P-256';
+  readonly x: string;
+  readonly y: string;
 }
 
 export interface KeysJsonEntry {
@@ -38,6 +54,28 @@ export interface KeysJsonEntry {
   state: KeyState;
   not_before: string;
   retire_after: string | null;
+  ref?: string;
+  jwk?: EcPublicJwk;
+}
+
+const COORD_RE = /^[A-Za-z0-9_-]{43}$/;
+
+function parseJwk(v: unknown, where: string): EcPublicJwk {
+  if (!isJsonObject(v)) fail(`${where}: must be {"kty":"EC","crv":"P-256","x","y"}`);
+  const keys = Object.keys(v).sort().join(',');
+  if (keys !== 'crv,kty,x,y' || v.kty !== 'EC' || v.crv !== 'P-256')
+    fail(`${where}: must be exactly {"kty":"EC","crv":"P-256","x","y"} (a P-256 public key)`);
+  if (typeof v.x !== 'string' || !COORD_RE.test(v.x) || typeof v.y !== 'string' || !COORD_RE.test(v.y))
+    fail(`${where}: x and y must be 43 base64url characters`);
+  return { kty: 'EC', crv: 'P-256', x: v.x, y: v.y };
+}
+
+/** `ref` and `jwk` of one entry: both or neither; a ref is a `pkcs11:` URI (checked in full when opened). */
+function parseExternal(v: Record<string, unknown>, where: string): { ref?: string; jwk?: EcPublicJwk } {
+  if (v.ref === undefined && v.jwk === undefined) return {};
+  if (typeof v.ref !== 'string' || !v.ref.startsWith('pkcs11:')) fail(`${where}.ref: must be a pkcs11: URI (SPEC §1.1)`);
+  if (v.jwk === undefined) fail(`${where}: an entry with "ref" needs its "jwk" (run token-bridge keys rotate --ref URI)`);
+  return { ref: v.ref, jwk: parseJwk(v.jwk, `${where}.jwk`) };
 }
 
 function fail(message: string): never {
@@ -85,6 +123,7 @@ export function parseKeysJson(doc: unknown): readonly KeyEntry[] {
         state: v.state as KeyState,
         notBefore: time(v.not_before, `${where}.not_before`),
         retireAfter: v.retire_after === null || v.retire_after === undefined ? null : time(v.retire_after, `${where}.retire_after`),
+        ...parseExternal(v, where),
       };
     }),
   );
@@ -97,6 +136,7 @@ export function encodeKeysJson(entries: readonly KeyEntry[]): { keys: KeysJsonEn
       state: e.state,
       not_before: formatTimestamp(e.notBefore),
       retire_after: e.retireAfter === null ? null : formatTimestamp(e.retireAfter),
+      ...(e.ref === undefined ? {} : { ref: e.ref, jwk: e.jwk }),
     })),
   };
 }
@@ -106,8 +146,17 @@ export function retentionSeconds(maxTtl: number): number {
   return maxTtl + JWKS_MAX_AGE_SECONDS;
 }
 
-/** Add a key: the first one is active at once, later ones are `next` after `prepublish` seconds. */
-export function addKey(entries: readonly KeyEntry[], kid: string, now: number, prepublish: number): readonly KeyEntry[] {
+/**
+ * Add a key: the first one is active at once, later ones are `next` after `prepublish` seconds.
+ * `external` names a key on a token (its `ref` and `jwk`) instead of a `<kid>.pem` file.
+ */
+export function addKey(
+  entries: readonly KeyEntry[],
+  kid: string,
+  now: number,
+  prepublish: number,
+  external?: { ref: string; jwk: EcPublicJwk },
+): readonly KeyEntry[] {
   if (entries.some((e) => e.kid === kid)) throw new BridgeConfigError('key_dir_invalid', `kid ${kid} is already in keys.json`);
   const pending = entries.find((e) => e.state === 'next');
   if (pending !== undefined) {
@@ -116,8 +165,10 @@ export function addKey(entries: readonly KeyEntry[], kid: string, now: number, p
       `key ${pending.kid} is already waiting to become active at ${formatTimestamp(pending.notBefore)}; rotate again after it has`,
     );
   }
-  if (!entries.some((e) => e.state === 'active')) return check([...entries, { kid, state: 'active', notBefore: now, retireAfter: null }]);
-  return check([...entries, { kid, state: 'next', notBefore: now + prepublish, retireAfter: null }]);
+  const extra = external === undefined ? {} : { ref: external.ref, jwk: external.jwk };
+  if (!entries.some((e) => e.state === 'active'))
+    return check([...entries, { kid, state: 'active', notBefore: now, retireAfter: null, ...extra }]);
+  return check([...entries, { kid, state: 'next', notBefore: now + prepublish, retireAfter: null, ...extra }]);
 }
 
 /** Promote a due `next` key; returns the same array when nothing changed. */

@@ -28,6 +28,9 @@ import { BridgeConfigError, type BridgeConfigErrorCode } from './errors.ts';
 import { isLoopbackHost, validateIssuer } from './issuer.ts';
 import type { IssuerInfo } from './issuer.ts';
 import { SigningKeyring } from './key-dir.ts';
+import { BridgeSigners } from './keys-external.ts';
+import type { SignerSettings } from '../keys/external.ts';
+import { metricsRegistry } from '../server/server.ts';
 import { freePort, loadTls } from './listener.ts';
 import type { BridgeMetrics } from './metrics.ts';
 import type { NonceStore } from './nonces.ts';
@@ -84,6 +87,8 @@ export interface BridgeConfig extends HttpLimits, KelRootsConfig, GateConfig {
   clock?: () => number;
   /** Tests only: stands in for the PostgreSQL server's clock (unix ms); see PostgresNonceStoreOptions. */
   storeDatabaseClock?: () => number;
+  /** SPEC §1.1: the settings of token signers (keys.json entries with `"ref":"pkcs11:…"`). */
+  signers?: SignerSettings;
 }
 
 export interface RunningBridge {
@@ -177,7 +182,14 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
             }),
           );
     if (trustedRoots !== undefined) parts.push(trustedRoots);
-    const keyring = await SigningKeyring.open(keyDir, { alg: config.alg ?? 'RS256', maxTtl, create: true }, Math.floor(Date.now() / 1000));
+    // SPEC §1.1: the active key may be on a PKCS#11 token; its signer is closed last.
+    const signers = new BridgeSigners(config.signers, log);
+    stack.defer(() => signers.closeAll());
+    const keyring = await SigningKeyring.open(
+      keyDir,
+      { alg: config.alg ?? 'RS256', maxTtl, create: true, signers },
+      Math.floor(Date.now() / 1000),
+    );
     const policy: BridgePolicy = {
       issuer: issuer.issuer,
       audiences: config.audiences ?? [DEFAULT_AUDIENCE],
@@ -229,6 +241,7 @@ export async function startBridge(config: BridgeConfig, log: FastifyBaseLogger):
     );
     stack.defer(() => closeGracefully(app));
     late.metrics = metrics;
+    signers.attachMetrics(metricsRegistry(app));
     const report = keyRefreshReporter(keyring, metrics, log);
     parts.push(stack.use(await startKeyringPart(keyring, config.keyRefreshIntervalMs ?? KEY_REFRESH_INTERVAL_MS, report)));
     storeHealth.start();

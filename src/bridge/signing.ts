@@ -2,6 +2,8 @@
  * JWT signing keys and tokens (SPEC §7), with jose. RS256 (RSA ≥ 2048 bits; 3072 when generated) by
  * default, ES256 (P-256) selectable. The key id is the RFC 7638 JWK thumbprint (SHA-256, base64url).
  * The header is exactly `{"alg","kid","typ":"JWT"}`; the claims are what `decideToken` produced.
+ * SPEC §1.1: an ES256 key may sit on a PKCS#11 token (keys-external.ts); its Signer makes the
+ * signature (r ‖ s, low S, verified before use) over the same JWS signing input jose would sign.
  */
 import { createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
@@ -10,6 +12,8 @@ import { SignJWT, calculateJwkThumbprint, importPKCS8 } from 'jose';
 import type { CryptoKey } from 'jose';
 import { BridgeConfigError } from './errors.ts';
 import type { TokenClaims } from './decide.ts';
+import { encodeBase64url } from '../encoding/base64.ts';
+import type { Signer } from '../keys/signer.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -31,9 +35,16 @@ export interface PublicJwk {
 export interface SigningKey {
   readonly kid: string;
   readonly alg: SigningAlg;
-  readonly privateKey: CryptoKey;
+  /**
+   * A key in the process (a `<kid>.pem`), a Signer for a key on a token (SPEC §1.1; ES256), or null
+   * for a token key that does not sign in this process (a `next` or `retired` one: published only).
+   */
+  readonly privateKey: CryptoKey | Signer | null;
   readonly jwk: PublicJwk;
 }
+
+const isSigner = (k: CryptoKey | Signer): k is Signer => 'sign' in k && typeof k.sign === 'function';
+const utf8 = new TextEncoder();
 
 const generateKeyPairAsync = promisify(generateKeyPairCb);
 
@@ -93,5 +104,11 @@ export async function loadSigningKey(pem: string): Promise<SigningKey> {
 
 /** Sign `claims` as a compact JWT with header {alg, kid, typ: "JWT"}. */
 export async function signToken(key: SigningKey, claims: TokenClaims): Promise<string> {
-  return new SignJWT({ ...claims }).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
+  const header = { alg: key.alg, kid: key.kid, typ: 'JWT' as const };
+  if (key.privateKey === null) throw new Error(`signing key ${key.kid} does not sign in this process (not the active key)`);
+  if (!isSigner(key.privateKey)) return new SignJWT({ ...claims }).setProtectedHeader(header).sign(key.privateKey);
+  // A token key: JWS signing input as jose builds it; a SignerError (503 signer_unavailable) propagates.
+  const input = `${encodeBase64url(utf8.encode(JSON.stringify(header)))}.${encodeBase64url(utf8.encode(JSON.stringify({ ...claims })))}`;
+  const signature = await key.privateKey.sign(utf8.encode(input));
+  return `${input}.${encodeBase64url(signature)}`;
 }

@@ -15,10 +15,12 @@ import { renderPage } from '../pages/layout.ts';
 
 export function healthBody(deps: BridgeDeps): Record<string, unknown> {
   const store = deps.store?.snapshot();
+  const signers = (deps.keys.signers?.() ?? []).map((s) => s.status());
   return {
-    // 200 either way (SPEC §6): `degraded` while the nonce store is down and /token answers 503.
-    status: store?.state === 'down' ? 'degraded' : 'ok',
+    // 200 either way (SPEC §6, §1.1): `degraded` while the nonce store or the token key is down and /token answers 503.
+    status: store?.state === 'down' || signers.some((s) => s.state !== 'ok') ? 'degraded' : 'ok',
     ...(store === undefined ? {} : { store }),
+    signers,
     version: VERSION,
     issuer: deps.issuer.issuer,
     proof_of_possession: deps.service.policy.proofOfPossession,

@@ -100,9 +100,17 @@ function addKeys(program: Command, io: CliIo): void {
       DEFAULT_PREPUBLISH_SECONDS,
     )
     .addOption(algOption())
-    .action(async (flags: { keyDir: string; prepublish: number; alg: SigningAlg }) => {
+    .option(
+      '--ref <pkcs11-uri>',
+      'add the P-256 (ES256) key on a PKCS#11 token instead of generating a key file; its public key is read, token objects are never changed',
+    )
+    .action(async (flags: { keyDir: string; prepublish: number; alg: SigningAlg; ref?: string }) => {
       const dir = new KeyDir(flags.keyDir);
-      const entry = await dir.rotate(Math.floor(Date.now() / 1000), flags.prepublish, flags.alg);
+      const now = Math.floor(Date.now() / 1000);
+      const entry =
+        flags.ref === undefined
+          ? await dir.rotate(now, flags.prepublish, flags.alg)
+          : await dir.rotateRef(now, flags.prepublish, flags.ref);
       io.out(JSON.stringify(encodeKeysJson([entry]).keys[0]) + '\n');
     });
   keys

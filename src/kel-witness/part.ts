@@ -9,7 +9,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';
 import { decodeQb64, IDENTIFIER_CODES } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
-import { inProcessKey, type NodeKey } from '../keys/node-keys.ts';
+import type { NodeKey } from '../keys/node-keys.ts';
 import { disposeBy, type NodePart } from '../server/part.ts';
 import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
@@ -58,10 +58,12 @@ export interface KelWitnessContext {
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
 export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<KelWitnessConfig, 'dev'>): Promise<KelWitnessPart> {
   const { log, metrics } = ctx;
-  const key = ctx.keys.kel === undefined ? undefined : inProcessKey(ctx.keys.kel);
-  if (key === undefined) throw new Error('role kel without a KERI witness key file (NodeKeys loads it with the role)');
+  const key = ctx.keys.kel?.privateKey;
+  if (key === undefined) throw new Error('role kel without a KERI witness key (NodeKeys loads it with the role)');
   const allow = parseKelAllow(config.allow, ctx.dev);
-  const identity = kelIdentity(key);
+  const identity = await kelIdentity(key);
+  // Its stamp is fixed, so the OOBI is signed once here: GET /oobi never waits for (or fails with) an external key.
+  const ownOobiText = await ownOobi(identity, '1970-01-01T00:00:00.000000+00:00');
   await log.store.kelLedger.bindPrefix(identity.prefix);
   const events = new Counter({
     name: 'kel_events_total',
@@ -133,7 +135,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     identity,
     service,
     register: (app) => {
-      registerKelRoutes(app, service, log.store);
+      registerKelRoutes(app, service, log.store, ownOobiText);
       registerKelEventRoute(app, log);
     },
     health: async () => {
@@ -192,7 +194,7 @@ function parseSn(v: unknown): number | null {
   return Number(v);
 }
 
-function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: WitnessStore): void {
+function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: WitnessStore, ownOobiText: string): void {
   void app.register(function kelRoutes(scope, _opts, done) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, next) => {
@@ -268,7 +270,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         .header('content-type', CESR_JSON)
         .header('keri-aid', service.identity.prefix)
         .header('access-control-allow-origin', '*')
-        .send(Buffer.from(ownOobi(service.identity, '1970-01-01T00:00:00.000000+00:00')));
+        .send(Buffer.from(ownOobiText));
     scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
     scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
       if ((request.params as { aid: string }).aid !== service.identity.prefix)

@@ -50,10 +50,9 @@ export async function queryKel(ledger: KelLedgerReads, prefix: string, sn: numbe
  * endorsed `/end/role/add` reply naming itself as controller. (`/loc/scheme` replies need
  * `--kel-url`, not built yet.)
  */
-export function ownOobi(identity: KelIdentity, stamp: string): string {
+export async function ownOobi(identity: KelIdentity, stamp: string): Promise<string> {
   const icp = identity.inception.event + pipelined(identity.inception.attachment + firstSeenGroup(0, stamp));
-  const role = endorse(endRoleAddReply(identity.prefix, 'controller', identity.prefix, stamp), identity.prefix, (bytes) =>
-    identity.sign(bytes),
-  );
-  return icp + role;
+  const reply = endRoleAddReply(identity.prefix, 'controller', identity.prefix, stamp);
+  const signature = await identity.sign(new TextEncoder().encode(reply));
+  return icp + endorse(reply, identity.prefix, () => signature);
 }

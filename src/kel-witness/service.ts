@@ -205,7 +205,7 @@ export class KelWitness {
     superseded: string[],
   ): Promise<KelOutcome> {
     const { e } = c;
-    const signature = this.identity.sign(e.bytes);
+    const signature = await this.identity.sign(e.bytes);
     const receipt = receiptMessage(e.i, e.s, e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, e, this.now(), superseded));
     await tx.kel.putEvent({ ...this.row(c, state), witnessed: true, receipt, leafIndex });
@@ -240,7 +240,7 @@ export class KelWitness {
         ? problem(403, 'kel_not_witness', `this node is not a backer after ${stored.t} ${c.e.s}`)
         : { kind: 'accepted' };
     }
-    const signature = this.identity.sign(c.e.bytes);
+    const signature = await this.identity.sign(c.e.bytes);
     const receipt = receiptMessage(c.e.i, c.e.s, c.e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, c.e, this.now()));
     await tx.kel.setWitnessed(c.e.i, c.e.d, receipt, leafIndex);

@@ -85,14 +85,16 @@ export function inProcessKey(k: NodeKey): KeyObject | undefined {
 
 /**
  * Resolve one key reference: a file (loadKey), or with `external` an `ssh-agent:`/`pkcs11:` key
- * (SPEC §1.1), opened and probed through the node's signer settings. Bastion and KERI witness keys
- * stay files (TLS and the KERI role sign in the process): an external reference there is refused.
+ * (SPEC §1.1), opened and probed through the node's signer settings. The bastion key stays a file
+ * (TLS signs in the process): an external reference there is refused. The KERI witness key may be
+ * external (the KERI role signs through KelIdentity's async `sign`).
  */
 export async function resolveKey(ref: string, purpose: KeyPurpose, external: ExternalSigners | undefined, name: string): Promise<NodeKey> {
   if (!isExternalKeyRef(ref)) return loadKey(ref, purpose);
-  if (external === undefined || purpose === 'bastion' || purpose === 'kel')
+  if (external === undefined || purpose === 'bastion')
     throw new KeyRefError('key_unsupported', `${FLAG[purpose]} takes a key file here, not ${ref.split(':')[0]}: (docs/keys.md)`);
-  const label = purpose === 'witness' ? 'witness' : (pk: Uint8Array) => `cosign:${formatVkey(name, SIG_TYPE_COSIGNATURE_V1, pk)}`;
+  const label =
+    purpose === 'witness' || purpose === 'kel' ? purpose : (pk: Uint8Array) => `cosign:${formatVkey(name, SIG_TYPE_COSIGNATURE_V1, pk)}`;
   const signer = await external.open(ref, label, 'ed25519');
   return { algorithm: 'ed25519', publicKey: signer.publicKey, privateKey: signer, purpose, ref };
 }

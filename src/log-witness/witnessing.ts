@@ -15,7 +15,9 @@
  * cosigned by ≥ quorum configured witnesses above the published one is published (persisted,
  * never decreasing). The served note is the node-signed note of that size plus every line of a
  * configured witness that verifies under its current vkeys; before the first quorum it is the
- * size-0 checkpoint signed at first start (Ed25519 is deterministic: the same bytes).
+ * size-0 checkpoint signed at first start (Ed25519 is deterministic: the same bytes). Every
+ * signature goes through the log signer's async path, so the witness key may be outside the
+ * process (SPEC §1.1): the size-0 note is signed once at open, while the signer is known to be up.
  */
 import type { Registry } from 'prom-client';
 import { formatTimestamp } from '../encoding/time.ts';
@@ -97,7 +99,11 @@ export class LogWitnessing {
   /** One evaluation at a time. */
   private readonly evaluations = new KeyedLock<null>();
 
-  private constructor(opts: LogWitnessingOptions, states: LogWitnessState[], published: number | undefined) {
+  /** The size-0 checkpoint, served before the first quorum (signed at open). */
+  private readonly emptyNote: string;
+
+  private constructor(opts: LogWitnessingOptions, states: LogWitnessState[], published: number | undefined, emptyNote: string) {
+    this.emptyNote = emptyNote;
     this.log = opts.log;
     this.store = opts.store;
     this.witnesses = opts.witnesses;
@@ -114,8 +120,13 @@ export class LogWitnessing {
 
   /** Read the stored state (witnesses, published size) and observe the newest checkpoint. */
   static async open(opts: LogWitnessingOptions): Promise<LogWitnessing> {
-    const [states, published, cp] = await Promise.all([opts.store.witnessStates(), opts.store.published(), opts.log.checkpoint()]);
-    const w = new LogWitnessing(opts, states, published);
+    const [states, published, cp, empty] = await Promise.all([
+      opts.store.witnessStates(),
+      opts.store.published(),
+      opts.log.checkpoint(),
+      opts.log.signer.signAsync({ size: 0, root: EMPTY_ROOT }),
+    ]);
+    const w = new LogWitnessing(opts, states, published, empty.note);
     if (cp !== undefined) w.observe(cp.size);
     w.sync();
     return w;
@@ -146,10 +157,10 @@ export class LogWitnessing {
   async checkpoint(): Promise<string> {
     const set = this.witnesses();
     const size = this.publishedSize;
-    if (size === undefined) return this.log.signer.sign({ size: 0, root: EMPTY_ROOT }).note;
+    if (size === undefined) return this.emptyNote;
     if (this.served?.size === size && this.served.set === set) return this.served.note;
     const cs = await this.store.cosigned(size);
-    if (cs === undefined) return this.log.signer.sign({ size: 0, root: EMPTY_ROOT }).note; // unreachable: publish keeps its rows
+    if (cs === undefined) return this.emptyNote; // unreachable: publish keeps its rows
     const text = parseNote(cs.note).text;
     let note = cs.note;
     for (const w of set.witnesses) {
@@ -224,7 +235,7 @@ export class LogWitnessing {
     const cp = await this.log.checkpoint();
     const size = cp?.size ?? 0;
     const root = Uint8Array.from(cp?.root ?? EMPTY_ROOT, (b) => b ^ 0xff);
-    const forked: SignedCheckpoint = this.log.signer.sign({ size, root });
+    const forked: SignedCheckpoint = await this.log.signer.signAsync({ size, root });
     const replies = await Promise.all(
       this.sync().map((s) =>
         s.run(async () => {

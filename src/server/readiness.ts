@@ -19,6 +19,8 @@ export interface ReadinessSources {
   signers: () => readonly { status(): SignerStatus }[];
   /** False while the store is down (StoreHealth); undefined = no store to watch. */
   storeUp?: () => boolean;
+  /** Other reasons not to serve, each named (the bridge: a clock too far from its database's). */
+  other?: () => readonly string[];
 }
 
 export const SignerStatusSchema = Type.Object({
@@ -37,6 +39,7 @@ export function readinessFailures(src: ReadinessSources): string[] {
     const st = s.status();
     if (st.state !== 'ok') out.push(`signer ${st.key}: ${st.last_error ?? 'unavailable'}`);
   }
+  out.push(...(src.other?.() ?? []));
   return out;
 }
 

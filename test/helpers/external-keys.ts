@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import type { KeyObject } from 'node:crypto';
 import { writeOpensshKey } from '../../src/cli/key-commands.ts';
+import { pkcs11Available } from '../../src/keys/pkcs11-module.ts';
 import { waitFor } from './poll.ts';
 
 export const run = promisify(execFile);
@@ -48,6 +49,11 @@ export async function softhsmMissing(): Promise<string | null> {
   if (!(await has('softhsm2-util', ['--version']))) return 'softhsm2-util is not installed (apt-get install softhsm2)';
   if (!(await has('pkcs11-tool', ['--help']))) return 'pkcs11-tool is not installed (apt-get install opensc)';
   return null;
+}
+
+/** SoftHSM2 and opensc missing, or the optional npm pkcs11js not built: why PKCS#11 tests cannot run. */
+export async function pkcs11Missing(): Promise<string | null> {
+  return (await softhsmMissing()) ?? (pkcs11Available() ? null : 'the optional npm package pkcs11js did not build');
 }
 
 export async function goMissing(): Promise<string | null> {

@@ -8,16 +8,13 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import { encodeAnchor } from '../../src/anchor/codec.ts';
-import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, ed25519PublicKeyBytes, signEd25519 } from '../../src/crypto/ed25519.ts';
-import { encodeHex } from '../../src/encoding/hex.ts';
-import { stringifyJson } from '../../src/encoding/json.ts';
 import { SignerError } from '../../src/keys/errors.ts';
 import { openSigner } from '../../src/keys/open-signer.ts';
 import { SSH_ED25519, SshReader, ed25519Fingerprint, ed25519KeyBlob, sshString, sshUint32 } from '../../src/keys/openssh.ts';
-import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
+import { fill } from '../helpers/anchors.ts';
 import { waitFor } from '../helpers/poll.ts';
+import { keyTestParty } from '../helpers/key-party.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { post, startTestWitness } from '../helpers/witness.ts';
 
@@ -74,27 +71,7 @@ class FakeAgent {
   }
 }
 
-const alice = edParty(0x0b);
-const registry = {
-  parties: [
-    {
-      id: 'did:keri:EAlice',
-      keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }],
-      delegator: 'did:keri:ERoot',
-      limits: { anchors_per_minute: 100_000, new_seeds_per_day: 100_000 },
-    },
-  ],
-};
-function submission(scope: string): string {
-  const anchor = signAnchor(alice, {
-    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope),
-    index: 1,
-    head: fill(1),
-    cumulative: 10n,
-    timestamp: 1_700_000_001,
-  });
-  return stringifyJson({ anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope } });
-}
+const { registry, submission } = keyTestParty(0x0b);
 
 void test(
   'an agent signing with another key: 503, signer_bad_signature, nothing committed, then recovery',

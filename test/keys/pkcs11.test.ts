@@ -13,68 +13,39 @@ import assert from 'node:assert/strict';
 import { copyFileSync, chmodSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
-import { encodeAnchor } from '../../src/anchor/codec.ts';
-import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { P256_HALF_N, bigIntFromBytes, decompressP256 } from '../../src/crypto/p256-strict.ts';
 import { encodeBase64url } from '../../src/encoding/base64.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
-import { stringifyJson } from '../../src/encoding/json.ts';
 import { KeyRefError } from '../../src/keys/errors.ts';
 import { openSigner } from '../../src/keys/open-signer.ts';
-import { pkcs11Available, setPkcs11LoaderForTests } from '../../src/keys/pkcs11-module.ts';
+import { setPkcs11LoaderForTests } from '../../src/keys/pkcs11-module.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
-import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
+import { fill } from '../helpers/anchors.ts';
 import {
   buildGo,
   goMissing,
   pkcs11Ref,
   requireTool,
   run,
-  softhsmMissing,
+  pkcs11Missing,
   softhsmToken,
   tokenKey,
   SOFTHSM_MODULE,
 } from '../helpers/external-keys.ts';
 import { waitFor } from '../helpers/poll.ts';
+import { keyTestParty } from '../helpers/key-party.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { post, startTestWitness, WITNESS_ORIGIN } from '../helpers/witness.ts';
 
-const alice = edParty(0x0a);
-const registry = {
-  parties: [
-    {
-      id: 'did:keri:EAlice',
-      keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }],
-      delegator: 'did:keri:ERoot',
-      limits: { anchors_per_minute: 100_000, new_seeds_per_day: 100_000 },
-    },
-  ],
-};
-function submission(scope: string): string {
-  const anchor = signAnchor(alice, {
-    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope),
-    index: 1,
-    head: fill(1),
-    cumulative: 10n,
-    timestamp: 1_700_000_001,
-  });
-  return stringifyJson({ anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope } });
-}
-
-async function missing(): Promise<string | null> {
-  const m = await softhsmMissing();
-  if (m !== null) return m;
-  if (!pkcs11Available()) return 'the optional npm package pkcs11js did not build';
-  return null;
-}
+const { registry, submission } = keyTestParty(0x0a);
 
 void test(
   'PKCS#11 (SoftHSM2): witness checkpoints verify with Go, ES256 with jose, load, token removal',
   { timeout: 300_000 },
   async (t) => {
-    if (!requireTool(t, await missing())) return;
+    if (!requireTool(t, await pkcs11Missing())) return;
     if (!requireTool(t, await goMissing())) return;
     const { dir, cleanup } = tempDir('aw-p11-');
     try {

@@ -13,43 +13,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeAnchor, encodeAnchor } from '../../src/anchor/codec.ts';
+import { decodeAnchor } from '../../src/anchor/codec.ts';
 import { cosignMessage } from '../../src/anchor/messages.ts';
-import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { ed25519KeyFromSeed, verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
-import { stringifyJson } from '../../src/encoding/json.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
-import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
+import { fill } from '../helpers/anchors.ts';
 import { LOG_NAME, SyntheticLog, logKeyC, logsDoc } from '../helpers/cosign-harness.ts';
 import { TestAgent, agentRef, buildGo, goMissing, opensshMissing, requireTool, run } from '../helpers/external-keys.ts';
 import { waitFor } from '../helpers/poll.ts';
+import { keyTestParty } from '../helpers/key-party.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { post, startTestWitness, WITNESS_ORIGIN } from '../helpers/witness.ts';
 
-const alice = edParty(0x09);
-const registry = {
-  parties: [
-    {
-      id: 'did:keri:EAlice',
-      keys: [{ curve: 'ed25519', public_key: encodeHex(alice.publicKey) }],
-      delegator: 'did:keri:ERoot',
-      limits: { anchors_per_minute: 100_000, new_seeds_per_day: 100_000 },
-    },
-  ],
-};
-
-function submission(scope: string): string {
-  const anchor = signAnchor(alice, {
-    seedId: deriveSeedId('did:keri:ERoot', 'did:keri:EAlice', scope),
-    index: 1,
-    head: fill(1),
-    cumulative: 10n,
-    timestamp: 1_700_000_001,
-  });
-  return stringifyJson({ anchor: encodeAnchor(anchor), party: { agent: 'did:keri:EAlice', root: 'did:keri:ERoot', scope } });
-}
+const { registry, submission } = keyTestParty(0x09);
 
 const witnessKey = ed25519KeyFromSeed(fill(0x31));
 const cosignKey = ed25519KeyFromSeed(fill(0x32));
