@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Registry } from 'prom-client';
+import type { AnchorWire } from '../../src/anchor/types.ts';
 import type { BridgeDeps, KeySource } from '../../src/bridge/deps.ts';
 import { bridgeMetrics } from '../../src/bridge/metrics.ts';
 import { renderBridgeStatusPage } from '../../src/bridge/status-page.ts';
@@ -325,7 +326,22 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
       },
     },
   };
-  const proof = { seed_id: seed, index: 1, cumulative: 12345678901234567890123n, note: `<img src=x onerror=alert(1)>` };
+  const anchor = (head: string, cumulative: bigint): AnchorWire => ({
+    seed_id: seed,
+    index: 1,
+    head,
+    cumulative,
+    timestamp: `<img src=x onerror=alert(1)>`,
+    witness_set: { said: EVIL, threshold: 1 },
+    sig_party: { curve: 'ed25519', public_key: 'cd'.repeat(32), signature: 'ef'.repeat(64) },
+  });
+  const cosignature = { witness_name: witness, witness_public_key: 'cd'.repeat(32), signature: EVIL, timestamp: EVIL };
+  const proof = {
+    seed_id: seed,
+    index: 1,
+    anchor_a: anchor('11'.repeat(32), 12345678901234567890123n),
+    anchor_b: anchor('22'.repeat(32), 5n),
+  };
   const polls: ReportPoll[] = [
     {
       time: 1000,
@@ -345,7 +361,12 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
           seed,
           witness: `${witness},w2.example`,
           message: `disagree ${EVIL}`,
-          evidence: { index: 1, a: { witness, anchor: {} }, b: { witness: 'w2.example', anchor: {} }, duplicity_proof: proof },
+          evidence: {
+            index: 1,
+            a: { witness, anchor: proof.anchor_a, cosignature },
+            b: { witness: 'w2.example', anchor: proof.anchor_b, cosignature },
+            duplicity_proof: proof,
+          },
         },
         { id: 'r', kind: 'log_rollback', severity: 'alert', witness, message: 'rolled back', evidence: { previous: prev, current: cur } },
         { id: 'u', kind: 'unreachable', severity: 'warning', message: `http://w3 <b>down</b>` },
