@@ -238,7 +238,7 @@ void test('witness page: no usable Host â†’ $WITNESS_URL; unknown signing time â
   assert.ok(page.includes('No checkpoint yet.'));
 });
 
-void test('bridge page: keys with ages, policy, aws-setup; hostile audience escaped', async () => {
+void test('bridge page: keys with ages, policy, aws-setup; hostile audience escaped', () => {
   const now = 1_767_225_600;
   const kid = (c: string): string => c.repeat(43);
   const entries: KeyEntry[] = [
@@ -264,10 +264,13 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
   };
   const service = new TokenService({ policy, trustedRoots: () => undefined, signingKey: () => active });
   const deps: BridgeDeps = { service, keys, issuer: { issuer: policy.issuer, pathPrefix: '', loopback: false } };
-  const metrics = bridgeMetrics(new Registry(), deps);
+  const registry = new Registry();
+  const metrics = bridgeMetrics(registry, deps);
   metrics.issued.inc({ alg: 'ES256' }, 3);
   metrics.refused.inc({ code: 'pop_invalid' });
-  const page = await renderBridgeStatusPage(deps, metrics, now * 1000);
+  // The page counts from the bridge's own totals: a registry reset (or shared, or replaced) changes nothing.
+  registry.resetMetrics();
+  const page = renderBridgeStatusPage(deps, metrics, now * 1000);
   assertInert(page);
   assert.ok(page.includes('aud.example/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'));
   assert.ok(page.includes('signing since 2025-12-31T22:00:00Z'));
@@ -282,6 +285,7 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
   assert.ok(!page.includes('This issuer is not https://'));
   assert.ok(page.includes('<strong>off</strong>'), 'proof of possession off is highlighted');
   assert.match(page, /id="tokens-issued"><div class="label">tokens issued<\/div><div class="value">3</);
+  assert.match(page, /id="tokens-refused"><div class="label">refusals<\/div><div class="value">1</);
   assert.ok(page.includes(`href="https://bridge.example/.well-known/openid-configuration"`));
 });
 
