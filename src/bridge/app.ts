@@ -138,7 +138,7 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
   app.get('/', { config: { bypassLimits: true }, schema: { hide: true } }, async (request, reply) => {
     const accept = request.headers.accept ?? '';
     if (/application\/json/i.test(accept) && !/text\/html/i.test(accept)) return reply.send(healthBody(deps));
-    const page = await renderBridgeStatusPage(deps, metrics, Date.now());
+    const page = renderBridgeStatusPage(deps, metrics, Date.now());
     return reply.header('content-type', 'text/html; charset=utf-8').headers(PAGE_HEADERS).send(page);
   });
   registerMetricsRoute(app);

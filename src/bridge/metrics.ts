@@ -1,15 +1,36 @@
 /**
  * The bridge's Prometheus metrics (issued tokens, refusals, reload failures, nonce and key gauges),
- * kept apart from the routes so the status page and the node assembly can read them too.
+ * kept apart from the routes. The token counters keep their own totals (`TalliedCounter`): the
+ * status page reads those, never the metrics registry.
  */
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { reuseMetric } from '../server/metrics.ts';
 import type { BridgeDeps } from './deps.ts';
 
+/** A counter the bridge keeps its own total of, as it feeds the Prometheus one. */
+export interface TalliedCounter<L extends string> {
+  inc(labels: Partial<Record<L, string>>, value?: number): void;
+  /** The total since start, all labels (the status page's number; never read back from Prometheus). */
+  readonly total: number;
+}
+
+function tallied<L extends string>(counter: Counter<L>): TalliedCounter<L> {
+  let total = 0;
+  return {
+    inc(labels, value = 1) {
+      total += value;
+      counter.inc(labels, value);
+    },
+    get total() {
+      return total;
+    },
+  };
+}
+
 export interface BridgeMetrics {
-  issued: Counter<'alg'>;
-  refused: Counter<'code'>;
+  issued: TalliedCounter<'alg'>;
+  refused: TalliedCounter<'code'>;
   keyRefreshFailures: Counter;
   trustedRootsReloadFailures: Counter;
 }
@@ -103,16 +124,21 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
     );
   }
   return {
-    issued: reuseMetric(
-      registry,
-      'bridge_tokens_issued_total',
-      () =>
-        new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers }),
+    issued: tallied(
+      reuseMetric(
+        registry,
+        'bridge_tokens_issued_total',
+        () =>
+          new Counter({ name: 'bridge_tokens_issued_total', help: 'Tokens issued, by signing algorithm', labelNames: ['alg'], registers }),
+      ),
     ),
-    refused: reuseMetric(
-      registry,
-      'bridge_token_refusals_total',
-      () => new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers }),
+    refused: tallied(
+      reuseMetric(
+        registry,
+        'bridge_token_refusals_total',
+        () =>
+          new Counter({ name: 'bridge_token_refusals_total', help: '/token refusals by problem code', labelNames: ['code'], registers }),
+      ),
     ),
     keyRefreshFailures: reuseMetric(
       registry,

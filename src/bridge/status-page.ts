@@ -2,7 +2,6 @@
  * The bridge's status page (`GET /`) and its JSON form (`GET /health`): what an operator sees,
  * rendered with the shared page helpers (src/pages), apart from the route wiring.
  */
-import type { Counter } from 'prom-client';
 import { VERSION } from '../version.ts';
 import type { BridgeDeps } from './deps.ts';
 import type { BridgeMetrics } from './metrics.ts';
@@ -36,23 +35,19 @@ function kelHealth(s: ReturnType<NonNullable<BridgeDeps['kel']>['status']>): Rec
   return { sources: s.sources, roots: s.roots, last_reload: s.last_reload };
 }
 
-/** Sum of a counter's values (all label sets). */
-async function counterTotal(c: Counter): Promise<number> {
-  return (await c.get()).values.reduce((n, v) => n + v.value, 0);
-}
-
 /**
  * The status page (`GET /`): issuer and OIDC links, the signing keys with their ages, the token
  * policy, and the next command to run (`token-bridge aws-setup`). No script, no external asset,
  * everything escaped; served with PAGE_CSP (src/pages/layout.ts).
  */
-export async function renderBridgeStatusPage(deps: BridgeDeps, metrics: BridgeMetrics, nowMs: number): Promise<string> {
+export function renderBridgeStatusPage(deps: BridgeDeps, metrics: BridgeMetrics, nowMs: number): string {
   const now = Math.floor(nowMs / 1000);
   const iss = deps.issuer.issuer;
   const policy = deps.service.policy;
   const algOf = new Map(deps.keys.jwks().keys.map((k) => [k.kid, k.alg]));
   const retention = retentionSeconds(policy.maxTtl);
-  const [issued, refused] = await Promise.all([counterTotal(metrics.issued), counterTotal(metrics.refused)]);
+  const issued = metrics.issued.total;
+  const refused = metrics.refused.total;
   const active = deps.keys.entries.find((e) => e.state === 'active');
   const keyRows = publicationOrder(deps.keys.entries).map((e) => {
     let when: SafeHtml;

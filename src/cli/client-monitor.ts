@@ -22,7 +22,6 @@ import {
   type MonitorConfig,
   type MonitorState,
   type PollReport,
-  LOG_EQUIVOCATION_V,
   deliverDueAlerts,
   enqueueAlerts,
   nextAlertDue,
@@ -38,6 +37,7 @@ import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { openMonitorParties, type MonitorParties } from './monitor-parties.ts';
+import { formatHuman } from './monitor-human.ts';
 
 interface MonitorFlags extends HttpFlags {
   alertWebhook?: string[];
@@ -103,7 +103,7 @@ function peerArg(text: string): string {
 function writeEvidence(dir: string, findings: readonly Finding[]): Map<string, string> {
   const files = new Map<string, string>();
   for (const f of findings) {
-    if (f.kind !== 'log_equivocation' || f.evidence?.v !== LOG_EQUIVOCATION_V) continue;
+    if (f.kind !== 'log_equivocation') continue;
     mkdirSync(dir, { recursive: true });
     const path = join(dir, `log-equivocation-${sha256Hex(f.id).slice(0, 16)}.json`);
     writeJsonAtomic(path, f.evidence, 0o644);
@@ -111,63 +111,6 @@ function writeEvidence(dir: string, findings: readonly Finding[]): Map<string, s
   }
   return files;
 }
-
-function printHuman(
-  report: PollReport,
-  findings: Finding[],
-  files: ReadonlyMap<string, string>,
-  alerts: { sent: number; pending: number } | undefined,
-): void {
-  const out: string[] = [];
-  const ws = report.witnesses
-    .map((w) => (w.reachable ? `${w.name ?? w.url} (log ${w.logSize ?? '?'})` : `${w.url} unreachable`))
-    .join(', ');
-  const alerted = alerts === undefined ? '' : `; alerts: ${alerts.sent} sent, ${alerts.pending} pending`;
-  out.push(
-    `${formatTimestamp(report.time)} polled ${ws}: ${findings.length === 0 ? 'no new findings' : `${findings.length} finding(s)`}${alerted}`,
-  );
-  for (const f of findings) {
-    out.push(`${f.severity === 'alert' ? 'ALERT' : 'WARNING'} ${f.kind}: ${f.message}`);
-    const ev = f.evidence;
-    if (ev === undefined) continue;
-    if (ev.duplicity_proof !== undefined)
-      out.push(`  duplicity proof (check with: anchor-witness verify duplicity FILE):\n  ${stringifyJson(ev.duplicity_proof)}`);
-    if (f.kind === 'disagreement' || f.kind === 'equivocation') {
-      for (const k of ['a', 'b'] as const) {
-        const side = ev[k] as { witness: string; anchor: unknown; cosignature: unknown };
-        out.push(`  ${side.witness} co-signed: ${stringifyJson({ anchor: side.anchor, cosignature: side.cosignature })}`);
-      }
-    }
-    if (f.kind === 'forged_anchor') out.push(`  co-signed: ${stringifyJson({ anchor: ev.anchor, cosignature: ev.cosignature })}`);
-    if (f.kind === 'log_equivocation') {
-      out.push(`  checkpoint a:\n${indent(String(ev.a))}`);
-      out.push(`  checkpoint b:\n${indent(String(ev.b))}`);
-      if (ev.consistency_proof !== undefined)
-        out.push(
-          `  root of b's first leaves from its tiles ${String(ev.old_root_from_tiles)}; consistency proof: ${stringifyJson(ev.consistency_proof)}`,
-        );
-      const file = files.get(f.id);
-      if (file !== undefined)
-        out.push(`  evidence written to ${file} (check it with: anchor-witness verify log-equivocation FILE --log-vkey VKEY)`);
-    }
-    if (f.kind === 'log_rollback' || f.kind === 'log_inconsistent') {
-      out.push(`  previous checkpoint:\n${indent(String(ev.previous))}`);
-      out.push(`  current checkpoint:\n${indent(String(ev.current))}`);
-      if (ev.consistency_proof !== undefined)
-        out.push(
-          `  old root from tiles ${String(ev.old_root_from_tiles)}; consistency proof from it to the current root: ${stringifyJson(ev.consistency_proof)}`,
-        );
-    }
-  }
-  process.stdout.write(out.join('\n') + '\n');
-}
-
-const indent = (text: string): string =>
-  text
-    .trimEnd()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
 
 export function addMonitorCommand(program: Command): void {
   addHttpOptions(
@@ -373,7 +316,7 @@ async function watch(
           alerts_pending: alerts?.pending ?? 0,
         }) + '\n',
       );
-    else printHuman(report, fresh, files, alerts);
+    else process.stdout.write(formatHuman(report, fresh, files, alerts));
     if (opts.once === true) {
       process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;
       return;

@@ -4,7 +4,8 @@ import { stepChart, type ChartMarker, type ChartPoint, type ChartSeries } from '
 import { formatUtc } from '../pages/format.ts';
 import { html, joinHtml, type SafeHtml } from '../pages/html.ts';
 import type { FindingView } from './monitor-report-findings.ts';
-import type { ReportPoll, ReportState } from './monitor-report-input.ts';
+import { unhandledKind } from './monitor/findings.ts';
+import type { ReportFinding, ReportPoll, ReportState } from './monitor-report-input.ts';
 
 const short = (hex: string): string => (hex.length > 16 ? `${hex.slice(0, 16)}…` : hex);
 
@@ -47,13 +48,7 @@ export function seedSection(
   const series: ChartSeries[] = names.map((w) => ({ label: w, points: seriesFor(seed, w, state, polls) }));
   const related = views.filter((v) => v.finding.seed === seed);
   const markers: ChartMarker[] = related.map((v) => {
-    const ev = v.finding.evidence ?? {};
-    const idx =
-      typeof ev.index === 'number'
-        ? ev.index
-        : typeof ev.expected === 'number'
-          ? ev.expected
-          : (series.find((s) => s.label === v.finding.witness)?.points.at(-1)?.v ?? 0);
+    const idx = markerIndex(v.finding) ?? series.find((s) => s.label === v.finding.witness)?.points.at(-1)?.v ?? 0;
     return { t: v.first ?? generatedAt, v: idx, label: `${v.finding.kind}: ${v.finding.message}`, severity: v.finding.severity };
   });
   const latest = names.map((w) => {
@@ -97,4 +92,32 @@ export function logSection(
   return html`<h2 id="logs">Witness logs</h2>
 <figure>${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
 <figcaption>Each witness's log size at every poll of this run. Triangles mark log findings (rollback, split view, inconsistency, tiles).</figcaption></figure>`;
+}
+
+/** Where a finding sits on a seed's index axis: the index it names, else none. */
+function markerIndex(f: ReportFinding): number | undefined {
+  switch (f.kind) {
+    case 'withholding':
+      return f.evidence.index ?? f.evidence.expected;
+    case 'disagreement':
+    case 'equivocation':
+    case 'seed_dark':
+      return f.evidence.index;
+    case 'duplicity':
+    case 'forged_anchor':
+    case 'forged_duplicity':
+    case 'log_rollback':
+    case 'log_equivocation':
+    case 'log_inconsistent':
+    case 'log_unwitnessed':
+    case 'anchor_rollback':
+    case 'tiles_mismatch':
+    case 'invalid_response':
+    case 'key_changed':
+    case 'unknown_witness':
+    case 'unreachable':
+      return undefined;
+    default:
+      return unhandledKind(f);
+  }
 }

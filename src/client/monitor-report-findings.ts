@@ -4,7 +4,7 @@ import { decodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
 import { SIG_TYPE_ED25519 } from '../note/signed-note.ts';
 import { formatVkey } from '../note/vkey.ts';
-import { LOG_EQUIVOCATION_V } from '../verify/log-equivocation.ts';
+import { unhandledKind } from './monitor/findings.ts';
 import { formatUtc } from '../pages/format.ts';
 import { dataUrl, html, shellCommand, type SafeHtml } from '../pages/html.ts';
 import type { ReportFinding, ReportPoll, ReportState } from './monitor-report-input.ts';
@@ -38,32 +38,102 @@ export function collectFindings(polls: readonly ReportPoll[]): FindingView[] {
   return [...byId.values()].sort((a, b) => rank(a) - rank(b) || (a.first ?? 0) - (b.first ?? 0) || (a.finding.id < b.finding.id ? -1 : 1));
 }
 
+interface EvidenceFile {
+  name: string;
+  mime: string;
+  body: string;
+  label: string;
+}
+
+/** One field of a finding's evidence, with what to call it in a download. */
+interface Piece {
+  key: string;
+  value: unknown;
+  label: string;
+  /** SPEC §6.2: what did not verify is a bounded excerpt, and says so. */
+  unverified?: boolean;
+}
+
+const piece = (key: string, value: unknown, label = key): Piece => ({ key, value, label });
+const excerpt = (key: string, value: unknown, label: string): Piece => ({ key, value, label, unverified: true });
+
+/** A finding's evidence fields in the order the monitor writes them, named per kind. */
+function evidencePieces(f: ReportFinding): Piece[] {
+  switch (f.kind) {
+    case 'withholding': {
+      const ev = f.evidence;
+      return [piece('index', ev.index), piece('expected', ev.expected), piece('by', ev.by), piece('since', ev.since)];
+    }
+    case 'disagreement':
+    case 'equivocation': {
+      const ev = f.evidence;
+      return [
+        piece('index', ev.index),
+        piece('a', ev.a, `co-signed anchor a (${ev.a.witness})`),
+        piece('b', ev.b, `co-signed anchor b (${ev.b.witness})`),
+        ...(ev.duplicity_proof === undefined ? [] : [piece('duplicity_proof', ev.duplicity_proof, 'duplicity proof')]),
+      ];
+    }
+    case 'duplicity':
+      return [piece('duplicity_proof', f.evidence.duplicity_proof, 'duplicity proof')];
+    case 'forged_duplicity':
+      return [excerpt('duplicity_proof', f.evidence.duplicity_proof, 'duplicity proof')];
+    case 'forged_anchor':
+      return [piece('anchor', f.evidence.anchor), piece('cosignature', f.evidence.cosignature)];
+    case 'log_rollback':
+      return [piece('previous', f.evidence.previous, 'previous checkpoint'), piece('current', f.evidence.current, 'current checkpoint')];
+    case 'log_equivocation': {
+      const ev = f.evidence;
+      return [
+        piece('v', ev.v),
+        piece('origin', ev.origin),
+        piece('a', ev.a, 'checkpoint a'),
+        piece('b', ev.b, 'checkpoint b'),
+        piece('old_root_from_tiles', ev.old_root_from_tiles),
+        piece('consistency_proof', ev.consistency_proof),
+      ];
+    }
+    case 'log_inconsistent': {
+      const ev = f.evidence;
+      return [
+        piece('previous', ev.previous, 'previous checkpoint'),
+        piece('current', ev.current, 'current checkpoint'),
+        piece('old_root_from_tiles', ev.old_root_from_tiles),
+        piece('consistency_proof', ev.consistency_proof),
+      ];
+    }
+    case 'log_unwitnessed':
+      return [piece('checkpoint', f.evidence.checkpoint)];
+    case 'seed_dark': {
+      const ev = f.evidence;
+      return [piece('index', ev.index), piece('timestamp', ev.timestamp), piece('witness', ev.witness), piece('dark_after', ev.dark_after)];
+    }
+    case 'anchor_rollback':
+      return [piece('previous', f.evidence.previous), piece('current', f.evidence.current)];
+    case 'invalid_response':
+      return f.evidence === undefined ? [] : [excerpt('checkpoint', f.evidence.checkpoint, 'checkpoint')];
+    case 'tiles_mismatch':
+    case 'key_changed':
+    case 'unknown_witness':
+    case 'unreachable':
+      return [];
+    default:
+      return unhandledKind(f);
+  }
+}
+
 /** What to call a piece of evidence in a download, and how to check it offline. */
-function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: string; body: string; label: string }[] {
+function evidenceFiles(f: ReportFinding, n: number): EvidenceFile[] {
   const ev = f.evidence;
   if (ev === undefined) return [];
   const base = `finding-${n}-${safeName(f.kind)}`;
-  const files: { name: string; mime: string; body: string; label: string }[] = [];
-  for (const [key, value] of Object.entries(ev)) {
+  const files: EvidenceFile[] = [];
+  for (const { key, value, label, unverified = false } of evidencePieces(f)) {
     if (value === undefined || value === null || typeof value === 'number' || typeof value === 'boolean') continue;
     if (typeof value === 'string') {
       if (!value.includes('\n')) continue; // short strings (ids, roots) are in the JSON
-      files.push({
-        name: `${base}-${safeName(key)}.txt`,
-        mime: 'text/plain',
-        body: value,
-        label: key === 'previous' || key === 'current' ? `${key} checkpoint` : key === 'a' || key === 'b' ? `checkpoint ${key}` : key,
-      });
+      files.push({ name: `${base}-${safeName(key)}.txt`, mime: 'text/plain', body: value, label });
     } else {
-      const who = (value as { witness?: unknown }).witness;
-      const label =
-        key === 'duplicity_proof'
-          ? 'duplicity proof'
-          : key === 'a' || key === 'b'
-            ? `co-signed anchor ${key} (${typeof who === 'string' ? who : '?'})`
-            : key;
-      // SPEC §6.2: what did not verify is a bounded excerpt, and says so.
-      const unverified = (value as { unverified?: unknown }).unverified === true;
       files.push({
         name: `${base}-${safeName(key)}${unverified ? '-unverified' : ''}.json`,
         mime: 'application/json',
@@ -72,11 +142,11 @@ function evidenceFiles(f: ReportFinding, n: number): { name: string; mime: strin
       });
     }
   }
-  if (f.kind === 'log_equivocation' && ev.v === LOG_EQUIVOCATION_V)
+  if (f.kind === 'log_equivocation')
     files.push({
       name: `${base}-log-equivocation.json`,
       mime: 'application/json',
-      body: stringifyJson(ev, 2) + '\n',
+      body: stringifyJson(f.evidence, 2) + '\n',
       label: 'log-equivocation evidence',
     });
   files.push({
@@ -112,7 +182,7 @@ function checks(f: ReportFinding, files: { name: string }[], state: ReportState)
     out.push(shellCommand(['anchor-witness', 'verify', 'checkpoint', b, '--witness-key', pin.public_key, '--origin', pin.log_origin]));
   }
   const evidence = file('-log-equivocation.json');
-  const origin = f.evidence?.origin;
+  const origin = f.kind === 'log_equivocation' ? f.evidence.origin : undefined;
   const log = Object.values(state.witnesses).find((w) => w.log_origin === origin);
   if (evidence !== undefined && log !== undefined) {
     try {

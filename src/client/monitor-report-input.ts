@@ -1,5 +1,6 @@
 // The monitor report's input: structural subsets of the monitor's `MonitorState` and `PollReport`,
-// so the report renders from plain data and imports nothing of the monitor.
+// so the report renders from plain data and imports nothing of the monitor but the findings' types.
+import type { Finding } from './monitor/findings.ts';
 
 export interface ReportAnchor {
   index: number;
@@ -18,15 +19,8 @@ export interface ReportState {
   seeds: Record<string, { observations: readonly ReportObservation[] }>;
 }
 
-export interface ReportFinding {
-  id: string;
-  kind: string;
-  severity: 'alert' | 'warning';
-  message: string;
-  witness?: string | undefined;
-  seed?: string | undefined;
-  evidence?: Record<string, unknown> | undefined;
-}
+/** A finding as the monitor reports it: a union by `kind`, each with its evidence's type. */
+export type ReportFinding = Finding;
 
 export interface ReportWitnessStatus {
   url: string;

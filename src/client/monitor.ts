@@ -44,7 +44,8 @@ export {
 export type { AlertDelivery, AlertPayload } from './monitor/alerts.ts';
 export { alertSignature, parseWebhook, postAlert } from './monitor/webhook.ts';
 export type { Webhook } from './monitor/webhook.ts';
-export type { Finding, FindingKind } from './monitor/findings.ts';
+export type { AnchorPairEvidence, CosignedSide, Finding, FindingEvidence, FindingKind, FindingOf } from './monitor/findings.ts';
+export { unhandledKind } from './monitor/findings.ts';
 export { LOG_EQUIVOCATION_V } from '../verify/log-equivocation.ts';
 
 export interface WitnessStatus {

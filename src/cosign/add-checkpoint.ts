@@ -44,7 +44,7 @@ import type { SignaturePool } from '../anchoring/verify-pool.ts';
 import { ProtocolError } from '../errors.ts';
 import { NoteError } from '../note/errors.ts';
 import { verifyNote, verifyNoteWith, type VerifiedNote } from '../note/signed-note.ts';
-import { checkpointStatement } from '../note/subtree-message.ts';
+import { statementOfCheckpoint } from '../note/subtree-message.ts';
 import { parseAddCheckpointRequest, type AddCheckpointRequest } from '../note/tlog-witness.ts';
 import type { KeyedLock } from '../store/keyed-lock.ts';
 import type { CosignStateStorage, OriginState } from '../store/types.ts';
@@ -134,7 +134,7 @@ export async function addCheckpoint(ctx: AddCheckpointContext, body: Uint8Array 
   // 3a. an ML-DSA-44 cosignature cannot cover extension lines (nor an origin over 255 bytes)
   if (ctx.keyring.hasMlDsaKey) {
     try {
-      checkpointStatement(ctx.name, req.note.text, 1);
+      statementOfCheckpoint(ctx.name, checkpoint, 1);
     } catch (e) {
       if (e instanceof NoteError) return reject(400, 'ml_dsa_unsignable', `checkpoint cannot be ML-DSA-44 cosigned: ${e.message}`, origin);
       throw e;
@@ -198,7 +198,7 @@ async function commit(
     }
     // 10. cosign, persist, answer
     const timestamp = Math.max(Math.floor(ctx.now() / 1000), state?.lastTime ?? 0);
-    const lines = await ctx.keyring.cosignCheckpoint(req.note.text, timestamp);
+    const lines = await ctx.keyring.cosignCheckpoint(req.note.text, timestamp, checkpoint);
     const next: OriginState = {
       origin,
       size: checkpoint.size,

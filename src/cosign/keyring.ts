@@ -7,6 +7,7 @@ import { sha256 } from '../crypto/sha256.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { cosignerForKey, type Cosigner, type CosignerWorkers, type CosignKey, type MlDsa44Cosigner } from '../note/cosigner.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_SUBTREE_V1 } from '../note/signed-note.ts';
+import type { Checkpoint } from '../note/checkpoint.ts';
 import { formatCosignatureReply } from '../note/tlog-witness.ts';
 import { CosignConfigError } from './errors.ts';
 
@@ -62,8 +63,11 @@ export class CosignKeyring {
     return this.cosigners.some((c) => c.type === SIG_TYPE_SUBTREE_V1);
   }
 
-  /** Every cosigner's line over the checkpoint text at `timestamp`, in key order (signed concurrently). */
-  async cosignCheckpoint(checkpointText: string, timestamp: number): Promise<string> {
-    return formatCosignatureReply(await Promise.all(this.cosigners.map((c) => c.cosignCheckpoint(checkpointText, timestamp))));
+  /**
+   * Every cosigner's line over the checkpoint text at `timestamp`, in key order (signed
+   * concurrently); `parsed` is that text's checkpoint, parsed once by the caller.
+   */
+  async cosignCheckpoint(checkpointText: string, timestamp: number, parsed?: Checkpoint): Promise<string> {
+    return formatCosignatureReply(await Promise.all(this.cosigners.map((c) => c.cosignCheckpoint(checkpointText, timestamp, parsed))));
   }
 }

@@ -2,7 +2,8 @@
  * The cosign part (SPEC §5): the cosign role (role.ts) as a node part. Its keys come from NodeKeys
  * (which checked them, SPEC §1); the role's own SIGHUP listeners (the logs file, the lists) are
  * adopted as the part's reload. Fragments: the cosign vkeys for `/health`, and the known logs
- * with their cosigned sizes and request counts for the status page.
+ * with their cosigned sizes and request counts (the role's own tally, never the metrics) for the
+ * status page.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -11,6 +12,7 @@ import type { NodeKeys } from '../keys/node-keys.ts';
 import { adoptSighupListeners, disposeBy, type NodePart } from '../server/part.ts';
 import type { CosignStateStorage } from '../store/types.ts';
 import type { ListLimits } from './list-merge.ts';
+import type { OriginOutcomes } from './outcome-tally.ts';
 import { createCosignRole, type CosignRole } from './role.ts';
 import type { RateLimitSpec } from '../server/rate-limit.ts';
 
@@ -72,27 +74,14 @@ export interface CosignPart extends NodePart<CosignHealthFragment, CosignStatus>
 
 const MAX_LOG_ROWS = 200;
 
-/** add-checkpoint outcomes that reached the quota check (SPEC §5 check 4) and took a token. */
-const COUNTED = new Set(['cosigned', 'conflict', 'old_size_too_large', 'invalid_empty_tree', 'unexpected_proof', 'inconsistent']);
+/** add-checkpoint refusals after the quota check (SPEC §5 check 4): they took a token. */
+const AFTER_QUOTA = ['old_size_too_large', 'invalid_empty_tree', 'unexpected_proof', 'inconsistent'] as const;
 
-/**
- * Requests per origin, from the role's `cosign_add_checkpoint_total` counter (the role keeps no
- * other tally of its outcomes).
- */
-async function requestCounts(metrics: Registry): Promise<Map<string, { counted: number; refused: number }>> {
-  const out = new Map<string, { counted: number; refused: number }>();
-  const metric = metrics.getSingleMetric('cosign_add_checkpoint_total');
-  if (metric === undefined) return out;
-  for (const v of (await metric.get()).values) {
-    const origin = v.labels.origin;
-    const outcome = v.labels.outcome;
-    if (typeof origin !== 'string' || typeof outcome !== 'string') continue;
-    const e = out.get(origin) ?? { counted: 0, refused: 0 };
-    if (COUNTED.has(outcome)) e.counted += v.value;
-    if (outcome === 'quota_exceeded') e.refused += v.value;
-    out.set(origin, e);
-  }
-  return out;
+/** A log's row counts from the role's own tally: requests that took a token, and those refused (429). */
+function requestCounts(o: Readonly<OriginOutcomes> | undefined): { counted: number; refused: number } {
+  if (o === undefined) return { counted: 0, refused: 0 };
+  const counted = AFTER_QUOTA.reduce((n, code) => n + (o.refused[code] ?? 0), o.cosigned + o.conflict);
+  return { counted, refused: o.refused.quota_exceeded ?? 0 };
 }
 
 export async function startCosignPart(ctx: CosignPartContext, o: CosignPartOptions): Promise<CosignPart> {
@@ -118,12 +107,11 @@ export async function startCosignPart(ctx: CosignPartContext, o: CosignPartOptio
     }),
   );
   const readLogs = async (): Promise<CosignStatus> => {
-    const requests = await requestCounts(ctx.metrics);
     const known = [...role.logs.current().values()].sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : 0));
     const logs = await Promise.all(
       known.slice(0, MAX_LOG_ROWS).map(async (l): Promise<CosignLogRow> => {
         const state = await ctx.store.cosign.getOrigin(l.origin);
-        const r = requests.get(l.origin) ?? { counted: 0, refused: 0 };
+        const r = requestCounts(role.outcomes.of(l.origin));
         return {
           origin: l.origin,
           source: l.source,

@@ -29,6 +29,7 @@ import { createLogListMetrics } from './list-metrics.ts';
 import type { CosignMetrics } from './metrics.ts';
 import { createCosignMetrics } from './metrics.ts';
 import { createSignSubtreeCounter } from './metrics.ts';
+import { OutcomeTally, type OutcomeCounts } from './outcome-tally.ts';
 import { registerCosignRoutes } from './routes.ts';
 import { CosignService } from './service.ts';
 import { SignSubtreeService } from './sign-subtree.ts';
@@ -92,6 +93,8 @@ export interface CosignHealth {
 
 export interface CosignRole {
   readonly service: CosignService;
+  /** add-checkpoint outcomes per origin since start (the status page's counts). */
+  readonly outcomes: OutcomeCounts;
   readonly logs: KnownLogsSource;
   register(app: FastifyInstance): void;
   healthInfo(): CosignHealth;
@@ -108,6 +111,7 @@ export interface CosignRole {
 export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignRole> {
   const log = opts.log;
   const metrics: CosignMetrics | undefined = opts.metrics === undefined ? undefined : createCosignMetrics(opts.metrics);
+  const tally = new OutcomeTally(metrics);
 
   if (opts.witnessPublicKey !== undefined) {
     const witnessHex = Buffer.from(opts.witnessPublicKey).toString('hex');
@@ -242,13 +246,14 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
 
   return {
     service: svc,
+    outcomes: tally,
     logs,
     lists,
     register(app) {
       registerCosignRoutes(app, {
         service: svc,
         originForHash: (h) => byHash.get(h),
-        metrics,
+        tally,
         retryAfterSeconds: opts.retryAfterSeconds ?? 1,
         signSubtree:
           subtrees === undefined

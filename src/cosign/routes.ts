@@ -3,7 +3,7 @@
  * `POST /add-checkpoint` (C2SP tlog-witness; a raw body, Content-Type ignored, errors as one line
  * of text), `POST /sign-subtree` (SPEC §5.4, the same conventions; only when given a
  * SignSubtreeService) and `GET /<64 hex sha256(origin)>/checkpoint`. Limits, deadlines, CORS and
- * metrics come from the shared layer.
+ * metrics come from the shared layer; add-checkpoint outcomes are counted in the role's tally.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/swagger';
@@ -11,8 +11,8 @@ import type { Counter } from 'prom-client';
 import { clientKey, parseIp } from '../server/ip.ts';
 import { clientIp } from '../server/server.ts';
 import { isStoreUnavailable } from '../store/errors.ts';
-import type { CosignMetrics } from './metrics.ts';
-import { SIGN_SUBTREE_OTHER_ORIGIN, UNKNOWN_ORIGIN_LABEL } from './metrics.ts';
+import { SIGN_SUBTREE_OTHER_ORIGIN } from './metrics.ts';
+import type { OutcomeTally } from './outcome-tally.ts';
 import { formatConflictReply } from '../note/tlog-witness.ts';
 import type { SignSubtreeOutcome, SignSubtreeService } from './sign-subtree.ts';
 import type { AddCheckpointOutcome, CosignService } from './service.ts';
@@ -25,7 +25,8 @@ export interface CosignRouteDeps {
   service: CosignService;
   /** The origin whose SHA-256 is this lowercase hex, among the origins known in this process. */
   originForHash: (hashHex: string) => string | undefined;
-  metrics?: CosignMetrics | undefined;
+  /** Where each add-checkpoint outcome is counted (it feeds the metrics). */
+  tally?: OutcomeTally | undefined;
   /** Retry-After seconds on 503 store_unavailable (default 1). */
   retryAfterSeconds?: number;
   /** POST /sign-subtree is served only with this (an ML-DSA-44 cosign key, no --no-sign-subtree). */
@@ -36,14 +37,6 @@ function sendLine(reply: FastifyReply, status: number, line: string, headers: Re
   reply.code(status).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
   return reply.send(`${line.replace(/[\r\n]+/g, ' ')}\n`);
-}
-
-function record(metrics: CosignMetrics | undefined, outcome: AddCheckpointOutcome): void {
-  if (metrics === undefined) return;
-  const origin = outcome.origin ?? UNKNOWN_ORIGIN_LABEL;
-  const label = outcome.kind === 'rejected' ? outcome.code : outcome.kind;
-  metrics.requests.inc({ origin, outcome: label });
-  if (outcome.kind === 'cosigned') metrics.size.set({ origin }, outcome.size);
 }
 
 /** The key a client's sign-subtree token bucket is kept under (server/ip.ts: IPv6 by /64). */
@@ -60,7 +53,7 @@ function recordSubtree(requests: Counter<'origin' | 'outcome'> | undefined, outc
 const ORIGIN_HASH_RE = /^[0-9a-fA-F]{64}$/;
 
 export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps): void {
-  const { service, metrics } = deps;
+  const { service, tally } = deps;
   const retryAfter = String(deps.retryAfterSeconds ?? 1);
 
   void app.register(function cosignRoutes(scope, _opts, done) {
@@ -86,7 +79,7 @@ export function registerCosignRoutes(app: FastifyInstance, deps: CosignRouteDeps
           }
           throw e;
         }
-        record(metrics, outcome);
+        tally?.record(outcome);
         switch (outcome.kind) {
           case 'cosigned':
             return reply.code(200).header('content-type', TEXT_PLAIN).header('cache-control', 'no-store').send(outcome.body);

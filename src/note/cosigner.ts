@@ -27,7 +27,14 @@ import {
   type NoteVerifier,
   type SignatureCheck,
 } from './signed-note.ts';
-import { checkpointSubtreeMessage, encodeSubtreeSignatureBytes, subtreeMessage } from './subtree-message.ts';
+import {
+  checkpointStatement,
+  checkpointSubtreeMessage,
+  encodeSubtreeSignatureBytes,
+  statementOfCheckpoint,
+  subtreeMessage,
+} from './subtree-message.ts';
+import type { Checkpoint } from './checkpoint.ts';
 import { cosignatureNoteVerifier, subtreeNoteVerifier } from './vkey.ts';
 
 /** Signature arithmetic off the calling thread (the node's SignaturePool fits). */
@@ -86,9 +93,10 @@ interface CosignerKey {
   /**
    * The cosignature line (`— <name> base64(key ID ‖ u64be T ‖ signature)\n`) over a checkpoint note
    * text at `timestamp` (POSIX seconds). Throws NoteError (`invalid_timestamp`, and for 0x06
-   * `invalid_subtree_message` on extension lines or an origin over 255 bytes).
+   * `invalid_subtree_message` on extension lines or an origin over 255 bytes). `parsed`: the
+   * checkpoint of that text when the caller has parsed it already (a 0x06 key signs its values).
    */
-  cosignCheckpoint(checkpointText: string, timestamp: bigint | number): Promise<string>;
+  cosignCheckpoint(checkpointText: string, timestamp: bigint | number, parsed?: Checkpoint): Promise<string>;
   /** The same signature at `timestamp` on the calling thread, as a note signer (for signNote) or one line. */
   noteSigner(timestamp: bigint | number): CosignerNoteSigner;
   /** The verifier of this key's lines (name, key ID, type and public key as in the vkey). */
@@ -191,8 +199,10 @@ export function mlDsa44Cosigner(name: string, privateKey: KeyObject, workers?: C
     keyId: v.keyId,
     publicKey: v.publicKey,
     vkey: v.vkey,
-    async cosignCheckpoint(checkpointText, timestamp) {
-      return line(timestamp, await sign(checkpointSubtreeMessage(name, checkpointText, timestamp)));
+    async cosignCheckpoint(checkpointText, timestamp, parsed) {
+      const statement =
+        parsed === undefined ? checkpointStatement(name, checkpointText, timestamp) : statementOfCheckpoint(name, parsed, timestamp);
+      return line(timestamp, await sign(subtreeMessage(statement)));
     },
     async signSubtree(subtree, timestamp = 0n) {
       return line(timestamp, await sign(subtreeMessage({ name, timestamp, ...subtree })));

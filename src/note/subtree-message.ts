@@ -14,7 +14,7 @@
  * invalid (and never produced). Timestamps and indexes are bigint (u64).
  */
 import { decodeBase64 } from '../encoding/base64.ts';
-import { EMPTY_TREE_ROOT_B64, parseCheckpoint } from './checkpoint.ts';
+import { EMPTY_TREE_ROOT_B64, parseCheckpoint, type Checkpoint } from './checkpoint.ts';
 import { NoteError } from './errors.ts';
 import { formatSignatureLine } from './signed-note.ts';
 import {
@@ -131,7 +131,11 @@ export function subtreeMessage(s: {
  * is no checkpoint.
  */
 export function checkpointStatement(name: string, checkpointText: string, timestamp: bigint | number): SubtreeStatement {
-  const cp = parseCheckpoint(checkpointText);
+  return statementOfCheckpoint(name, parseCheckpoint(checkpointText), timestamp);
+}
+
+/** checkpointStatement for a checkpoint already parsed from its text (parsed once per request). */
+export function statementOfCheckpoint(name: string, cp: Checkpoint, timestamp: bigint | number): SubtreeStatement {
   if (cp.extensions.length > 0) throw invalid('ML-DSA-44 cosignatures do not cover checkpoint extension lines');
   const statement = { name, timestamp: u64(timestamp, 'timestamp'), origin: cp.origin, start: 0n, end: BigInt(cp.size), hash: cp.rootHash };
   subtreeMessage(statement); // the length rules

@@ -148,9 +148,16 @@ void test('episodes: one alert per episode of a finding, whatever its details do
     url: 'https://w1.example',
     seed: 'ab',
     message: `behind at ${index}`,
-    evidence: { index },
+    evidence: { index, expected: 9, by: 'w2', since: 100 },
   });
-  const dark: Finding = { id: 'seed_dark ab', kind: 'seed_dark', severity: 'warning', seed: 'ab', message: 'dark' };
+  const dark: Finding = {
+    id: 'seed_dark ab',
+    kind: 'seed_dark',
+    severity: 'warning',
+    seed: 'ab',
+    message: 'dark',
+    evidence: { index: 9, timestamp: '1970-01-01T00:00:00Z', witness: 'w2', dark_after: 60 },
+  };
   const first = recordEpisodes(state, [behind(3), dark], 100);
   assert.equal(first.length, 2);
   const a = first.find((p) => p.kind === 'withholding')!;
@@ -180,6 +187,7 @@ void test('episodes: a witness the poll could not reach keeps its open episodes 
     url: 'https://w1.example',
     seed: 'ab',
     message: 'behind',
+    evidence: { index: 3, expected: 9, by: 'w2', since: 100 },
   };
   const down = (url: string): Finding => ({
     id: `unreachable ${url} checkpoint`,

@@ -200,7 +200,9 @@ void test('a node made to sign a second checkpoint at its published size: peers 
     peersOnly.findings.map((x) => x.kind),
     ['log_equivocation'],
   );
-  const sides = [peersOnly.findings[0]!.evidence!.a, peersOnly.findings[0]!.evidence!.b] as string[];
+  const proven = peersOnly.findings[0]!;
+  assert.ok(proven.kind === 'log_equivocation');
+  const sides = [proven.evidence.a, proven.evidence.b];
   assert.ok(sides.includes(fork.note), 'the shown view is one side');
   assert.ok(
     sides.some((n) => byPeer.some((m) => m.text === n)),

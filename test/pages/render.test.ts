@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Registry } from 'prom-client';
+import type { AnchorWire } from '../../src/anchor/types.ts';
 import type { BridgeDeps, KeySource } from '../../src/bridge/deps.ts';
 import { bridgeMetrics } from '../../src/bridge/metrics.ts';
 import { renderBridgeStatusPage } from '../../src/bridge/status-page.ts';
@@ -237,7 +238,7 @@ void test('witness page: no usable Host â†’ $WITNESS_URL; unknown signing time â
   assert.ok(page.includes('No checkpoint yet.'));
 });
 
-void test('bridge page: keys with ages, policy, aws-setup; hostile audience escaped', async () => {
+void test('bridge page: keys with ages, policy, aws-setup; hostile audience escaped', () => {
   const now = 1_767_225_600;
   const kid = (c: string): string => c.repeat(43);
   const entries: KeyEntry[] = [
@@ -263,10 +264,13 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
   };
   const service = new TokenService({ policy, trustedRoots: () => undefined, signingKey: () => active });
   const deps: BridgeDeps = { service, keys, issuer: { issuer: policy.issuer, pathPrefix: '', loopback: false } };
-  const metrics = bridgeMetrics(new Registry(), deps);
+  const registry = new Registry();
+  const metrics = bridgeMetrics(registry, deps);
   metrics.issued.inc({ alg: 'ES256' }, 3);
   metrics.refused.inc({ code: 'pop_invalid' });
-  const page = await renderBridgeStatusPage(deps, metrics, now * 1000);
+  // The page counts from the bridge's own totals: a registry reset (or shared, or replaced) changes nothing.
+  registry.resetMetrics();
+  const page = renderBridgeStatusPage(deps, metrics, now * 1000);
   assertInert(page);
   assert.ok(page.includes('aud.example/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'));
   assert.ok(page.includes('signing since 2025-12-31T22:00:00Z'));
@@ -281,6 +285,7 @@ void test('bridge page: keys with ages, policy, aws-setup; hostile audience esca
   assert.ok(!page.includes('This issuer is not https://'));
   assert.ok(page.includes('<strong>off</strong>'), 'proof of possession off is highlighted');
   assert.match(page, /id="tokens-issued"><div class="label">tokens issued<\/div><div class="value">3</);
+  assert.match(page, /id="tokens-refused"><div class="label">refusals<\/div><div class="value">1</);
   assert.ok(page.includes(`href="https://bridge.example/.well-known/openid-configuration"`));
 });
 
@@ -325,7 +330,22 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
       },
     },
   };
-  const proof = { seed_id: seed, index: 1, cumulative: 12345678901234567890123n, note: `<img src=x onerror=alert(1)>` };
+  const anchor = (head: string, cumulative: bigint): AnchorWire => ({
+    seed_id: seed,
+    index: 1,
+    head,
+    cumulative,
+    timestamp: `<img src=x onerror=alert(1)>`,
+    witness_set: { said: EVIL, threshold: 1 },
+    sig_party: { curve: 'ed25519', public_key: 'cd'.repeat(32), signature: 'ef'.repeat(64) },
+  });
+  const cosignature = { witness_name: witness, witness_public_key: 'cd'.repeat(32), signature: EVIL, timestamp: EVIL };
+  const proof = {
+    seed_id: seed,
+    index: 1,
+    anchor_a: anchor('11'.repeat(32), 12345678901234567890123n),
+    anchor_b: anchor('22'.repeat(32), 5n),
+  };
   const polls: ReportPoll[] = [
     {
       time: 1000,
@@ -345,7 +365,12 @@ void test('monitor report: findings, evidence as data: URLs that decode to the e
           seed,
           witness: `${witness},w2.example`,
           message: `disagree ${EVIL}`,
-          evidence: { index: 1, a: { witness, anchor: {} }, b: { witness: 'w2.example', anchor: {} }, duplicity_proof: proof },
+          evidence: {
+            index: 1,
+            a: { witness, anchor: proof.anchor_a, cosignature },
+            b: { witness: 'w2.example', anchor: proof.anchor_b, cosignature },
+            duplicity_proof: proof,
+          },
         },
         { id: 'r', kind: 'log_rollback', severity: 'alert', witness, message: 'rolled back', evidence: { previous: prev, current: cur } },
         { id: 'u', kind: 'unreachable', severity: 'warning', message: `http://w3 <b>down</b>` },

@@ -37,6 +37,7 @@ export interface AlertPayload {
   witness: string | null;
   seed: string | null;
   summary: string;
+  /** The finding's evidence (`{}` for a kind that has none). */
   evidence: Record<string, unknown>;
 }
 
@@ -74,7 +75,7 @@ export function recordEpisodes(state: MonitorState, findings: readonly Finding[]
       witness: f.url ?? null,
       seed: f.seed ?? null,
       summary: f.message,
-      evidence: f.evidence ?? {},
+      evidence: { ...f.evidence },
     });
   }
   const unreachable = new Set(findings.flatMap((f) => (f.kind === 'unreachable' && f.url !== undefined ? [f.url] : [])));

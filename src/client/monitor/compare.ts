@@ -9,7 +9,7 @@ import { encodeDuplicityProof } from '../../anchor/codec.ts';
 import { encodeHex } from '../../encoding/hex.ts';
 import { parseTimestamp } from '../../encoding/time.ts';
 import { decodeResponseAnchor } from '../../verify/receipt.ts';
-import { short, type AddFinding } from './findings.ts';
+import { short, type AddFinding, type AnchorPairEvidence } from './findings.ts';
 import { partyDuplicity, type PartyKeys } from './parties.ts';
 import { headOf, sameBytes, type MonitorState } from './state.ts';
 
@@ -25,7 +25,7 @@ export function crossCheck(seed: string, state: MonitorState, parties: PartyKeys
       if (a.anchor.index !== b.anchor.index || ha === undefined || hb === undefined || sameBytes(ha, hb)) continue;
       const [x, y, hx, hy] = Buffer.compare(ha, hb) < 0 ? [a, b, ha, hb] : [b, a, hb, ha];
       const same = x.witness === y.witness;
-      const evidence: Record<string, unknown> = {
+      const evidence: AnchorPairEvidence = {
         index: x.anchor.index,
         a: { witness: x.witness, anchor: x.anchor, cosignature: x.cosignature },
         b: { witness: y.witness, anchor: y.anchor, cosignature: y.cosignature },

@@ -3,31 +3,59 @@
  * with a stable id for de-duplication, a one-line message and JSON-able evidence.
  */
 import { createHash } from 'node:crypto';
+import type { AnchorWire, DuplicityProofWire } from '../../anchor/types.ts';
 import { ProtocolError } from '../../errors.ts';
+import type { LogEquivocationEvidence } from '../../verify/log-equivocation.ts';
+import type { CosignatureWire } from '../../verify/receipt.ts';
+import type { ObservedAnchor } from './state.ts';
 
-export type FindingKind =
-  | 'withholding'
-  | 'disagreement'
-  | 'equivocation'
-  | 'duplicity'
-  | 'forged_anchor'
-  | 'forged_duplicity'
-  | 'log_rollback'
-  | 'log_equivocation'
-  | 'log_inconsistent'
-  | 'log_unwitnessed'
-  | 'seed_dark'
-  | 'anchor_rollback'
-  | 'tiles_mismatch'
-  | 'invalid_response'
-  | 'key_changed'
-  | 'unknown_witness'
-  | 'unreachable';
+/** Two co-signed anchors for one index of one seed (disagreement, equivocation): one side. */
+export interface CosignedSide {
+  witness: string;
+  anchor: AnchorWire;
+  cosignature: CosignatureWire;
+}
 
-export interface Finding {
+/** Two co-signed anchors, and the party's duplicity proof when the party signed both. */
+export interface AnchorPairEvidence {
+  index: number;
+  a: CosignedSide;
+  b: CosignedSide;
+  duplicity_proof?: DuplicityProofWire;
+}
+
+/**
+ * Each kind's evidence, as JSON-able data (webhooks, --json, --html). `undefined`: the kind carries
+ * none; `X | undefined`: sometimes.
+ */
+export interface FindingEvidence {
+  withholding: { index: number | null; expected: number; by: string; since: number };
+  disagreement: AnchorPairEvidence;
+  equivocation: AnchorPairEvidence;
+  duplicity: { duplicity_proof: DuplicityProofWire };
+  forged_anchor: { anchor: AnchorWire; cosignature: CosignatureWire };
+  /** What the witness served, not the party's: an excerpt, marked unverified. */
+  forged_duplicity: { duplicity_proof: UnverifiedEvidence };
+  /** Two signed checkpoint notes. */
+  log_rollback: { previous: string; current: string };
+  /** The offline-checkable document (`anchor-witness verify log-equivocation`). */
+  log_equivocation: LogEquivocationEvidence;
+  log_inconsistent: { previous: string; current: string; old_root_from_tiles: string; consistency_proof: string[] };
+  log_unwitnessed: { checkpoint: string };
+  seed_dark: { index: number; timestamp: string; witness: string; dark_after: number };
+  anchor_rollback: { previous: ObservedAnchor; current?: ObservedAnchor };
+  tiles_mismatch: undefined;
+  invalid_response: { checkpoint: UnverifiedEvidence } | undefined;
+  key_changed: undefined;
+  unknown_witness: undefined;
+  unreachable: undefined;
+}
+
+export type FindingKind = keyof FindingEvidence;
+
+interface FindingCommon {
   /** Stable identity (same condition, same id), for de-duplication. */
   id: string;
-  kind: FindingKind;
   severity: 'alert' | 'warning';
   /** One line for humans. */
   message: string;
@@ -40,8 +68,19 @@ export interface Finding {
    * while it holds (a withholding witness falling further behind) keeps one subject.
    */
   subject?: string;
-  /** JSON-able evidence (signed notes, co-signed anchors, proofs). */
-  evidence?: Record<string, unknown>;
+}
+
+/** A finding of one kind, with that kind's evidence (required where the kind always has some). */
+export type FindingOf<K extends FindingKind> = FindingCommon & { kind: K } & (undefined extends FindingEvidence[K]
+    ? { evidence?: FindingEvidence[K] }
+    : { evidence: FindingEvidence[K] });
+
+/** What a poll reports: a union discriminated by `kind` (a `switch` on it is checked exhaustive). */
+export type Finding = { [K in FindingKind]: FindingOf<K> }[FindingKind];
+
+/** For the `default` of an exhaustive `switch (finding.kind)`: a kind left out fails to compile. */
+export function unhandledKind(f: never): never {
+  throw new Error(`unhandled finding kind: ${(f as { kind?: unknown }).kind as string}`);
 }
 
 /** Where the checks report (the poll keeps the first finding of each id). */
