@@ -42,7 +42,9 @@ export class KsnReader {
     // keripy's fullyWitnessed: at least bt receipts held for the latest event.
     const receipts = await this.ledger.receipts(prefix, tip.said);
     if (receipts.length < Number.parseInt(record.bt, 16)) return null;
-    const body = endorse(ksnReply(this.identity.prefix, record), this.identity.prefix, (bytes) => this.identity.sign(bytes));
+    const message = ksnReply(this.identity.prefix, record);
+    const signature = await this.identity.sign(new TextEncoder().encode(message));
+    const body = endorse(message, this.identity.prefix, () => signature);
     this.cache.set(key, body);
     if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     return body;

@@ -46,14 +46,14 @@ async function stream(w: RunningWitness, text: string): Promise<number[]> {
 const prefixOf = (w: RunningWitness): string => w.kel!.identity.prefix;
 
 /** What `schemes(db, eids)` sends: each witness's endorsed `/loc/scheme` reply (from its OOBI). */
-function schemes(ws: readonly RunningWitness[]): string {
-  return ws
-    .map((w) =>
-      endorse(locSchemeReply(prefixOf(w), 'http', `${w.url}/`, '2026-01-01T00:00:00.000000+00:00'), prefixOf(w), (b) =>
-        w.kel!.identity.sign(b),
-      ),
-    )
-    .join('');
+async function schemes(ws: readonly RunningWitness[]): Promise<string> {
+  const parts: string[] = [];
+  for (const w of ws) {
+    const message = locSchemeReply(prefixOf(w), 'http', `${w.url}/`, '2026-01-01T00:00:00.000000+00:00');
+    const signature = await w.kel!.identity.sign(new TextEncoder().encode(message));
+    parts.push(endorse(message, prefixOf(w), () => signature));
+  }
+  return parts.join('');
 }
 
 /** Receiptor.receipt for one event: /receipts everywhere, then the others' couples (and schemes) to each. */
@@ -71,7 +71,7 @@ async function receipt(wits: readonly RunningWitness[], event: Serder, attachmen
   for (const w of wits) {
     const others = wits.filter((o) => o !== w);
     let msg = '';
-    if (t === 'icp' || t === 'dip' || ((t === 'rot' || t === 'drt') && added.includes(prefixOf(w)))) msg += schemes(others);
+    if (t === 'icp' || t === 'dip' || ((t === 'rot' || t === 'drt') && added.includes(prefixOf(w)))) msg += await schemes(others);
     const count = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[others.length]!;
     msg += receiptMessage(event.pre, event.sad.s as string, event.said) + `-CA${count}` + others.map((o) => rcts.get(o)!).join('');
     for (const status of await stream(w, msg)) assert.equal(status, 204);
