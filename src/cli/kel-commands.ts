@@ -16,6 +16,7 @@ import { intArg } from './options.ts';
 import { delegateKel, initKel, rotateKel, type KelChange } from './kel-author.ts';
 import { KelToolError } from './errors.ts';
 import { progress, type Progress } from './progress.ts';
+import { addKelForgetCommand } from './kel-forget.ts';
 
 /** One line of `kel verify`. */
 export interface KelVerifyLine {
@@ -167,4 +168,5 @@ export function addKelCommands(program: Command): void {
       process.stdout.write(`wrote ${r.written.length} KEL file(s) to ${o.out}\n`);
     });
   addAuthorCommands(kel);
+  addKelForgetCommand(kel);
 }
