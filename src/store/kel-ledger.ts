@@ -7,6 +7,16 @@
  * absent. Drivers keep bytes and text: they never verify, hash or sign.
  */
 
+/** The `di` of a stored dip (the drivers keep text; this only reads one member). */
+export function dipDelegator(event: string): string | null {
+  try {
+    const di = (JSON.parse(event) as { di?: unknown }).di;
+    return typeof di === 'string' ? di : null;
+  } catch {
+    return null;
+  }
+}
+
 export type KelEventState = 'accepted' | 'superseded';
 
 /** One stored event of a prefix. */
@@ -77,6 +87,8 @@ export interface KelLedgerReads {
   counts(): Promise<KelLedgerCounts>;
   /** Bytes of the prefix's stored events and attachments (superseded and unwitnessed included). */
   prefixBytes(prefix: string): Promise<number>;
+  /** Held prefixes whose accepted inception is a `dip` naming `delegator` (the `ledger:` source's `"delegates": true`). */
+  delegatesOf(delegator: string): Promise<string[]>;
   /** `kel forget` removed this prefix: its events are refused (kel_prefix_not_allowed). */
   forgotten(prefix: string): Promise<boolean>;
 }

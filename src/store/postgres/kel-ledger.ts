@@ -17,6 +17,7 @@ import type {
   KelStoredDuplicity,
 } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
+import { dipDelegator } from '../kel-ledger.ts';
 import { query, type PgReader } from './db.ts';
 import { KEL_PREFIX_LOCK } from './schema.ts';
 
@@ -47,6 +48,7 @@ const SQL = {
   getMeta: 'SELECT value FROM meta WHERE key = $1',
   setMeta: 'INSERT INTO meta (key, value) VALUES ($1, $2)',
   prefixBytes: 'SELECT coalesce(sum(octet_length(event) + octet_length(attachment)), 0)::bigint AS n FROM kel_events WHERE prefix = $1',
+  dips: "SELECT prefix, event FROM kel_events WHERE sn = 0 AND t = 'dip' AND state = 'accepted' ORDER BY prefix",
   forgetEvents: 'DELETE FROM kel_events WHERE prefix = $1',
   forgetReceipts: 'DELETE FROM kel_receipts WHERE prefix = $1',
   forgetDuplicities: 'DELETE FROM kel_duplicities WHERE prefix = $1',
@@ -161,6 +163,11 @@ class PgKelReads implements KelLedgerReads {
 
   async prefixBytes(prefix: string): Promise<number> {
     return Number((await this.exec<{ n: string }>('kelPrefixBytes', SQL.prefixBytes, [prefix])).rows[0]?.n ?? 0);
+  }
+
+  async delegatesOf(delegator: string): Promise<string[]> {
+    const rows = (await this.exec<{ prefix: string; event: string }>('kelDips', SQL.dips, [])).rows;
+    return rows.filter((r) => dipDelegator(r.event) === delegator).map((r) => r.prefix);
   }
 
   async forgotten(prefix: string): Promise<boolean> {

@@ -15,6 +15,7 @@ import type {
   KelReceipt,
   KelStoredDuplicity,
 } from '../kel-ledger.ts';
+import { dipDelegator } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
@@ -75,6 +76,7 @@ class KelQueries {
   readonly getMeta: Statement<[string], { value: string }>;
   readonly setMeta: Statement<[string, string]>;
   readonly prefixBytes: Statement<[string], { n: number }>;
+  readonly dips: Statement<[], { prefix: string; event: string }>;
   readonly forgetEvents: Statement<[string]>;
   readonly forgetReceipts: Statement<[string]>;
   readonly forgetDuplicities: Statement<[string]>;
@@ -107,6 +109,7 @@ class KelQueries {
     this.getMeta = db.prepare('SELECT value FROM meta WHERE key = ?');
     this.setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
     this.prefixBytes = db.prepare('SELECT coalesce(sum(length(event) + length(attachment)), 0) AS n FROM kel_events WHERE prefix = ?');
+    this.dips = db.prepare("SELECT prefix, event FROM kel_events WHERE sn = 0 AND t = 'dip' AND state = 'accepted' ORDER BY prefix");
     this.forgetEvents = db.prepare('DELETE FROM kel_events WHERE prefix = ?');
     this.forgetReceipts = db.prepare('DELETE FROM kel_receipts WHERE prefix = ?');
     this.forgetDuplicities = db.prepare('DELETE FROM kel_duplicities WHERE prefix = ?');
@@ -182,6 +185,15 @@ class SqliteKelReads implements KelLedgerReads {
 
   forgotten(prefix: string): Promise<boolean> {
     return this.run(() => this.q.getMeta.get(`kel_forgotten:${prefix}`) !== undefined);
+  }
+
+  delegatesOf(delegator: string): Promise<string[]> {
+    return this.run(() =>
+      this.q.dips
+        .all()
+        .filter((r) => dipDelegator(r.event) === delegator)
+        .map((r) => r.prefix),
+    );
   }
 }
 
