@@ -8,7 +8,7 @@ import { Controller, send, startKelNode } from '../test/kel-witness/harness.ts';
 
 const n = Number(process.argv[2] ?? 300);
 const tmp = tempDir();
-const node = await startKelNode(tmp.dir, { kelLimits: { prefixEventsPerMinute: 1_000_000 } });
+const node = await startKelNode(tmp.dir, { kelLimits: { prefixEventsPerMinute: 1_000_000, rateLimit: null } });
 try {
   const ctl = await Controller.create(77);
   const icp = ctl.incept([node.kel!.identity.prefix]);

@@ -17,6 +17,7 @@ import { delegateKel, initKel, rotateKel, type KelChange } from './kel-author.ts
 import { KelToolError } from './errors.ts';
 import { addKelPullCommand } from './kel-pull.ts';
 import { progress, type Progress } from './progress.ts';
+import { addKelForgetCommand } from './kel-forget.ts';
 
 /** One line of `kel verify`. */
 export interface KelVerifyLine {
@@ -169,4 +170,5 @@ export function addKelCommands(program: Command): void {
     });
   addAuthorCommands(kel);
   addKelPullCommand(kel);
+  addKelForgetCommand(kel);
 }

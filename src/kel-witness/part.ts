@@ -126,8 +126,10 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
       this.set((await ledger.counts()).bytes);
     },
   });
+  await service.refreshCounts();
   const purge = setInterval(() => {
     expired.inc(service.purgeEscrow());
+    service.refreshCounts().catch(() => undefined); // the capacity bounds keep their counts until the next minute
   }, 60_000);
   purge.unref();
   return {

@@ -5,12 +5,10 @@
  * store transaction. Conflicts become recoveries, `stale`/`superseded` refusals or duplicity
  * proofs; out-of-order and catch-up events wait in the escrow (escrow-flow.ts).
  */
-import { verifyEd25519 } from '../crypto/ed25519.ts';
 import { decodeUtf8, isJsonObject, parseStrictJson } from '../encoding/json.ts';
 import { CesrError, coupleGroup, parseWitnessAttachments, receiptMessage, type WitnessAttachments } from '../keri/cesr-attachments.ts';
 import { KelError } from '../keri/errors.ts';
 import { parseEvent, type KelEvent } from '../keri/event.ts';
-import { decodeQb64 } from '../keri/qb64.ts';
 import type { LogBatch } from '../log/batch.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { KelLedgerEvent, StoreTransaction, WitnessStore } from '../store/types.ts';
@@ -23,24 +21,35 @@ import { catchUpChain, drainEscrow, escrowedDelegator, holdInEscrow } from './es
 import type { KelIdentity } from './identity.ts';
 import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
 import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
+import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
+import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits } from './quota.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
-export interface KelWitnessLimits {
+export interface KelWitnessLimits extends KelQuotaLimits {
+  /** Per prefix: `--kel-max-events`, `--kel-max-bytes` (stored events and attachments, superseded included). */
   maxEvents: number;
   maxBytes: number;
-  prefixEventsPerMinute: number;
   maxProofsPerPrefix: number;
   escrow: EscrowLimits;
 }
 
 export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
+  ...DEFAULT_KEL_QUOTA_LIMITS,
   maxEvents: 10_000,
   maxBytes: 8 * 1024 * 1024,
-  prefixEventsPerMinute: 60,
   maxProofsPerPrefix: 16,
   escrow: DEFAULT_ESCROW_LIMITS,
 };
+
+/** What one transaction stored, charged to the client's quotas after its commit. */
+interface Tally {
+  witnessed: number;
+  bytes: number;
+  newPrefix: boolean;
+}
+
+const newTally = (): Tally => ({ witnessed: 0, bytes: 0, newPrefix: false });
 
 export interface KelWitnessEvents {
   outcome?(t: string, outcome: string): void;
@@ -74,8 +83,7 @@ export class KelWitness {
   private readonly classifier: ConflictClassifier;
   private readonly now: () => number;
   private readonly events: KelWitnessEvents;
-  /** Witnessed-event times per prefix within the last minute (check 5). */
-  private readonly recent = new Map<string, number[]>();
+  readonly quotas: KelQuotas;
 
   constructor(o: KelWitnessOptions) {
     this.identity = o.identity;
@@ -86,6 +94,12 @@ export class KelWitness {
     this.now = o.now ?? Date.now;
     this.events = o.events ?? {};
     this.escrow = new KelEscrow(this.limits.escrow);
+    this.quotas = new KelQuotas(this.limits, this.now);
+  }
+
+  /** Read the held count and ledger bytes the capacity bounds use (at start and every minute). */
+  async refreshCounts(): Promise<void> {
+    this.quotas.refresh(await this.ledger.counts());
   }
 
   private get ledger() {
@@ -94,6 +108,8 @@ export class KelWitness {
 
   /** POST /receipts and POST /: the body (the message's bytes) and the `CESR-ATTACHMENT` header. */
   async submit(route: KelRoute, body: Uint8Array, header: string | undefined, ip: string): Promise<KelOutcome> {
+    const limited = this.quotas.admit(ip);
+    if (limited !== null) return limited;
     let att: WitnessAttachments;
     try {
       att = parseWitnessAttachments(header ?? '', route === 'receipts');
@@ -141,46 +157,62 @@ export class KelWitness {
           ? e.di
           : escrowedDelegator(this.escrow, e.i);
     if (!admits(this.allow, e.i, delegator)) return problem(403, 'kel_prefix_not_allowed', `${e.i} is not admitted by --kel-allow`);
-    // Check 5: the per-prefix quota (charged at commit).
-    const minute = this.now() - 60_000;
-    const times = (this.recent.get(e.i) ?? []).filter((t) => t > minute);
-    this.recent.set(e.i, times);
-    if (times.length >= this.limits.prefixEventsPerMinute)
-      return problem(429, 'kel_quota_exceeded', `${e.i} had ${times.length} events witnessed in the last minute`, {
-        headers: { 'retry-after': '60' },
-      });
+    if (await this.ledger.forgotten(e.i)) return problem(403, 'kel_prefix_not_allowed', `${e.i} was forgotten here (kel forget)`);
+    // Check 5: quotas and capacity (charged at commit).
+    if (this.quotas.needsCounts) await this.refreshCounts();
+    const quota = this.quotas.check(e.i, ip, inception !== undefined, c.body.length + c.attachment.length);
+    if (quota !== null) return quota;
     // Check 6: stateless rules.
     const stateless = statelessCheck(c);
     if (stateless !== null) return stateless;
-    const { value, batch } = await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, route, ip));
-    if (value.kind === 'receipt' || (value.kind === 'accepted' && batch.appended > 0)) {
-      times.push(this.now());
-      await this.processEscrow(e.i);
-    }
+    const value = await this.commit(c, route, ip);
+    if (value.kind === 'receipt' || value.kind === 'accepted') await this.processEscrow(e.i);
+    return value;
+  }
+
+  /** Checks 7–11 in one transaction; what it stored is charged to `ip`'s quotas after the commit. */
+  private async commit(c: Candidate, route: KelRoute, ip: string): Promise<KelOutcome> {
+    const tally = newTally();
+    const { value } = await this.log.transaction(async (tx, b) => {
+      const wasHeld = (await tx.kel.tip(c.e.i)) !== undefined;
+      const out = await this.inTransaction(tx, b, c, route, ip, tally);
+      tally.newPrefix = !wasHeld && tally.bytes > 0;
+      return out;
+    });
+    this.quotas.charge(c.e.i, ip, tally);
     return value;
   }
 
   /** Checks 7–11 under the prefix lock, against the committed ledger. */
-  private async inTransaction(tx: StoreTransaction, batch: LogBatch, c: Candidate, route: KelRoute, ip: string): Promise<KelOutcome> {
+  private async inTransaction(
+    tx: StoreTransaction,
+    batch: LogBatch,
+    c: Candidate,
+    route: KelRoute,
+    ip: string,
+    tally: Tally,
+  ): Promise<KelOutcome> {
     const { e } = c;
     await tx.kel.lockPrefix(e.i);
     let tip = await tx.kel.tip(e.i);
     const inception = e.t === 'icp' || e.t === 'dip';
     // Check 7: out of order, or a non-inception of a prefix not held.
     if (tip === undefined ? !inception : e.sn > tip.sn + 1) {
-      if (tip === undefined && (await this.admitCatchUp(tx, e.i, e.sn))) tip = await tx.kel.tip(e.i);
+      if (tip === undefined && (await this.admitCatchUp(tx, e.i, e.sn, tally))) tip = await tx.kel.tip(e.i);
       if (tip === undefined || e.sn > tip.sn + 1) return this.toEscrow(c, ip);
     }
     // Check 8: replay or conflict.
     if (tip !== undefined && e.sn <= tip.sn) {
       const stored = await tx.kel.bySaid(e.i, e.d);
       if (stored?.state === 'superseded') return invalid('superseded', e.sn, 'this event was superseded by a recovery');
-      if (stored !== undefined) return this.replay(tx, batch, stored, c, route);
-      return this.conflict(tx, batch, c, route, tip);
+      if (stored !== undefined) return this.replay(tx, batch, stored, c, route, tally);
+      return this.conflict(tx, batch, c, route, tip, tally);
     }
     // Check 9: against the state at sn − 1.
     if (tip !== undefined && tip.ordinal + 1 >= this.limits.maxEvents)
       return invalid('oversize', e.sn, `the KEL holds ${this.limits.maxEvents} events`);
+    if (tip !== undefined && (await tx.kel.prefixBytes(e.i)) + c.body.length + c.attachment.length > this.limits.maxBytes)
+      return invalid('oversize', e.sn, `the KEL would exceed ${this.limits.maxBytes} bytes`);
     const prior = tip === undefined ? null : decodeLedgerState(tip.keyState);
     const v = verifyAt(c, tip, prior);
     if (!v.ok) return v.outcome;
@@ -189,10 +221,10 @@ export class KelWitness {
       if (route === 'receipts')
         return problem(403, 'kel_not_witness', `this node (${this.identity.prefix}) is not a backer after ${e.t} ${e.s}`);
       if (tip === undefined) return this.toEscrow(c, ip); // catch-up: wait for the event that makes this node a backer
-      await this.put(tx, c, state, false);
+      await this.put(tx, c, state, false, tally);
       return { kind: 'accepted' };
     }
-    return this.witness(tx, batch, c, state, route, []);
+    return this.witness(tx, batch, c, state, route, [], tally);
   }
 
   /** Check 11: sign, store, log (the caller's transaction commits). */
@@ -203,8 +235,11 @@ export class KelWitness {
     state: LedgerState,
     route: KelRoute,
     superseded: string[],
+    tally: Tally,
   ): Promise<KelOutcome> {
     const { e } = c;
+    tally.witnessed++;
+    tally.bytes += c.body.length + c.attachment.length;
     const signature = await this.identity.sign(e.bytes);
     const receipt = receiptMessage(e.i, e.s, e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, e, this.now(), superseded));
@@ -224,13 +259,21 @@ export class KelWitness {
     return ledgerRow(c, state, this.now());
   }
 
-  private async put(tx: StoreTransaction, c: Candidate, state: LedgerState, witnessed: boolean): Promise<void> {
+  private async put(tx: StoreTransaction, c: Candidate, state: LedgerState, witnessed: boolean, tally: Tally): Promise<void> {
+    tally.bytes += c.body.length + c.attachment.length;
     await tx.kel.putEvent({ ...this.row(c, state), witnessed });
     await this.storePeerReceipts(tx, c.e.i, c.e.d, c.e.bytes, state.backers, c.att);
   }
 
   /** Check 8, same SAID: the stored receipt byte for byte, or witness it now if this node backs it. */
-  private async replay(tx: StoreTransaction, batch: LogBatch, stored: KelLedgerEvent, c: Candidate, route: KelRoute): Promise<KelOutcome> {
+  private async replay(
+    tx: StoreTransaction,
+    batch: LogBatch,
+    stored: KelLedgerEvent,
+    c: Candidate,
+    route: KelRoute,
+    tally: Tally,
+  ): Promise<KelOutcome> {
     const state = decodeLedgerState(stored.keyState);
     await this.storePeerReceipts(tx, c.e.i, c.e.d, c.e.bytes, state.backers, c.att);
     if (stored.witnessed && stored.receipt !== null)
@@ -240,6 +283,7 @@ export class KelWitness {
         ? problem(403, 'kel_not_witness', `this node is not a backer after ${stored.t} ${c.e.s}`)
         : { kind: 'accepted' };
     }
+    tally.witnessed++;
     const signature = await this.identity.sign(c.e.bytes);
     const receipt = receiptMessage(c.e.i, c.e.s, c.e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, c.e, this.now()));
@@ -255,7 +299,14 @@ export class KelWitness {
   }
 
   /** Check 8, another SAID at a held sn (SPEC §3.6.4 "Conflicts"). */
-  private async conflict(tx: StoreTransaction, batch: LogBatch, c: Candidate, route: KelRoute, tip: KelLedgerEvent): Promise<KelOutcome> {
+  private async conflict(
+    tx: StoreTransaction,
+    batch: LogBatch,
+    c: Candidate,
+    route: KelRoute,
+    tip: KelLedgerEvent,
+    tally: Tally,
+  ): Promise<KelOutcome> {
     const { e } = c;
     const x = (await tx.kel.accepted(e.i, e.sn))!;
     const before = e.sn > 0 ? await tx.kel.accepted(e.i, e.sn - 1) : undefined;
@@ -277,7 +328,7 @@ export class KelWitness {
         return problem(403, 'kel_not_witness', 'this node is not a backer after the recovery rotation');
       const superseded = (await tx.kel.events(e.i)).filter((r) => r.state === 'accepted' && r.sn >= e.sn).map((r) => r.said);
       await tx.kel.supersede(e.i, e.sn);
-      return this.witness(tx, batch, c, state, route, superseded);
+      return this.witness(tx, batch, c, state, route, superseded, tally);
     }
     const stored = await tx.kel.duplicity(e.i, e.sn);
     if (stored !== undefined) {
@@ -299,8 +350,7 @@ export class KelWitness {
     return { kind: 'duplicity', proof };
   }
 
-  /** Receipts of other backers (`-C` couples, `-B` indexed) that verify over the stored event. */
-  private async storePeerReceipts(
+  private storePeerReceipts(
     tx: StoreTransaction,
     prefix: string,
     said: string,
@@ -308,48 +358,26 @@ export class KelWitness {
     backers: readonly string[],
     att: WitnessAttachments,
   ): Promise<void> {
-    const found = new Map<number, { backer: string; signature: Uint8Array }>();
-    for (const couple of att.couples) found.set(backers.indexOf(couple.prefix), { backer: couple.prefix, signature: couple.signature });
-    for (const sig of att.witnesses) {
-      const backer = backers[sig.index];
-      if (backer !== undefined && !found.has(sig.index)) found.set(sig.index, { backer, signature: sig.signature });
-    }
-    for (const [index, r] of found) {
-      if (index < 0 || r.backer === this.identity.prefix) continue;
-      const key = decodeQb64(r.backer, ['B']);
-      if (key === null || !verifyEd25519(key.raw, bytes, r.signature)) continue;
-      await tx.kel.putReceipt({ prefix, said, index, backer: r.backer, signature: r.signature });
-    }
+    return storePeerReceipts(tx, this.identity.prefix, { prefix, said, bytes, backers }, att);
   }
 
   /** POST / with an `rct`: the backers' receipts for a stored event; unknown events are ignored. */
-  private async peerReceipts(value: Record<string, unknown>, att: WitnessAttachments): Promise<KelOutcome> {
-    const names = Object.keys(value);
-    if (names.join(',') !== 'v,t,d,i,s' || typeof value.i !== 'string' || typeof value.d !== 'string')
-      return problem(400, 'malformed_body', 'an rct is exactly {v,t,d,i,s}');
-    const prefix = value.i;
-    const said = value.d;
-    const stored = await this.ledger.bySaid(prefix, said);
-    if (stored === undefined) return { kind: 'accepted' };
-    const state = decodeLedgerState(stored.keyState);
-    await this.log.store.transaction((tx) =>
-      this.storePeerReceipts(tx, prefix, said, new TextEncoder().encode(stored.event), state.backers, att),
-    );
-    return { kind: 'accepted' };
+  private peerReceipts(value: Record<string, unknown>, att: WitnessAttachments): Promise<KelOutcome> {
+    return peerReceiptMessage(this.log.store, this.identity.prefix, value, att);
   }
 
   // ------------------------------------------------------------ escrow (escrow-flow.ts)
 
   private toEscrow(c: Candidate, ip: string): KelOutcome {
-    return holdInEscrow(this.escrow, c, ip, this.now());
+    return holdInEscrow(this.escrow, c, quotaClient(ip), this.now());
   }
 
   /** Catch-up admission (SPEC §3.6.4): the verified escrow chain 0 … sn − 1, stored unwitnessed. */
-  private async admitCatchUp(tx: StoreTransaction, prefix: string, sn: number): Promise<boolean> {
+  private async admitCatchUp(tx: StoreTransaction, prefix: string, sn: number, tally: Tally): Promise<boolean> {
     const chain = catchUpChain(this.escrow, prefix, sn, this.now());
     if (chain === null) return false;
     for (const link of chain) {
-      await this.put(tx, link.c, link.state, false);
+      await this.put(tx, link.c, link.state, false, tally);
       this.escrow.remove(link.entry);
     }
     return true;
@@ -358,7 +386,7 @@ export class KelWitness {
   private processEscrow(prefix: string): Promise<void> {
     return drainEscrow(this.escrow, prefix, {
       tip: (p) => this.ledger.tip(p),
-      admit: async (c, ip) => (await this.log.transaction((tx, b) => this.inTransaction(tx, b, c, 'root', ip))).value,
+      admit: (c, ip) => this.commit(c, 'root', ip),
       invalid: () => this.events.escrowInvalid?.(),
     });
   }

@@ -22,6 +22,8 @@ import type { KelEvaluation, KelLimits, KelTipRef } from '../keri/index.ts';
 import { listKelDirectory, type DirKelLocator } from './dir-source.ts';
 import { listKelRepository, type GitKelLocator } from './git-source.ts';
 import { KEL_WORKER_ROLE, type KelLocator, type KelWorkerReply, type KelWorkerRequest } from './kel-worker.ts';
+import { KelSourceError } from './errors.ts';
+import { LEDGER_SOURCE, type LedgerKelFeed } from './ledger-source.ts';
 import type { KelSourceSpec } from './source.ts';
 
 /** SPEC §3.5 rev 4 aggregate bounds: `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (MiB). */
@@ -132,6 +134,7 @@ export class KelEvaluator {
   private readonly aggregate: KelAggregateLimits;
   private readonly events: KelEvaluatorEvents;
   private readonly worker: KelWorkerClient;
+  private readonly ledger: LedgerKelFeed | undefined;
   private last = new Map<string, KelEvaluation>();
   private lastDelegatedBy = new Map<string, string | null>();
   /** Per delegator, the agents its accepted KEL revokes ({d} seals), as last evaluated. */
@@ -143,12 +146,26 @@ export class KelEvaluator {
     limits: KelLimits,
     aggregate: KelAggregateLimits,
     events: KelEvaluatorEvents = {},
+    ledger?: LedgerKelFeed,
   ) {
     this.specs = 'kind' in specs ? [specs] : specs;
+    this.ledger = ledger;
     this.limits = limits;
     this.aggregate = aggregate;
     this.events = events;
     this.worker = new KelWorkerClient(aggregate.maxHeapMb);
+  }
+
+  /** `ledger:` (SPEC §3.6.8): the parties' held KELs, their delegators and the agents of delegating entries. */
+  private async ledgerLocators(priority: readonly string[], delegating: readonly string[]): Promise<KelLocator[]> {
+    if (this.ledger === undefined)
+      throw new KelSourceError('kel_source_unreadable', '--kel-source ledger: reads the ledger of role kel, which is not running here');
+    const out: KelLocator[] = [];
+    for (const prefix of await this.ledger.list(priority, delegating)) {
+      const raw = await this.ledger.read(prefix, this.limits);
+      if (raw !== null) out.push({ kind: 'ledger', prefix, source: LEDGER_SOURCE, raw });
+    }
+    return out;
   }
 
   async stop(): Promise<void> {
@@ -165,11 +182,20 @@ export class KelEvaluator {
     tips: ReadonlyMap<string, KelTipRef>,
     priority: readonly string[],
     publish: (partial: SourceEvaluation) => Promise<void>,
+    delegating: readonly string[] = [],
   ): Promise<SourceEvaluation> {
     // Every source is listed first: one that cannot be listed fails the reload (every state kept).
     const located = new Map<string, KelLocator[]>();
     const listing = { ignored: [] as string[] };
     for (const spec of this.specs) {
+      if (spec.kind === 'ledger') {
+        for (const loc of await this.ledgerLocators(priority, delegating)) {
+          const list = located.get(loc.prefix);
+          if (list === undefined) located.set(loc.prefix, [loc]);
+          else list.push(loc);
+        }
+        continue;
+      }
       const listed = spec.kind === 'dir' ? await listKelDirectory(spec.path) : await listKelRepository(spec.path);
       listing.ignored.push(...listed.ignored);
       for (const id of listed.ids) {

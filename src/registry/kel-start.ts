@@ -10,6 +10,7 @@ import { Counter, Gauge, type Registry as Metrics } from 'prom-client';
 import { KelSourceError } from './errors.ts';
 import type { KelAggregateLimits } from './kel-evaluator.ts';
 import { KelPartyRegistry } from './live.ts';
+import type { LedgerFeedReads } from './ledger-source.ts';
 import { parseKelSourceSpecs } from './source.ts';
 import { KEL_REASONS, type KelLimits } from '../keri/index.ts';
 import type { AnchorStateStorage } from '../store/types.ts';
@@ -35,6 +36,7 @@ export async function startKelRegistry(
   metrics: Metrics,
   counters: ReloadCounters,
   log: FastifyBaseLogger,
+  ledger?: LedgerFeedReads,
 ): Promise<KelPartyRegistry> {
   if (registryFile === undefined) {
     throw new KelSourceError(
@@ -72,6 +74,7 @@ export async function startKelRegistry(
     pollSeconds: config.pollSeconds,
     ...(config.aggregate === undefined ? {} : { aggregate: config.aggregate }),
     store,
+    ...(ledger === undefined ? {} : { ledger }),
     events: {
       loaded: (why, counts) => {
         if (why !== 'start') counters.reloads.inc();

@@ -30,7 +30,11 @@ import { dipDelegator } from './source.ts';
 export const KEL_WORKER_ROLE = 'anchor-witness-kel-worker';
 
 /** Where one source's copy of an identifier is; `repo` is the git source's repository. */
-export type KelLocator = ({ kind: 'dir' } & DirKelLocator) | ({ kind: 'git'; repo: string } & GitKelLocator);
+export type KelLocator =
+  | ({ kind: 'dir' } & DirKelLocator)
+  | ({ kind: 'git'; repo: string } & GitKelLocator)
+  /** `ledger:`: the copy itself, read on the main thread (src/registry/ledger-source.ts). */
+  | { kind: 'ledger'; prefix: string; source: string; raw: RawKel };
 
 export type KelWorkerRequest =
   | { op: 'begin'; limits: KelLimits }
@@ -61,6 +65,7 @@ export function runKelWorker(port: MessagePort): void {
       const r = await readDirKel(loc, limits, budget);
       return { raw: r.kel, bytesRead: r.bytesRead };
     }
+    if (loc.kind === 'ledger') return { raw: loc.raw, bytesRead: loc.raw.bytes };
     const key = `${loc.repo}\n${loc.key}`;
     const known = seen.get(key);
     // An unchanged ref or tree: the verdict in the cache stands (stageKel compares source hashes only).

@@ -27,6 +27,8 @@ import { readKelRepository, type GitKelCache } from './git-source.ts';
 import { DEFAULT_KEL_AGGREGATE, KelEvaluator, type KelAggregateLimits, type SourceEvaluation } from './kel-evaluator.ts';
 import { tipsToRaise } from './tip-raise.ts';
 import { describeKelSource, type KelSourceRead, type KelSourceSpec } from './source.ts';
+import { LedgerKelFeed, type LedgerFeedReads } from './ledger-source.ts';
+import { KelSourceError } from './errors.ts';
 
 export interface KelInvalidEvent {
   prefix: string;
@@ -68,6 +70,8 @@ export interface KelRegistryOptions {
   /** `--kel-max-identifiers`, `--kel-max-total-bytes`, `--kel-max-heap` (default DEFAULT_KEL_AGGREGATE). */
   aggregate?: KelAggregateLimits;
   store: Pick<AnchorStateStorage, 'kelTips' | 'raiseKelTips'>;
+  /** The KERI witness role's ledger, for `--kel-source ledger:` (SPEC §3.6.8). */
+  ledger?: LedgerFeedReads;
   events?: KelRegistryEvents;
 }
 
@@ -82,6 +86,8 @@ export interface KelRegistryStatus {
 const isSpecList = (s: KelSourceSpec | readonly KelSourceSpec[]): s is readonly KelSourceSpec[] => Array.isArray(s);
 
 export function readKelSource(spec: KelSourceSpec, limits: KelLimits, gitCache?: GitKelCache): Promise<KelSourceRead> {
+  if (spec.kind === 'ledger')
+    throw new KelSourceError('invalid_kel_source', 'ledger: is read by the registry of a node with role kel only');
   return spec.kind === 'dir' ? readKelDirectory(spec.path, limits) : readKelRepository(spec.path, limits, gitCache);
 }
 
@@ -119,10 +125,16 @@ export class KelPartyRegistry {
 
   private constructor(opts: KelRegistryOptions) {
     this.opts = opts;
-    this.evaluator = new KelEvaluator(opts.source, opts.limits, opts.aggregate ?? DEFAULT_KEL_AGGREGATE, {
-      workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
-      sourceConflict: (prefix, detail) => opts.events?.sourceConflict?.(prefix, detail),
-    });
+    this.evaluator = new KelEvaluator(
+      opts.source,
+      opts.limits,
+      opts.aggregate ?? DEFAULT_KEL_AGGREGATE,
+      {
+        workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
+        sourceConflict: (prefix, detail) => opts.events?.sourceConflict?.(prefix, detail),
+      },
+      opts.ledger === undefined ? undefined : new LedgerKelFeed(opts.ledger),
+    );
     this.file = new Reloadable(
       opts.registryFile,
       (p) => {
@@ -223,10 +235,12 @@ export class KelPartyRegistry {
       const tips = new Map(stored.map((t) => [t.prefix, t]));
       // The registry's parties (and a static party's delegator) first: their snapshot is published before the rest is read.
       const priority: string[] = [];
+      const delegating: string[] = [];
       for (const e of this.file.current().entries) {
         for (const id of [e.id, e.delegator]) if (id?.startsWith(DID_KERI) === true) priority.push(id.slice(DID_KERI.length));
+        if (e.delegates && e.id.startsWith(DID_KERI)) delegating.push(e.id.slice(DID_KERI.length));
       }
-      const result = await this.evaluator.evaluate(tips, priority, (partial) => this.publish(partial, tips));
+      const result = await this.evaluator.evaluate(tips, priority, (partial) => this.publish(partial, tips), delegating);
       await this.publish(result, tips);
       if (result.ignored.join('\n') !== this.lastIgnored && result.ignored.length > 0) this.opts.events?.ignored?.(result.ignored);
       this.lastIgnored = result.ignored.join('\n');

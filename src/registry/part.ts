@@ -19,10 +19,12 @@ import { adoptSighupListeners, disposeBy, type NodePart, type PartReload } from 
 import type { AnchorStateStorage } from '../store/types.ts';
 import { startKelRegistry, type KelSourceConfig } from './kel-start.ts';
 import type { KelRegistryStatus } from './live.ts';
+import type { LedgerFeedReads } from './ledger-source.ts';
 
 /** What the registry part borrows of the node's context. */
 export interface RegistryPartContext {
-  store: { anchors: Pick<AnchorStateStorage, 'kelTips' | 'raiseKelTips'> };
+  /** `kelLedger`: the KERI witness role's ledger (`--kel-source ledger:`, SPEC §3.6.8). */
+  store: { anchors: Pick<AnchorStateStorage, 'kelTips' | 'raiseKelTips'>; kelLedger?: LedgerFeedReads };
   metrics: Metrics;
   logger: FastifyBaseLogger;
 }
@@ -69,7 +71,7 @@ export async function startRegistryPart(ctx: RegistryPartContext, o: RegistryPar
   if (kelConfig !== undefined) {
     // KelPartyRegistry listens for SIGHUP itself: the part adopts that listener as its reload.
     const { value: kel, hup } = await adoptSighupListeners(() =>
-      startKelRegistry(kelConfig, o.file, ctx.store.anchors, ctx.metrics, o.counters, log),
+      startKelRegistry(kelConfig, o.file, ctx.store.anchors, ctx.metrics, o.counters, log, ctx.store.kelLedger),
     );
     return {
       name: 'registry',

@@ -11,7 +11,8 @@ import { KelSourceError } from './errors.ts';
 
 /** `--kel-source` parsed. */
 export interface KelSourceSpec {
-  kind: 'dir' | 'git';
+  /** `ledger:` (SPEC §3.6.8, role kel): the KERI witness role's ledger; its path is ''. */
+  kind: 'dir' | 'git' | 'ledger';
   path: string;
 }
 
@@ -28,8 +29,10 @@ export function unreadableKel(prefix: string, source: string, reason: KelReason,
 }
 
 export function parseKelSourceSpec(text: string): KelSourceSpec {
+  if (text === 'ledger:') return { kind: 'ledger', path: '' };
   const m = /^(dir|git):(.+)$/.exec(text);
-  if (m === null) throw new KelSourceError('invalid_kel_source', `--kel-source must be dir:PATH or git:PATH, got ${JSON.stringify(text)}`);
+  if (m === null)
+    throw new KelSourceError('invalid_kel_source', `--kel-source must be dir:PATH, git:PATH or ledger:, got ${JSON.stringify(text)}`);
   return { kind: m[1] as 'dir' | 'git', path: m[2]! };
 }
 

@@ -7,6 +7,16 @@
  * absent. Drivers keep bytes and text: they never verify, hash or sign.
  */
 
+/** The `di` of a stored dip (the drivers keep text; this only reads one member). */
+export function dipDelegator(event: string): string | null {
+  try {
+    const di = (JSON.parse(event) as { di?: unknown }).di;
+    return typeof di === 'string' ? di : null;
+  } catch {
+    return null;
+  }
+}
+
 export type KelEventState = 'accepted' | 'superseded';
 
 /** One stored event of a prefix. */
@@ -75,6 +85,12 @@ export interface KelLedgerReads {
   /** Stored proofs of a prefix. */
   duplicityCount(prefix: string): Promise<number>;
   counts(): Promise<KelLedgerCounts>;
+  /** Bytes of the prefix's stored events and attachments (superseded and unwitnessed included). */
+  prefixBytes(prefix: string): Promise<number>;
+  /** Held prefixes whose accepted inception is a `dip` naming `delegator` (the `ledger:` source's `"delegates": true`). */
+  delegatesOf(delegator: string): Promise<string[]>;
+  /** `kel forget` removed this prefix: its events are refused (kel_prefix_not_allowed). */
+  forgotten(prefix: string): Promise<boolean>;
 }
 
 export interface KelLedgerStorage extends KelLedgerReads {
@@ -82,6 +98,12 @@ export interface KelLedgerStorage extends KelLedgerReads {
   listDuplicities(after: { prefix: string; sn: number } | undefined, limit: number): Promise<KelStoredDuplicity[]>;
   /** Bind the store to this node's KERI witness prefix at the first start; refuse another (store_identity_mismatch). */
   bindPrefix(prefix: string): Promise<void>;
+  /**
+   * `kel forget` (SPEC §3.6.7): delete the prefix's stored events, receipts and proofs in one
+   * transaction and remember the prefix as forgotten (a `meta` row, `kel_forgotten:<prefix>`).
+   * Its own-log entries stay. Returns the number of events deleted.
+   */
+  forget(prefix: string): Promise<number>;
 }
 
 export interface KelLedgerTx extends KelLedgerReads {

@@ -34,7 +34,7 @@ async function race(a: RunningWitness, b: RunningWitness, tag: number): Promise<
 
 void test('SQLite: two concurrent conflicting ixns per round, 100 rounds: exactly one accepted', async (t) => {
   const tmp = tempDir();
-  const node = await startKelNode(tmp.dir, { kelLimits: { prefixEventsPerMinute: 10_000 } });
+  const node = await startKelNode(tmp.dir, { kelLimits: { prefixEventsPerMinute: 10_000, rateLimit: null } });
   t.after(async () => {
     await node.close();
     tmp.cleanup();
@@ -48,7 +48,7 @@ void describe('PostgreSQL', { skip }, () => {
     const server = await startPgServer();
     const tmp = tempDir();
     const url = await server.createDatabase('kelrace');
-    const over = { store: url, kelLimits: { prefixEventsPerMinute: 10_000 } };
+    const over = { store: url, kelLimits: { prefixEventsPerMinute: 10_000, rateLimit: null } };
     const a = await startKelNode(join(tmp.dir, 'a'), over);
     const b = await startKelNode(join(tmp.dir, 'b'), over);
     t.after(async () => {

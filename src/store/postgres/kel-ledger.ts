@@ -17,6 +17,7 @@ import type {
   KelStoredDuplicity,
 } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
+import { dipDelegator } from '../kel-ledger.ts';
 import { query, type PgReader } from './db.ts';
 import { KEL_PREFIX_LOCK } from './schema.ts';
 
@@ -46,6 +47,12 @@ const SQL = {
   putDuplicity: 'INSERT INTO kel_duplicities (prefix, sn, proof, leaf_index) VALUES ($1, $2, $3, $4)',
   getMeta: 'SELECT value FROM meta WHERE key = $1',
   setMeta: 'INSERT INTO meta (key, value) VALUES ($1, $2)',
+  prefixBytes: 'SELECT coalesce(sum(octet_length(event) + octet_length(attachment)), 0)::bigint AS n FROM kel_events WHERE prefix = $1',
+  dips: "SELECT prefix, event FROM kel_events WHERE sn = 0 AND t = 'dip' AND state = 'accepted' ORDER BY prefix",
+  forgetEvents: 'DELETE FROM kel_events WHERE prefix = $1',
+  forgetReceipts: 'DELETE FROM kel_receipts WHERE prefix = $1',
+  forgetDuplicities: 'DELETE FROM kel_duplicities WHERE prefix = $1',
+  setForgotten: 'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
 };
 
 interface EventRow {
@@ -153,6 +160,19 @@ class PgKelReads implements KelLedgerReads {
     const r = (await this.exec<{ held: number; events: number; duplicities: number; bytes: string }>('kelCounts', SQL.counts, [])).rows[0]!;
     return { held: r.held, events: r.events, duplicities: r.duplicities, bytes: Number(r.bytes) };
   }
+
+  async prefixBytes(prefix: string): Promise<number> {
+    return Number((await this.exec<{ n: string }>('kelPrefixBytes', SQL.prefixBytes, [prefix])).rows[0]?.n ?? 0);
+  }
+
+  async delegatesOf(delegator: string): Promise<string[]> {
+    const rows = (await this.exec<{ prefix: string; event: string }>('kelDips', SQL.dips, [])).rows;
+    return rows.filter((r) => dipDelegator(r.event) === delegator).map((r) => r.prefix);
+  }
+
+  async forgotten(prefix: string): Promise<boolean> {
+    return (await this.exec<{ value: string }>('getMeta', SQL.getMeta, [`kel_forgotten:${prefix}`])).rows.length > 0;
+  }
 }
 
 export class PgKelLedger extends PgKelReads implements KelLedgerStorage {
@@ -166,6 +186,17 @@ export class PgKelLedger extends PgKelReads implements KelLedgerStorage {
   async listDuplicities(after: { prefix: string; sn: number } | undefined, limit: number): Promise<KelStoredDuplicity[]> {
     const res = await this.exec<DupRow>('kelDupsAfter', SQL.duplicitiesAfter, [after?.prefix ?? '', after?.sn ?? -1, limit]);
     return res.rows.map(dupFromRow);
+  }
+
+  forget(prefix: string): Promise<number> {
+    return this.db.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [KEL_PREFIX_LOCK, prefix]);
+      const n = (await query(client, 'kelForgetEvents', SQL.forgetEvents, [prefix])).rowCount ?? 0;
+      await query(client, 'kelForgetReceipts', SQL.forgetReceipts, [prefix]);
+      await query(client, 'kelForgetDups', SQL.forgetDuplicities, [prefix]);
+      await query(client, 'kelSetForgotten', SQL.setForgotten, [`kel_forgotten:${prefix}`, new Date().toISOString()]);
+      return n;
+    });
   }
 
   bindPrefix(prefix: string): Promise<void> {

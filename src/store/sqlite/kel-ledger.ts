@@ -15,6 +15,7 @@ import type {
   KelReceipt,
   KelStoredDuplicity,
 } from '../kel-ledger.ts';
+import { dipDelegator } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
@@ -74,6 +75,12 @@ class KelQueries {
   readonly putDuplicity: Statement<[string, number, string, number]>;
   readonly getMeta: Statement<[string], { value: string }>;
   readonly setMeta: Statement<[string, string]>;
+  readonly prefixBytes: Statement<[string], { n: number }>;
+  readonly dips: Statement<[], { prefix: string; event: string }>;
+  readonly forgetEvents: Statement<[string]>;
+  readonly forgetReceipts: Statement<[string]>;
+  readonly forgetDuplicities: Statement<[string]>;
+  readonly setForgotten: Statement<[string, string]>;
 
   constructor(db: Db) {
     this.tip = db.prepare(`SELECT ${COLS} FROM kel_events WHERE prefix = ? AND state = 'accepted' ORDER BY sn DESC LIMIT 1`);
@@ -101,6 +108,12 @@ class KelQueries {
     this.putDuplicity = db.prepare('INSERT INTO kel_duplicities (prefix, sn, proof, leaf_index) VALUES (?, ?, ?, ?)');
     this.getMeta = db.prepare('SELECT value FROM meta WHERE key = ?');
     this.setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+    this.prefixBytes = db.prepare('SELECT coalesce(sum(length(event) + length(attachment)), 0) AS n FROM kel_events WHERE prefix = ?');
+    this.dips = db.prepare("SELECT prefix, event FROM kel_events WHERE sn = 0 AND t = 'dip' AND state = 'accepted' ORDER BY prefix");
+    this.forgetEvents = db.prepare('DELETE FROM kel_events WHERE prefix = ?');
+    this.forgetReceipts = db.prepare('DELETE FROM kel_receipts WHERE prefix = ?');
+    this.forgetDuplicities = db.prepare('DELETE FROM kel_duplicities WHERE prefix = ?');
+    this.setForgotten = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   }
 }
 
@@ -165,6 +178,23 @@ class SqliteKelReads implements KelLedgerReads {
       return { held: r.held, events: r.events, duplicities: r.duplicities, bytes: r.bytes };
     });
   }
+
+  prefixBytes(prefix: string): Promise<number> {
+    return this.run(() => this.q.prefixBytes.get(prefix)?.n ?? 0);
+  }
+
+  forgotten(prefix: string): Promise<boolean> {
+    return this.run(() => this.q.getMeta.get(`kel_forgotten:${prefix}`) !== undefined);
+  }
+
+  delegatesOf(delegator: string): Promise<string[]> {
+    return this.run(() =>
+      this.q.dips
+        .all()
+        .filter((r) => dipDelegator(r.event) === delegator)
+        .map((r) => r.prefix),
+    );
+  }
 }
 
 /** Committed ledger state, on the reader connection. */
@@ -197,6 +227,20 @@ export class SqliteKelLedger extends SqliteKelReads implements KelLedgerStorage 
         })
         .immediate();
     });
+  }
+
+  forget(prefix: string): Promise<number> {
+    return this.c.write(() =>
+      this.c.writer
+        .transaction(() => {
+          const n = this.w.forgetEvents.run(prefix).changes;
+          this.w.forgetReceipts.run(prefix);
+          this.w.forgetDuplicities.run(prefix);
+          this.w.setForgotten.run(`kel_forgotten:${prefix}`, new Date().toISOString());
+          return n;
+        })
+        .immediate(),
+    );
   }
 
   /** The ledger side of a write transaction (inside BEGIN IMMEDIATE on the writer). */

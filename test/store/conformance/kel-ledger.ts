@@ -106,4 +106,31 @@ export function kelLedgerConformance(factory: () => StoreFactory): void {
       assert.equal(counts.duplicities, 1);
       assert.ok(counts.bytes > 0);
     }));
+
+  void test('kel ledger: prefixBytes sums a prefix; forget deletes its events, receipts and proofs, marks it forgotten, and survives reopening', () =>
+    withStore(factory, async (s0, f, use) => {
+      await s0.transaction(async (tx) => {
+        await tx.kel.putEvent(ev(P, 0, 'd0'));
+        await tx.kel.putEvent(ev(P, 1, 'd1'));
+        await tx.kel.putEvent(ev(Q, 0, 'q0'));
+        await tx.kel.putReceipt({ prefix: P, said: 'd1', index: 0, backer: 'B0', signature: fill(0, 64) });
+        await tx.kel.putDuplicity({ prefix: P, sn: 1, proof: '{"v":"p"}', leafIndex: 5 });
+        assert.equal(await tx.kel.prefixBytes(P), 2 * (ev(P, 0, 'd0').event.length + 4), 'read-your-writes');
+      });
+      const size = (e: Omit<KelLedgerEvent, 'ordinal'>): number => e.event.length + e.attachment.length;
+      assert.equal(await s0.kelLedger.prefixBytes(P), size(ev(P, 0, 'd0')) + size(ev(P, 1, 'd1')));
+      assert.equal(await s0.kelLedger.prefixBytes(`E${'C'.repeat(43)}`), 0);
+      assert.equal(await s0.kelLedger.forgotten(P), false);
+      assert.equal(await s0.kelLedger.forget(P), 2);
+      const s = use(await f.reopen(s0)).kelLedger;
+      assert.equal(await s.forgotten(P), true);
+      assert.equal(await s.forgotten(Q), false);
+      assert.equal(await s.tip(P), undefined);
+      assert.deepEqual(await s.events(P), []);
+      assert.deepEqual(await s.receipts(P, 'd1'), []);
+      assert.equal(await s.duplicity(P, 1), undefined);
+      assert.equal((await s.tip(Q))!.said, 'q0', 'other prefixes stay');
+      assert.equal(await s.forget(P), 0, 'forgetting twice deletes nothing more');
+      assert.equal(await s.forgotten(P), true);
+    }));
 }

@@ -1,0 +1,60 @@
+// SPEC §3.6.10 item 10 (`ledger:`), at the registry level: a controller witnessed by a role-kel
+// node becomes a party without any KEL file — the registry file names it — with the key of its
+// accepted KEL in the ledger; after its rotation is witnessed, the next reload puts the rotated
+// key in force. A held prefix the registry file does not name is never read (no party).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_KEL_LIMITS } from '../../src/keri/index.ts';
+import { KelPartyRegistry } from '../../src/registry/live.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { Controller, send, startKelNode } from './harness.ts';
+
+void test('ledger: a controller witnessed here is a party without a KEL file; its rotation takes effect at the next reload', async (t) => {
+  const tmp = tempDir();
+  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { rateLimit: null } });
+  t.after(async () => {
+    await node.close();
+    tmp.cleanup();
+  });
+  const w = node.kel!.identity.prefix;
+  const party = await Controller.create(121);
+  const stranger = await Controller.create(122);
+  for (const c of [party, stranger]) {
+    const icp = c.incept([w]);
+    assert.equal((await send(node.url, '/receipts', icp.raw, c.sign(icp))).status, 200);
+  }
+  const registryFile = join(tmp.dir, 'registry.json');
+  writeFileSync(registryFile, JSON.stringify({ parties: [{ id: `did:keri:${party.pre}` }] }));
+  const reg = await KelPartyRegistry.open({
+    registryFile,
+    source: [{ kind: 'ledger', path: '' }],
+    limits: DEFAULT_KEL_LIMITS,
+    pollSeconds: 0,
+    store: node.store.anchors,
+    ledger: node.store.kelLedger,
+  });
+  try {
+    const keyOf = (): string | undefined => {
+      const p = reg.current().parties.get(`did:keri:${party.pre}`);
+      return p === undefined ? undefined : Buffer.from(p.keys[0]!.publicKey).toString('base64url');
+    };
+    const raw = (qb64: string): string =>
+      Buffer.from(`A${qb64.slice(1)}`, 'base64url')
+        .subarray(1)
+        .toString('base64url');
+    assert.equal(keyOf(), raw(party.signer.verfer.qb64), 'the inception key is in force');
+    assert.equal(reg.current().parties.size, 1, 'the stranger held here is no party');
+    assert.deepEqual(reg.status().counts, { accepted: 1, pending: 0, invalid: 0 }, 'only the named prefix is read');
+
+    const before = raw(party.signer.verfer.qb64);
+    const rot = party.rotate();
+    assert.equal((await send(node.url, '/receipts', rot.raw, party.sign(rot))).status, 200);
+    assert.equal(keyOf(), before, 'not before a reload');
+    assert.equal(await reg.reload('test'), true);
+    assert.equal(keyOf(), raw(party.signer.verfer.qb64), 'the rotated key is in force after the reload');
+  } finally {
+    await reg.stop();
+  }
+});
