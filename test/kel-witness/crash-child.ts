@@ -7,11 +7,11 @@ import { startKelNode } from './harness.ts';
 const dir = process.argv[2]!;
 const crashAt = Number(process.env.CRASH_AT_SIGN ?? '0');
 const node = await startKelNode(dir, { kelLimits: { rateLimit: null } });
-const identity = node.kel!.identity as { sign(message: Uint8Array): Uint8Array };
+const identity = node.kel!.identity as { sign(message: Uint8Array): Promise<Uint8Array> };
 const sign = identity.sign.bind(identity);
 let signatures = 0;
-identity.sign = (message) => {
-  const s = sign(message);
+identity.sign = async (message) => {
+  const s = await sign(message);
   if (++signatures === crashAt) {
     process.stdout.write('signed\n');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); // until SIGKILL: the transaction never commits
