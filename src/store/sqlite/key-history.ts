@@ -1,0 +1,51 @@
+/**
+ * The witness key history in SQLite (SPEC §1.2, table `witness_keys`): one `current`, at most one
+ * `next` (a unique partial index), `retired` keys kept forever; `seq` keeps the recording order.
+ * Writes happen inside the store's write transaction only (with the rotation entry they log).
+ */
+import type { Database as Db, Statement } from 'better-sqlite3';
+import type { KeyHistoryTx, WitnessKeyRecord, WitnessKeyState } from '../types.ts';
+import { guard, type SqliteConnections } from './db.ts';
+
+type Row = { key: string; state: string; since: number };
+
+const SELECT = 'SELECT key, state, since FROM witness_keys ORDER BY seq';
+const UPSERT = `INSERT INTO witness_keys (key, state, since, seq)
+  VALUES (?, ?, ?, (SELECT coalesce(max(seq), -1) + 1 FROM witness_keys))
+  ON CONFLICT (key) DO UPDATE SET state = excluded.state, since = excluded.since`;
+
+const toRecord = (r: Row): WitnessKeyRecord => ({ key: r.key, state: r.state as WitnessKeyState, since: r.since });
+
+export class SqliteKeyHistory {
+  private readonly c: SqliteConnections;
+  private readonly read: Statement<[], Row>;
+  private readonly w: { read: Statement<[], Row>; upsert: Statement<[string, string, number]> };
+
+  constructor(c: SqliteConnections) {
+    this.c = c;
+    this.read = c.reader.prepare(SELECT);
+    this.w = { read: c.writer.prepare(SELECT), upsert: c.writer.prepare(UPSERT) };
+  }
+
+  /** Committed history, oldest first. */
+  history(): Promise<WitnessKeyRecord[]> {
+    return this.c.read(() => this.read.all().map(toRecord));
+  }
+
+  /** Inside a write transaction (the writer connection, BEGIN IMMEDIATE already run). */
+  transaction(): KeyHistoryTx {
+    return {
+      history: () => Promise.resolve(guard(() => this.w.read.all().map(toRecord))),
+      setKey: (r) => {
+        guard(() => this.w.upsert.run(r.key, r.state, r.since));
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** Used by bindIdentity inside its transaction. */
+  static on(db: Db): { all(): WitnessKeyRecord[] } {
+    const st = db.prepare<[], Row>(SELECT);
+    return { all: () => st.all().map(toRecord) };
+  }
+}
