@@ -338,6 +338,14 @@ export interface KeyHistoryTx {
   history(): Promise<WitnessKeyRecord[]>;
   /** Record a key in a state (insert, or move a recorded key to another state). */
   setKey(record: WitnessKeyRecord): Promise<void>;
+  /** Keep a rotation entry (its JCS text) appended at `logIndex` in this transaction. */
+  addRotationEntry(entry: KeyRotationRecord): Promise<void>;
+}
+
+/** A logged `anchor-witness/key-rotation/v1` entry: its log index and JCS text. */
+export interface KeyRotationRecord {
+  logIndex: number;
+  entry: string;
 }
 
 // ---------------------------------------------------------------- the store
@@ -369,6 +377,8 @@ export interface WitnessStore {
   bindIdentity(identity: StoreIdentity): Promise<void>;
   /** The witness key history (SPEC §1.2), oldest first; committed state (re-read before each checkpoint signature). */
   keyHistory(): Promise<WitnessKeyRecord[]>;
+  /** The logged rotation entries, oldest first (GET /v1/key-rotation). */
+  keyRotations(): Promise<KeyRotationRecord[]>;
   /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -12,14 +12,14 @@ import type { PoolClient } from 'pg';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
 import { bindWitnessKey } from '../key-binding.ts';
-import type { StoreCapabilities, StoreIdentity, StoreTransaction, WitnessKeyRecord, WitnessStore } from '../types.ts';
+import type { StoreCapabilities, StoreIdentity, StoreTransaction, KeyRotationRecord, WitnessKeyRecord, WitnessStore } from '../types.ts';
 import { PgAnchorState, PgAnchorTx } from './anchor-state.ts';
 import { PgCosignState } from './cosign-state.ts';
 import { createPools, describe, mapPgError, PgReader, query, redact, type PostgresStoreOptions } from './db.ts';
 import { PgLog } from './log.ts';
 import { PgLogWitness } from './log-witness.ts';
 import { PgKelLedger, PgKelLedgerTx } from './kel-ledger.ts';
-import { pgKeyHistory, PgKeyHistoryTx } from './key-history.ts';
+import { pgKeyHistory, PgKeyHistoryTx, pgKeyRotations } from './key-history.ts';
 import { checkAndMigrate } from './schema.ts';
 import { flush, logTxFromBegin, writeTransaction } from './transaction.ts';
 
@@ -110,6 +110,10 @@ export class PostgresStore implements WitnessStore {
 
   keyHistory(): Promise<WitnessKeyRecord[]> {
     return pgKeyHistory(this.db);
+  }
+
+  keyRotations(): Promise<KeyRotationRecord[]> {
+    return pgKeyRotations(this.db);
   }
 
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {

@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
 import { bindWitnessKey } from '../key-binding.ts';
-import type { StoreCapabilities, StoreIdentity, StoreTransaction, WitnessKeyRecord, WitnessStore } from '../types.ts';
+import type { StoreCapabilities, StoreIdentity, StoreTransaction, KeyRotationRecord, WitnessKeyRecord, WitnessStore } from '../types.ts';
 import { SqliteAnchorState } from './anchor-state.ts';
 import { SqliteCosignState } from './cosign-state.ts';
 import { guard, openDb, SqliteConnections, startCheckpointer } from './db.ts';
@@ -108,6 +108,10 @@ export class SqliteStore implements WitnessStore {
 
   keyHistory(): Promise<WitnessKeyRecord[]> {
     return this.keys.history();
+  }
+
+  keyRotations(): Promise<KeyRotationRecord[]> {
+    return this.keys.entries();
   }
 
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {

@@ -24,6 +24,7 @@ export function keyHistoryConformance(factory: () => StoreFactory): void {
       );
       await s0.transaction(async (tx) => {
         await tx.keys.setKey({ key: K2, state: 'next', since: 1_800_000_000 });
+        await tx.keys.addRotationEntry({ logIndex: 0, entry: '{"stage":"announce"}' });
         assert.deepEqual(
           (await tx.keys.history()).map((r) => r.state),
           ['current', 'next'],
@@ -32,6 +33,7 @@ export function keyHistoryConformance(factory: () => StoreFactory): void {
       });
       assert.deepEqual(await s0.keyHistory(), [first[0], { key: K2, state: 'next', since: 1_800_000_000 }]);
       const s = use(await f.reopen(s0));
+      assert.deepEqual(await s.keyRotations(), [{ logIndex: 0, entry: '{"stage":"announce"}' }]);
       await s.bindIdentity({ ...ID, witnessKey: K2 }); // a recorded key passes to the rotation rule
       await s.transaction(async (tx) => {
         await tx.keys.setKey({ key: K1, state: 'retired', since: 1_800_100_000 });
@@ -52,6 +54,7 @@ export function keyHistoryConformance(factory: () => StoreFactory): void {
         logOf(s).transaction(async (tx, batch) => {
           batch.append(entry(1));
           await tx.keys.setKey({ key: K2, state: 'next', since: 1 });
+          await tx.keys.addRotationEntry({ logIndex: before, entry: '{}' });
           throw new Error('boom');
         }),
         /boom/,
@@ -61,6 +64,7 @@ export function keyHistoryConformance(factory: () => StoreFactory): void {
         (await s.keyHistory()).map((r) => r.key),
         [K1],
       );
+      assert.deepEqual(await s.keyRotations(), []);
       await assert.rejects(
         s.transaction(async (tx) => {
           await tx.keys.setKey({ key: K2, state: 'next', since: 1 });
