@@ -13,9 +13,12 @@ import { cosignMessage } from '../../src/anchor/messages.ts';
 import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes, verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
+import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
+import { formatVkey } from '../../src/note/vkey.ts';
 import { ed25519NoteKey, verifyCheckpoint } from '../../src/verify/note.ts';
 import { parseRotationEntry, rotationMessage, verifyRotationEntry } from '../../src/verify/key-rotation.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
+import { buildGo, goMissing, run } from '../helpers/external-keys.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { get, post, startTestWitness, WITNESS_ORIGIN } from '../helpers/witness.ts';
 
@@ -170,4 +173,34 @@ void test('rotation: --abandon-next logs an abort entry (sig_old only), retires 
   await w.close();
   // the lost next key is never used again
   await refused(dir, { nextKeyFile: keyFile(dir, 0x02), abandonNext: true }, 'key_retired');
+});
+
+void test('rotation: Go x/mod note holding only K1, or only K2, accepts every overlap checkpoint (and both keys together)', async (t) => {
+  const gap = await goMissing();
+  if (gap !== null) {
+    t.skip(`Go interop skipped: ${gap}`);
+    return;
+  }
+  const { dir, cleanup } = tempDir('aw-rotation-go-');
+  after(cleanup);
+  const verifier = await buildGo(join(import.meta.dirname, '..', 'keys', 'go-note', 'main.go'), dir);
+  const w = await startTestWitness(dir, REGISTRY, { allowUnderivedSeeds: true, nextKeyFile: keyFile(dir, 0x02) });
+  try {
+    const v1 = formatVkey(WITNESS_ORIGIN, SIG_TYPE_ED25519, K1);
+    const v2 = formatVkey(WITNESS_ORIGIN, SIG_TYPE_ED25519, decodeHex(hex(0x02), 32));
+    for (const index of [1, 2, 3]) {
+      const r = await post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(anchorAt(index)), party: { agent: 'EAlice' } });
+      assert.equal(r.status, 200, r.text);
+      for (const [vkeys, n] of [
+        [v1, 1],
+        [v2, 1],
+        [`${v1},${v2}`, 2],
+      ] as const) {
+        const out = await run(verifier, ['-url', `${w.url}/log/checkpoint`, '-vkeys', vkeys]);
+        assert.match(out.stdout, new RegExp(`NOTE PASSED ${n} signatures`), `checkpoint after anchor ${index} under ${vkeys}`);
+      }
+    }
+  } finally {
+    await w.close();
+  }
 });
