@@ -141,7 +141,7 @@ void test('rotation: announce, overlap with both keys, refusals, completion; rep
   const again = (await post(`${w.url}/v1/anchor`, { anchor: encodeAnchor(a2), party: { agent: 'EAlice' } })).body as Body;
   assert.equal(again.replay, true);
   assert.equal(again.cosignature.witness_public_key, encodeHex(K2));
-  assert.equal(again.cosignature.signature, b2.cosignature_next!.signature);
+  assert.equal(again.cosignature.signature, b2.cosignature_next.signature);
   assert.equal(again.cosignature_next, undefined);
   await w.close();
 
