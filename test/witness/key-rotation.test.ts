@@ -16,11 +16,12 @@ import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { SIG_TYPE_ED25519 } from '../../src/note/signed-note.ts';
 import { formatVkey } from '../../src/note/vkey.ts';
 import { ed25519NoteKey, verifyCheckpoint } from '../../src/verify/note.ts';
+import { parseReceipt, verifyWitnessReceipt } from '../../src/verify/receipt.ts';
 import { parseRotationEntry, rotationMessage, verifyRotationEntry } from '../../src/verify/key-rotation.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { buildGo, goMissing, run } from '../helpers/external-keys.ts';
 import { tempDir } from '../helpers/tmp.ts';
-import { get, post, startTestWitness, WITNESS_ORIGIN } from '../helpers/witness.ts';
+import { get, post, startTestWitness, WITNESS_NAME, WITNESS_ORIGIN } from '../helpers/witness.ts';
 
 const party = edParty(0x09);
 const REGISTRY = { parties: [{ id: 'EAlice', keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }] }] };
@@ -113,6 +114,11 @@ void test('rotation: announce, overlap with both keys, refusals, completion; rep
   assert.equal(b2.cosignature_next?.witness_public_key, encodeHex(K2));
   assert.ok(verifyEd25519(K2, cosignMessage(a2), decodeHex(b2.cosignature_next.signature, 64)));
   assert.equal(lines(b2.inclusion.checkpoint), 2);
+  // the SDK pinned to either key verifies the receipt (K2 by cosignature_next and its checkpoint line)
+  for (const pk of [K1, K2]) {
+    const v = await verifyWitnessReceipt(a2, parseReceipt(b2), { publicKey: pk, logOrigin: WITNESS_ORIGIN, name: WITNESS_NAME });
+    assert.equal(v.leafIndex, (r.body as { inclusion: { leaf_index: number } }).inclusion.leaf_index);
+  }
   // GET /v1/anchor/{seed} and a replay carry the same pair
   const latest = (await get(`${w.url}/v1/anchor/${encodeHex(fill(0x77))}`)).body as Body;
   assert.deepEqual(latest.cosignature_next, b2.cosignature_next);
