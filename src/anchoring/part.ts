@@ -44,6 +44,8 @@ export interface AnchoringPartContext {
   metrics: Metrics;
   /** Told when a batch signed a new checkpoint (the status page's checkpoint age). */
   clock: { signed(size: number, atMs: number): void };
+  /** The store's key history retired a witness key (SPEC §1.2): stored cosignatures are re-signed by the current key. */
+  rotated?: boolean;
 }
 
 export interface AnchoringPartOptions {
@@ -67,6 +69,8 @@ export function startAnchoringPart(ctx: AnchoringPartContext, o: AnchoringPartOp
     service = new AnchorService({
       log: ctx.log,
       witnessKey: ctx.keys.witness.privateKey,
+      nextKey: ctx.keys.next?.privateKey,
+      resignStored: ctx.rotated === true,
       name: ctx.name,
       registry: o.registry,
       allowUnderivedSeeds: o.allowUnderivedSeeds,

@@ -12,7 +12,7 @@ import type { InclusionBody } from '../log/log.ts';
 import type { HttpProblem } from '../server/errors.ts';
 import type { SeedRecord } from '../store/types.ts';
 import { anchorProblem, type AnchorAbandonedError } from './errors.ts';
-import type { SubmitOutcome, WitnessIdentity } from './service.ts';
+import type { NextCosignature, SubmitOutcome, WitnessIdentity } from './service.ts';
 
 export interface CosignatureBody {
   witness_name: string;
@@ -25,6 +25,8 @@ export interface CosignatureBody {
 export interface AnchorResponse {
   anchor: AnchorWire;
   cosignature: CosignatureBody;
+  /** During a witness-key rotation overlap (SPEC §1.2): the next key's, same shape, same message. */
+  cosignature_next?: CosignatureBody;
   inclusion: InclusionBody;
   replay: boolean;
 }
@@ -45,15 +47,49 @@ function cosignature(witness: WitnessIdentity, record: SeedRecord): CosignatureB
   };
 }
 
-/** The stored anchor, its cosignature and `inclusion`; `replay` when nothing new was logged. */
-export function cosignedBody(witness: WitnessIdentity, record: SeedRecord, inclusion: InclusionBody, replay: boolean): AnchorResponse {
-  return { anchor: encodeAnchor(record.latest), cosignature: cosignature(witness, record), inclusion, replay };
+function cosignatureNext(
+  witness: WitnessIdentity,
+  record: SeedRecord,
+  next: NextCosignature | undefined,
+): { cosignature_next?: CosignatureBody } {
+  if (next === undefined) return {};
+  return {
+    cosignature_next: {
+      witness_name: witness.name,
+      witness_public_key: next.publicKeyHex,
+      signature: encodeHex(next.signature),
+      timestamp: formatTimestamp(record.cosignature.timestamp),
+    },
+  };
 }
 
-export function latestBody(witness: WitnessIdentity, record: SeedRecord, inclusion: InclusionBody): LatestAnchorBody {
+/** The stored anchor, its cosignature and `inclusion`; `replay` when nothing new was logged. */
+export function cosignedBody(
+  witness: WitnessIdentity,
+  record: SeedRecord,
+  inclusion: InclusionBody,
+  replay: boolean,
+  next?: NextCosignature,
+): AnchorResponse {
   return {
     anchor: encodeAnchor(record.latest),
     cosignature: cosignature(witness, record),
+    ...cosignatureNext(witness, record, next),
+    inclusion,
+    replay,
+  };
+}
+
+export function latestBody(
+  witness: WitnessIdentity,
+  record: SeedRecord,
+  inclusion: InclusionBody,
+  next?: NextCosignature,
+): LatestAnchorBody {
+  return {
+    anchor: encodeAnchor(record.latest),
+    cosignature: cosignature(witness, record),
+    ...cosignatureNext(witness, record, next),
     inclusion,
     duplicity: record.duplicity !== undefined,
   };
@@ -76,7 +112,7 @@ export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outco
       return reply
         .code(200)
         .type(JSON_TYPE)
-        .send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay));
+        .send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next));
     case 'duplicity':
       return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
     case 'rejected': {

@@ -91,7 +91,7 @@ export function registerAnchorRoutes(app: FastifyInstance, anchors: AnchorServic
       const { seed } = request.params as { seed: string };
       const latest = await anchors.latest(seedParam(seed));
       if (latest === undefined) throw anchorProblem(404, 'not_found', 'this witness never co-signed an anchor for that seed');
-      return sendJson(reply, latestBody(anchors.witness, latest.record, latest.inclusion));
+      return sendJson(reply, latestBody(anchors.witness, latest.record, latest.inclusion, latest.next));
     },
   );
 

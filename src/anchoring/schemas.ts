@@ -18,11 +18,21 @@ export const Inclusion = Type.Object({
   tlog_proof: Type.String({ description: 'c2sp.org/tlog-proof@v1 text; its checkpoint is byte-identical to `checkpoint`' }),
 });
 
-export const AnchorResponse = Type.Object({ anchor: AnchorSchema, cosignature: Cosignature, inclusion: Inclusion, replay: Type.Boolean() });
+/** During a witness-key rotation overlap (SPEC §1.2): the next key's cosignature over the same message. */
+const CosignatureNext = Type.Optional(Cosignature);
+
+export const AnchorResponse = Type.Object({
+  anchor: AnchorSchema,
+  cosignature: Cosignature,
+  cosignature_next: CosignatureNext,
+  inclusion: Inclusion,
+  replay: Type.Boolean(),
+});
 
 export const LatestAnchor = Type.Object({
   anchor: AnchorSchema,
   cosignature: Cosignature,
+  cosignature_next: CosignatureNext,
   inclusion: Inclusion,
   duplicity: Type.Boolean(),
 });

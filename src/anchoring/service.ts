@@ -17,7 +17,7 @@ import { cosignMessage, partyMessage } from '../anchor/messages.ts';
 import { verifyPartySignature } from '../anchor/party-signature.ts';
 import type { Registry } from '../anchor/registry.ts';
 import type { Anchor, DuplicityProof, PartyClaim } from '../anchor/types.ts';
-import { ed25519PublicKeyBytes } from '../crypto/ed25519.ts';
+import { ed25519PublicKeyBytes, signEd25519 } from '../crypto/ed25519.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import type { InclusionBody, TransparencyLog } from '../log/log.ts';
 import type { SeedRecord, SignedCheckpoint, WitnessStore } from '../store/types.ts';
@@ -30,9 +30,15 @@ import { isSigner, type Signer } from '../keys/signer.ts';
 
 /** What a submission came to; src/anchoring/reply.ts encodes it. */
 export type SubmitOutcome =
-  | { kind: 'cosigned'; record: SeedRecord; replay: boolean; inclusion: InclusionBody }
+  | { kind: 'cosigned'; record: SeedRecord; replay: boolean; inclusion: InclusionBody; next?: NextCosignature | undefined }
   | { kind: 'duplicity'; proof: DuplicityProof; isNew: boolean }
   | { kind: 'rejected'; rejection: Rejection };
+
+/** The next witness key's cosignature of an anchor during a rotation overlap (SPEC §1.2 `cosignature_next`). */
+export interface NextCosignature {
+  publicKeyHex: string;
+  signature: Uint8Array;
+}
 
 /** The witness as its cosignatures name it. */
 export interface WitnessIdentity {
@@ -51,6 +57,13 @@ export interface AnchorServiceOptions extends AcceptancePolicy {
    * (503 `signer_unavailable`, nothing committed for it).
    */
   witnessKey: KeyObject | Signer;
+  /**
+   * The next witness key during a rotation overlap (SPEC §1.2): every 200 body adds its
+   * deterministic signature over the same cosign message (`cosignature_next`).
+   */
+  nextKey?: KeyObject | Signer | undefined;
+  /** A witness key was retired (SPEC §1.2): replays and reads carry the current key's signature over the stored message. */
+  resignStored?: boolean;
   name: string;
   registry: () => Registry;
   now?: () => number;
@@ -189,18 +202,41 @@ export class AnchorService {
     });
     if (decided.kind === 'signer_failed') throw decided.error;
     if (decided.kind !== 'cosigned') return decided;
-    const { record, replay, checkpoint, batch } = decided;
+    const { checkpoint, batch } = decided;
+    const { record, next } = await this.witnessSignatures(decided.record, decided.replay);
     // With the batch that committed `checkpoint`, the proof comes from memory.
-    return { kind: 'cosigned', record, replay, inclusion: await this.log.inclusionBody(record.cosignature.leafIndex, checkpoint, batch) };
+    const inclusion = await this.log.inclusionBody(record.cosignature.leafIndex, checkpoint, batch);
+    return { kind: 'cosigned', record, replay: decided.replay, inclusion, next };
+  }
+
+  /**
+   * SPEC §1.2: the next key's signature over the stored cosign message during an overlap, and after
+   * a completed rotation the current key's over a stored (older key's) one. Both deterministic
+   * (Ed25519), so a replay or a read answers the same bytes as the first 200.
+   */
+  private async witnessSignatures(record: SeedRecord, stored: boolean): Promise<{ record: SeedRecord; next?: NextCosignature }> {
+    const { nextKey, resignStored } = this.opts;
+    if (nextKey === undefined && !(resignStored === true && stored)) return { record };
+    const message = cosignMessage(record.latest);
+    const sign = (key: KeyObject | Signer): Promise<Uint8Array> =>
+      isSigner(key) ? key.sign(message) : Promise.resolve(signEd25519(key, message));
+    const rec =
+      resignStored === true && stored
+        ? { ...record, cosignature: { ...record.cosignature, signature: await sign(this.opts.witnessKey) } }
+        : record;
+    if (nextKey === undefined) return { record: rec };
+    const publicKeyHex = encodeHex(isSigner(nextKey) ? nextKey.publicKey : ed25519PublicKeyBytes(nextKey));
+    return { record: rec, next: { publicKeyHex, signature: await sign(nextKey) } };
   }
 
   /** GET /v1/anchor/{seed}: the latest co-signed anchor with a current inclusion proof. */
-  async latest(seedId: Uint8Array): Promise<{ record: SeedRecord; inclusion: InclusionBody } | undefined> {
-    const record = await this.log.store.anchors.getSeed(seedId);
-    if (record === undefined) return undefined;
+  async latest(seedId: Uint8Array): Promise<{ record: SeedRecord; inclusion: InclusionBody; next?: NextCosignature } | undefined> {
+    const stored = await this.log.store.anchors.getSeed(seedId);
+    if (stored === undefined) return undefined;
     const checkpoint = await this.log.checkpoint();
     if (checkpoint === undefined) return undefined;
-    return { record, inclusion: await this.log.inclusionBody(record.cosignature.leafIndex, checkpoint) };
+    const { record, next } = await this.witnessSignatures(stored, true);
+    return { record, inclusion: await this.log.inclusionBody(record.cosignature.leafIndex, checkpoint), next };
   }
 
   /** The stored duplicity proof of a seed. */

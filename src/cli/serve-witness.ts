@@ -18,7 +18,7 @@ import { COSIGN_OPTIONS, cosignConfig } from '../cosign/options.ts';
 import { BASTION_OPTIONS, bastionConfig } from '../bastion/options.ts';
 import { LOG_WITNESS_OPTIONS, logWitnessConfig } from '../log-witness/options.ts';
 import { KEL_WITNESS_OPTIONS, kelWitnessConfig } from '../kel-witness/options.ts';
-import { SIGNER_OPTIONS, signerConfig } from '../keys/options.ts';
+import { ROTATION_OPTIONS, rotationConfig, SIGNER_OPTIONS, signerConfig } from '../keys/options.ts';
 import { missingFlagsMessage } from './options.ts';
 import { addOptionTable, applyConfigFile, optionValues, type ReplacedList } from './option-command.ts';
 import { closeOnSignals, parseListen } from './serve-common.ts';
@@ -63,6 +63,7 @@ export const WITNESS_NODE_OPTIONS = checkTable({
 /** Every option of `anchor-witness serve`: one row each (adding an option is adding a row to a part's table). */
 export const WITNESS_SERVE_OPTIONS = {
   ...WITNESS_NODE_OPTIONS,
+  ...ROTATION_OPTIONS,
   ...HTTP_LIMIT_OPTIONS,
   ...ANCHORING_OPTIONS,
   ...KEL_SOURCE_OPTIONS,
@@ -120,6 +121,7 @@ export function witnessConfig(v: WitnessServeValues): WitnessConfig {
     ...logWitnessConfig(v),
     ...kelWitnessConfig(v),
     ...signerConfig(v),
+    ...rotationConfig(v),
   };
 }
 

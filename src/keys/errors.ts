@@ -16,7 +16,8 @@ export type NodeKeyErrorCode =
   | 'cosign_key_duplicate' // two --cosign-key references hold one key
   | 'bastion_key_reused' // the bastion key is the witness key or a cosign key
   | 'kel_key_required' // role kel without --kel-key
-  | 'kel_key_reused'; // the KERI witness key is the witness key or a cosign key
+  | 'kel_key_reused' // the KERI witness key is the witness key or a cosign key
+  | 'next_key_reused'; // the next witness key (--next-key) is the witness key or another key of the node
 
 export class NodeKeyError extends CodedError<NodeKeyErrorCode> {}
 
@@ -40,3 +41,10 @@ export type SignerErrorCode =
   | 'overloaded'; // more than --signer-max-pending requests wait for this signer (503)
 
 export class SignerError extends CodedError<SignerErrorCode> {}
+
+/** Witness-key rotation at start-up (SPEC §1.2, src/keys/rotation.ts); a key the store never recorded is store_identity_mismatch. */
+export type KeyRotationErrorCode =
+  | 'key_retired' // --key or --next-key is a key the store retired (refused forever)
+  | 'key_overlap_too_short'; // completion (--key = the next key) before --key-overlap-min after the announcement
+
+export class KeyRotationError extends CodedError<KeyRotationErrorCode> {}

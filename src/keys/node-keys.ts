@@ -7,6 +7,7 @@
  *   cosign_key_duplicate   two --cosign-key references hold one key
  *   bastion_key_reused     the bastion key is the witness key or a cosign key
  *   kel_key_reused         the KERI witness key (--kel-key) is the witness key or a cosign key
+ *   next_key_reused        the next witness key (--next-key, SPEC §1.2) is any other key of the node
  *
  *   const keys = NodeKeys.load(config, log);   // before the store opens
  *   keys.witness.privateKey; keys.cosign; keys.bastion?.keyHash
@@ -26,14 +27,18 @@ import { SIG_TYPE_COSIGNATURE_V1 } from '../note/signed-note.ts';
 import { readKeyFile, writeNewKeyFile } from './keyfile.ts';
 
 /** What a key signs; each purpose has its own flag and accepted algorithms. */
-export type KeyPurpose = 'witness' | 'cosign' | 'bastion' | 'kel';
+export type KeyPurpose = 'witness' | 'cosign' | 'bastion' | 'kel' | 'next';
 
 const FLAG: Readonly<Record<KeyPurpose, string>> = {
   witness: '--key',
   cosign: '--cosign-key',
   bastion: '--bastion-key',
   kel: '--kel-key',
+  next: '--next-key',
 };
+
+/** `/health` signers' `key` of the witness keys outside the process (SPEC §1.1, §1.2). */
+const WITNESS_SIGNER_KEY = { witness: 'witness', next: 'witness_next', kel: 'kel' } as const;
 
 /**
  * A loaded key: its algorithm, its raw public key (compared for one key, one purpose) and the key
@@ -76,6 +81,8 @@ export interface NodeKeysConfig {
   bastionKeyFile?: string | undefined;
   /** The KERI witness key, read with role kel (SPEC §3.6.1). */
   kelKeyFile?: string | undefined;
+  /** `--next-key`: the next witness key during a rotation overlap (SPEC §1.2). */
+  nextKeyFile?: string | undefined;
 }
 
 /** A key in the process: what the parts that need one (TLS, the worker pool) take. */
@@ -94,7 +101,9 @@ export async function resolveKey(ref: string, purpose: KeyPurpose, external: Ext
   if (external === undefined || purpose === 'bastion')
     throw new KeyRefError('key_unsupported', `${FLAG[purpose]} takes a key file here, not ${ref.split(':')[0]}: (docs/keys.md)`);
   const label =
-    purpose === 'witness' || purpose === 'kel' ? purpose : (pk: Uint8Array) => `cosign:${formatVkey(name, SIG_TYPE_COSIGNATURE_V1, pk)}`;
+    purpose === 'witness' || purpose === 'next' || purpose === 'kel'
+      ? WITNESS_SIGNER_KEY[purpose]
+      : (pk: Uint8Array) => `cosign:${formatVkey(name, SIG_TYPE_COSIGNATURE_V1, pk)}`;
   const signer = await external.open(ref, label, 'ed25519');
   return { algorithm: 'ed25519', publicKey: signer.publicKey, privateKey: signer, purpose, ref };
 }
@@ -139,9 +148,18 @@ export class NodeKeys {
   readonly bastion: BastionIdentity | undefined;
   /** Only with role kel: the KERI witness key (its non-transferable `B…` prefix). */
   readonly kel: NodeKey | undefined;
+  /** Only with --next-key: the next witness key (SPEC §1.2; `/health` signers `witness_next` when external). */
+  readonly next: NodeKey | undefined;
 
-  private constructor(witness: NodeKey, cosign: readonly NodeKey[], bastion: NodeKey | undefined, kel: NodeKey | undefined) {
+  private constructor(
+    witness: NodeKey,
+    cosign: readonly NodeKey[],
+    bastion: NodeKey | undefined,
+    kel: NodeKey | undefined,
+    next: NodeKey | undefined,
+  ) {
     this.witness = witness;
+    this.next = next;
     this.cosign = cosign;
     this.kel = kel;
     const bastionKey = bastion === undefined ? undefined : inProcessKey(bastion);
@@ -179,7 +197,10 @@ export class NodeKeys {
       kel = await resolveKey(config.kelKeyFile, 'kel', external, config.name);
     }
     checkOnePurpose(witness, cosign, bastion, kel);
-    return new NodeKeys(witness, cosign, bastion, kel);
+    const next = config.nextKeyFile === undefined ? undefined : await resolveKey(config.nextKeyFile, 'next', external, config.name);
+    if (next !== undefined)
+      checkNextKey(next, [witness, ...cosign, ...(bastion === undefined ? [] : [bastion]), ...(kel === undefined ? [] : [kel])]);
+    return new NodeKeys(witness, cosign, bastion, kel, next);
   }
 }
 
@@ -205,4 +226,11 @@ export function checkOnePurpose(witness: NodeKey, cosign: readonly NodeKey[], ba
     if (sameKey(k, bastion))
       throw new NodeKeyError('bastion_key_reused', `--bastion-key must differ from the ${what} (a key serves one purpose only)`);
   }
+}
+
+/** SPEC §1: the next witness key differs from every other key of the node (public keys compared). */
+export function checkNextKey(next: NodeKey, others: readonly NodeKey[]): void {
+  const other = others.find((k) => Buffer.from(k.publicKey).equals(next.publicKey));
+  if (other !== undefined)
+    throw new NodeKeyError('next_key_reused', `--next-key must differ from the ${FLAG[other.purpose]} key (a key serves one purpose only)`);
 }

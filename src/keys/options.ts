@@ -1,5 +1,5 @@
 /** The flags of keys outside the process (SPEC §1.1): how the node waits for an ssh-agent or a PKCS#11 token. */
-import { checkTable, int, time, type OptionValues } from '../config/option-table.ts';
+import { checkTable, flag, int, text, time, type OptionValues } from '../config/option-table.ts';
 import type { SignerSettings } from './external.ts';
 
 export const SIGNER_OPTIONS = checkTable({
@@ -41,4 +41,35 @@ export function signerConfig(v: OptionValues<typeof SIGNER_OPTIONS>): { signers:
       pkcs11Sessions: v.pkcs11Sessions,
     },
   };
+}
+
+/** Witness-key rotation with an overlap (SPEC §1.2, docs/keys.md "Rotating the witness key"). */
+export const ROTATION_OPTIONS = checkTable({
+  nextKey: text(
+    '--next-key <keyref>',
+    'the next witness key (a file, ssh-agent:… or pkcs11:…): announces a rotation, then signs beside --key until the completion',
+    'essentials',
+  ),
+  abandonNext: flag(
+    '--abandon-next',
+    'with a new --next-key while another is recorded: log an abort entry for the recorded one (retired forever) and announce the new one',
+    'essentials',
+  ),
+  keyOverlapMin: time(
+    '--key-overlap-min <duration>',
+    'shortest overlap: a start with --key = the next key (completion) earlier than this after the announcement is refused (docs recommend 30d)',
+    'essentials',
+    's',
+    [0, 10 * 365 * 86_400],
+    { default: 86_400 },
+  ),
+});
+
+/** The rotation settings of the node's configuration. */
+export function rotationConfig(v: OptionValues<typeof ROTATION_OPTIONS>): {
+  nextKeyFile: string | undefined;
+  abandonNext: boolean;
+  keyOverlapMinSeconds: number;
+} {
+  return { nextKeyFile: v.nextKey, abandonNext: v.abandonNext, keyOverlapMinSeconds: v.keyOverlapMin };
 }

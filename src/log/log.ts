@@ -27,6 +27,12 @@ export interface LogTransactionResult<T> {
   batch: LogBatch;
 }
 
+/**
+ * Called inside the transaction right before a checkpoint signature (SPEC §1.2): rejects (with a
+ * SignerError, 503 `signer_unavailable`) when the store's witness key set is not the signer's.
+ */
+export type KeySetGuard = (tx: StoreTransaction) => Promise<void>;
+
 /** What the log needs of a store: its log storage and the transaction over log and anchor state. */
 export type LogStore = Pick<WitnessStore, 'log' | 'transaction'>;
 
@@ -39,10 +45,13 @@ export class TransparencyLog<S extends LogStore = LogStore> {
   /** The right edge after the last batch this process committed (any writer: same size, same tree). */
   private edge: { size: number; nodes: readonly StoredNode[] } | undefined;
 
-  constructor(store: S, signer: LogSigner, cache = new NodeCache(65_536)) {
+  private readonly keyGuard: KeySetGuard | undefined;
+
+  constructor(store: S, signer: LogSigner, cache = new NodeCache(65_536), keyGuard?: KeySetGuard) {
     this.store = store;
     this.signer = signer;
     this.cache = cache;
+    this.keyGuard = keyGuard;
   }
 
   get origin(): string {
@@ -77,6 +86,7 @@ export class TransparencyLog<S extends LogStore = LogStore> {
       await batch.write(tx.log);
       let checkpoint: SignedCheckpoint | undefined;
       if (batch.appended > 0 || options.sign === true) {
+        await this.keyGuard?.(tx);
         checkpoint = await this.signer.signAsync(batch.head());
         await tx.log.setCheckpoint(checkpoint);
       }

@@ -318,6 +318,36 @@ export interface LogWitnessStorage {
   publish(size: number): Promise<number>;
 }
 
+// ---------------------------------------------------------------- witness key history
+
+/** Where a witness key stands in the rotation history (SPEC §1.2). */
+export type WitnessKeyState = 'current' | 'next' | 'retired';
+
+/** One witness key of the history: at most one `current` and one `next`; `retired` keys are refused forever. */
+export interface WitnessKeyRecord {
+  /** The Ed25519 public key, hex. */
+  key: string;
+  state: WitnessKeyState;
+  /** Unix seconds when the key took this state (an announcement's time for `next`). */
+  since: number;
+}
+
+/** The key history inside a write transaction (recorded with the rotation entries it logs). */
+export interface KeyHistoryTx {
+  /** The history, oldest first (as `WitnessStore.keyHistory`), seeing this transaction's writes. */
+  history(): Promise<WitnessKeyRecord[]>;
+  /** Record a key in a state (insert, or move a recorded key to another state). */
+  setKey(record: WitnessKeyRecord): Promise<void>;
+  /** Keep a rotation entry (its JCS text) appended at `logIndex` in this transaction. */
+  addRotationEntry(entry: KeyRotationRecord): Promise<void>;
+}
+
+/** A logged `anchor-witness/key-rotation/v1` entry: its log index and JCS text. */
+export interface KeyRotationRecord {
+  logIndex: number;
+  entry: string;
+}
+
 // ---------------------------------------------------------------- the store
 
 /** One write transaction over the log and the anchor state. */
@@ -326,6 +356,8 @@ export interface StoreTransaction {
   readonly anchors: AnchorStateTx;
   /** The KERI witness role's first-seen ledger (SPEC §3.6.6). */
   readonly kel: KelLedgerTx;
+  /** The witness key history (SPEC §1.2). */
+  readonly keys: KeyHistoryTx;
 }
 
 /** An open store: one driver's implementation of every concern. */
@@ -337,8 +369,16 @@ export interface WitnessStore {
   readonly logWitness: LogWitnessStorage;
   /** The KERI witness role's first-seen ledger, committed state (SPEC §3.6). */
   readonly kelLedger: KelLedgerStorage;
-  /** The identity the store is bound to; binds it on first use, refuses a different one. */
+  /**
+   * The identity the store is bound to; binds it on first use (the witness key becomes the history's
+   * `current`), refuses a different name or origin, and a witness key the history never recorded
+   * (store_identity_mismatch). Which recorded key may start is the rotation rule (src/keys/rotation.ts).
+   */
   bindIdentity(identity: StoreIdentity): Promise<void>;
+  /** The witness key history (SPEC §1.2), oldest first; committed state (re-read before each checkpoint signature). */
+  keyHistory(): Promise<WitnessKeyRecord[]>;
+  /** The logged rotation entries, oldest first (GET /v1/key-rotation). */
+  keyRotations(): Promise<KeyRotationRecord[]>;
   /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -39,7 +39,9 @@ export type VerificationCode =
   | 'witness_set_mismatch'
   | 'threshold_mismatch'
   | 'said_mismatch'
-  | 'receipt_invalid';
+  | 'receipt_invalid'
+  // witness-key rotation (SPEC §1.2)
+  | 'rotation_entry_invalid';
 
 export class VerificationError extends CodedError<VerificationCode> {}
 

@@ -43,6 +43,8 @@ export interface InclusionWire {
 /** What a witness returns for one anchor: its cosignature and the anchor's inclusion in its log. */
 export interface Receipt {
   cosignature: CosignatureWire;
+  /** During a witness-key rotation overlap (SPEC §1.2): the next key's cosignature, same message. */
+  cosignature_next?: CosignatureWire;
   inclusion: InclusionWire;
 }
 
@@ -113,6 +115,7 @@ export function parseCosignature(c: unknown, at = '/cosignature'): CosignatureWi
 export function parseReceipt(doc: unknown, at = ''): Receipt {
   if (!isJsonObject(doc)) fail('malformed_response', `${at || 'body'} is not a JSON object`);
   const cosignature = parseCosignature(doc.cosignature, `${at}/cosignature`);
+  const next = doc.cosignature_next === undefined ? undefined : parseCosignature(doc.cosignature_next, `${at}/cosignature_next`);
   const i = doc.inclusion;
   if (
     !isJsonObject(i) ||
@@ -128,6 +131,7 @@ export function parseReceipt(doc: unknown, at = ''): Receipt {
   }
   return {
     cosignature,
+    ...(next === undefined ? {} : { cosignature_next: next }),
     inclusion: {
       log_origin: i.log_origin,
       leaf_index: i.leaf_index,
@@ -211,7 +215,11 @@ export async function verifyPartyPin(anchor: Anchor, party: PinnedParty): Promis
  */
 export async function verifyWitnessReceipt(anchor: Anchor, receipt: Receipt, pinned: PinnedWitness): Promise<VerifiedReceipt> {
   const witness = witnessPin(pinned);
-  const signature = cosignatureSignature(receipt.cosignature, witness);
+  // SPEC §1.2: during a rotation overlap a witness pinned to the next key counts by cosignature_next
+  // (once: one receipt is one witness's vote, whichever of its two keys is pinned).
+  const next = receipt.cosignature_next;
+  const cos = next !== undefined && hexIsBytes(next.witness_public_key, witness.publicKey) ? next : receipt.cosignature;
+  const signature = cosignatureSignature(cos, witness);
   const message = cosignMessage(anchor);
   if (!(await verifyEd25519(witness.publicKey, message, signature)))
     fail('cosignature_invalid', 'the cosignature does not verify under the pinned witness key');

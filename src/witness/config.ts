@@ -22,6 +22,14 @@ export interface WitnessConfig extends HttpLimits {
   dataDir: string;
   /** `--key`: a key file, or an `ssh-agent:`/`pkcs11:` reference (SPEC §1.1). */
   keyFile?: string;
+  /** `--next-key` (SPEC §1.2): the next witness key, a file or an `ssh-agent:`/`pkcs11:` reference. */
+  nextKeyFile?: string | undefined;
+  /** `--abandon-next`: replace a recorded next key (an abort entry, then an announcement). */
+  abandonNext?: boolean;
+  /** `--key-overlap-min` in seconds (default 24 h): the shortest overlap before a completion. */
+  keyOverlapMinSeconds?: number;
+  /** The rotation's clock, unix seconds (tests). */
+  rotationNow?: () => number;
   /** `--signer-timeout`, `--signer-max-pending`, `--signer-start-timeout`, `--pkcs11-sessions` (SPEC §1.1). */
   signers?: SignerSettings;
   name: string;

@@ -22,6 +22,8 @@ export interface HealthInfo {
   version: string;
   origin: string;
   witnessKeyHex: string;
+  /** The next witness key during a rotation overlap (SPEC §1.2). */
+  witnessNextKeyHex?: string | undefined;
   logVkey: string;
   /** The cosign part's fragment (without the cosign role: no cosign vkey). */
   cosign?: (() => CosignHealthFragment) | undefined;
@@ -58,6 +60,7 @@ export async function healthBody(log: TransparencyLog, h: HealthInfo, storeHealt
     log: { origin: h.origin, size },
     keys: {
       witness: h.witnessKeyHex,
+      ...(h.witnessNextKeyHex === undefined ? {} : { witness_next: h.witnessNextKeyHex }),
       log_vkey: h.logVkey,
       cosign_vkey: cosign?.cosignVkey ?? null,
       ...(kel === undefined ? {} : { kel_prefix: kel.prefix }),

@@ -18,6 +18,7 @@ import { ExternalSigners } from '../keys/external.ts';
 import { NodeKeys } from '../keys/node-keys.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
+import { keySetGuard } from '../keys/rotation.ts';
 import { startLogWitnessPart, type ForkedCheckpoint, type LogWitnessing, type LogWitnessPart } from '../log-witness/part.ts';
 import { registryReloadCounters, startRegistryPart, type RegistryPart } from '../registry/part.ts';
 import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
@@ -33,6 +34,7 @@ import type { WitnessStore } from '../store/types.ts';
 import { VERSION } from '../version.ts';
 import { checkWitnessConfig, type WitnessConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
+import { registerKeyRotationRoutes, startKeyRotation } from './key-rotation.ts';
 import { registerWitnessRoutes } from './routes.ts';
 import { CheckpointClock, createWitnessStatusPage } from './status-page.ts';
 
@@ -91,14 +93,27 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     stack.defer(() => pool.close());
     const witnessKeyHex = Buffer.from(keys.witness.publicKey).toString('hex');
     await store.bindIdentity({ witnessKey: witnessKeyHex, name: config.name, logOrigin });
-    const logSigner = new LogSigner(logOrigin, keys.witness.privateKey);
+    // SPEC §1.2: during a rotation overlap checkpoints carry both keys' lines; the store's key set is
+    // re-read before each signature (replicas follow an announcement or a completion by refusing).
+    const logSigner = new LogSigner(logOrigin, keys.witness.privateKey, keys.next?.privateKey);
+    const witnessLog = new TransparencyLog(store, logSigner, undefined, keySetGuard(logSigner.keySet));
+    const rotation = await startKeyRotation(witnessLog, keys, {
+      name: config.name,
+      origin: logOrigin,
+      abandonNext: config.abandonNext ?? false,
+      overlapMinSeconds: config.keyOverlapMinSeconds ?? 86_400,
+      now: (config.rotationNow ?? (() => Math.floor(Date.now() / 1000)))(),
+    });
+    for (const e of rotation.entries) log.info({ stage: e.stage, old: e.old, new: e.new }, `witness key rotation: ${e.stage} logged`);
+    const rotated = (await store.keyHistory()).some((r) => r.state === 'retired');
     // When this process signed (or first saw) the latest checkpoint: the status page shows its age.
     const clock = new CheckpointClock();
     // What the node lends its parts; each part takes the slice it declares.
     const ctx = {
       store,
       keys,
-      log: new TransparencyLog(store, logSigner),
+      log: witnessLog,
+      rotated,
       pool,
       metrics,
       logger: log,
@@ -172,6 +187,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         version: VERSION,
         origin: logOrigin,
         witnessKeyHex,
+        ...(keys.next === undefined ? {} : { witnessNextKeyHex: Buffer.from(keys.next.publicKey).toString('hex') }),
         logVkey: logSigner.vkey,
         cosign: cosign?.health,
         bastions: bastionPlan === null ? undefined : () => bastion?.health() ?? { bastions: [] },
@@ -191,6 +207,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       build,
       logWitnessing: logWitness?.witnessing,
     });
+    registerKeyRotationRoutes(app, store);
     for (const p of parts) if (p !== anchoring) p.register?.(app);
     let info: ListenInfo | null = null;
     if (config.noListen === true) await app.ready();

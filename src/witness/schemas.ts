@@ -23,6 +23,8 @@ export const Health = Type.Object({
   log: Type.Object({ origin: Type.String(), size: Type.Integer() }),
   keys: Type.Object({
     witness: Hex32,
+    /** The next witness key during a rotation overlap (SPEC §1.2). */
+    witness_next: Type.Optional(Hex32),
     log_vkey: Type.String(),
     /** The first Ed25519 (type 0x04) cosign vkey, or null. */
     cosign_vkey: Type.Union([Type.String(), Type.Null()]),

@@ -6,6 +6,7 @@
  *   CosignStateStorage                  conformance/cosign-state.ts
  *   LogWitnessStorage                   conformance/log-witness.ts
  *   KelLedgerStorage                    conformance/kel-ledger.ts
+ *   witness key history (SPEC §1.2)     conformance/key-history.ts
  *   WitnessStore (identity, transactions spanning concerns, reopen, close)  conformance/store.ts
  */
 import { describe } from 'node:test';
@@ -15,6 +16,7 @@ import type { StoreFactory } from './conformance/helpers.ts';
 import { logStorageConformance } from './conformance/log.ts';
 import { logWitnessConformance } from './conformance/log-witness.ts';
 import { kelLedgerConformance } from './conformance/kel-ledger.ts';
+import { keyHistoryConformance } from './conformance/key-history.ts';
 import { storeLifecycleConformance } from './conformance/store.ts';
 
 export type { StoreFactory } from './conformance/helpers.ts';
@@ -35,6 +37,9 @@ export function storeConformance(factory: () => StoreFactory, capabilities: { mu
   });
   void describe('KelLedgerStorage', () => {
     kelLedgerConformance(factory);
+  });
+  void describe('witness key history', () => {
+    keyHistoryConformance(factory);
   });
   void describe('WitnessStore', () => {
     storeLifecycleConformance(factory, capabilities);

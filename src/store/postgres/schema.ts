@@ -69,6 +69,14 @@ export const MIGRATIONS: string[] = [
                               signature bytea NOT NULL, PRIMARY KEY (prefix, said, idx));
    CREATE TABLE kel_duplicities (prefix text NOT NULL, sn bigint NOT NULL, proof text NOT NULL, leaf_index bigint NOT NULL,
                                  PRIMARY KEY (prefix, sn));`,
+  // The witness key history (SPEC §1.2): one current, at most one next, retired keys kept forever;
+  // the rotation entries logged (GET /v1/key-rotation) by log index.
+  // A store from before rotation takes its bound key as current.
+  `CREATE TABLE witness_keys (key text PRIMARY KEY, state text NOT NULL CHECK (state IN ('current', 'next', 'retired')),
+                              since bigint NOT NULL, seq bigint NOT NULL);
+   CREATE UNIQUE INDEX witness_keys_one_per_state ON witness_keys (state) WHERE state <> 'retired';
+   CREATE TABLE key_rotations (log_index bigint PRIMARY KEY, entry text NOT NULL);
+   INSERT INTO witness_keys (key, state, since, seq) SELECT value, 'current', 0, 0 FROM meta WHERE key = 'witness_key';`,
 ];
 
 /** The schema this build writes: one version per migration. */

@@ -11,13 +11,15 @@ import pg from 'pg';
 import type { PoolClient } from 'pg';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
-import type { StoreCapabilities, StoreIdentity, StoreTransaction, WitnessStore } from '../types.ts';
+import { bindWitnessKey } from '../key-binding.ts';
+import type { StoreCapabilities, StoreIdentity, StoreTransaction, KeyRotationRecord, WitnessKeyRecord, WitnessStore } from '../types.ts';
 import { PgAnchorState, PgAnchorTx } from './anchor-state.ts';
 import { PgCosignState } from './cosign-state.ts';
 import { createPools, describe, mapPgError, PgReader, query, redact, type PostgresStoreOptions } from './db.ts';
 import { PgLog } from './log.ts';
 import { PgLogWitness } from './log-witness.ts';
 import { PgKelLedger, PgKelLedgerTx } from './kel-ledger.ts';
+import { pgKeyHistory, PgKeyHistoryTx, pgKeyRotations } from './key-history.ts';
 import { checkAndMigrate } from './schema.ts';
 import { flush, logTxFromBegin, writeTransaction } from './transaction.ts';
 
@@ -85,7 +87,6 @@ export class PostgresStore implements WitnessStore {
     await this.withWriter((client) =>
       writeTransaction(client, async () => {
         const fields: [keyof StoreIdentity, string][] = [
-          ['witnessKey', 'witness_key'],
           ['name', 'name'],
           ['logOrigin', 'log_origin'],
         ];
@@ -99,8 +100,20 @@ export class PostgresStore implements WitnessStore {
             );
           }
         }
+        await bindWitnessKey(new PgKeyHistoryTx(client), id.witnessKey, async () => {
+          const stored = (await query<{ value: string }>(client, 'getMeta', META.get, ['witness_key'])).rows[0]?.value;
+          if (stored === undefined) await query(client, 'setMeta', META.set, ['witness_key', id.witnessKey]);
+        });
       }),
     );
+  }
+
+  keyHistory(): Promise<WitnessKeyRecord[]> {
+    return pgKeyHistory(this.db);
+  }
+
+  keyRotations(): Promise<KeyRotationRecord[]> {
+    return pgKeyRotations(this.db);
   }
 
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
@@ -108,7 +121,7 @@ export class PostgresStore implements WitnessStore {
       writeTransaction(client, async (begin) => {
         const log = logTxFromBegin(client, begin);
         const anchors = new PgAnchorTx(client);
-        const result = await fn({ log, anchors, kel: new PgKelLedgerTx(client) });
+        const result = await fn({ log, anchors, kel: new PgKelLedgerTx(client), keys: new PgKeyHistoryTx(client) });
         await flush(client, log, anchors);
         return result;
       }),

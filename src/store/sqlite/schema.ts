@@ -61,6 +61,14 @@ export const MIGRATIONS: string[] = [
                               signature BLOB NOT NULL, PRIMARY KEY (prefix, said, idx)) WITHOUT ROWID;
    CREATE TABLE kel_duplicities (prefix TEXT NOT NULL, sn INTEGER NOT NULL, proof TEXT NOT NULL, leaf_index INTEGER NOT NULL,
                                  PRIMARY KEY (prefix, sn)) WITHOUT ROWID;`,
+  // The witness key history (SPEC §1.2): one current, at most one next, retired keys kept forever;
+  // the rotation entries logged (GET /v1/key-rotation) by log index.
+  // A store from before rotation takes its bound key as current.
+  `CREATE TABLE witness_keys (key TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('current', 'next', 'retired')),
+                              since INTEGER NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE UNIQUE INDEX witness_keys_one_per_state ON witness_keys (state) WHERE state <> 'retired';
+   CREATE TABLE key_rotations (log_index INTEGER PRIMARY KEY, entry TEXT NOT NULL);
+   INSERT INTO witness_keys (key, state, since, seq) SELECT value, 'current', 0, 0 FROM meta WHERE key = 'witness_key';`,
 ];
 
 /** The schema this build writes: one version per migration. */

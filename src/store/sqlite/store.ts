@@ -12,13 +12,15 @@ import type { Database as Db } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
-import type { StoreCapabilities, StoreIdentity, StoreTransaction, WitnessStore } from '../types.ts';
+import { bindWitnessKey } from '../key-binding.ts';
+import type { StoreCapabilities, StoreIdentity, StoreTransaction, KeyRotationRecord, WitnessKeyRecord, WitnessStore } from '../types.ts';
 import { SqliteAnchorState } from './anchor-state.ts';
 import { SqliteCosignState } from './cosign-state.ts';
 import { guard, openDb, SqliteConnections, startCheckpointer } from './db.ts';
 import { SqliteLog } from './log.ts';
 import { SqliteLogWitness } from './log-witness.ts';
 import { SqliteKelLedger } from './kel-ledger.ts';
+import { SqliteKeyHistory } from './key-history.ts';
 import { migrate } from './schema.ts';
 
 export { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
@@ -32,6 +34,7 @@ export class SqliteStore implements WitnessStore {
   readonly cosign: SqliteCosignState;
   readonly logWitness: SqliteLogWitness;
   readonly kelLedger: SqliteKelLedger;
+  private readonly keys: SqliteKeyHistory;
   private readonly c: SqliteConnections;
   private readonly lock: Db;
   private readonly checkpointer: { stop: () => Promise<void> };
@@ -48,6 +51,7 @@ export class SqliteStore implements WitnessStore {
     this.cosign = new SqliteCosignState(this.c);
     this.logWitness = new SqliteLogWitness(this.c);
     this.kelLedger = new SqliteKelLedger(this.c);
+    this.keys = new SqliteKeyHistory(this.c);
     this.begin = writer.prepare('BEGIN IMMEDIATE');
     this.commit = writer.prepare('COMMIT');
     this.rollback = writer.prepare('ROLLBACK');
@@ -81,9 +85,8 @@ export class SqliteStore implements WitnessStore {
   }
 
   async bindIdentity(id: StoreIdentity): Promise<void> {
-    await this.transaction(() => {
+    await this.transaction((tx) => {
       const fields: [keyof StoreIdentity, string][] = [
-        ['witnessKey', 'witness_key'],
         ['name', 'name'],
         ['logOrigin', 'log_origin'],
       ];
@@ -97,8 +100,18 @@ export class SqliteStore implements WitnessStore {
           );
         }
       }
-      return Promise.resolve();
+      return bindWitnessKey(tx.keys, id.witnessKey, () => {
+        if (this.log.w.getMeta.get('witness_key') === undefined) this.log.w.setMeta.run('witness_key', id.witnessKey);
+      });
     });
+  }
+
+  keyHistory(): Promise<WitnessKeyRecord[]> {
+    return this.keys.history();
+  }
+
+  keyRotations(): Promise<KeyRotationRecord[]> {
+    return this.keys.entries();
   }
 
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
@@ -108,7 +121,12 @@ export class SqliteStore implements WitnessStore {
       let done = false;
       try {
         const log = this.log.transaction();
-        const result = await fn({ log, anchors: this.anchors.transaction(), kel: this.kelLedger.transaction() });
+        const result = await fn({
+          log,
+          anchors: this.anchors.transaction(),
+          kel: this.kelLedger.transaction(),
+          keys: this.keys.transaction(),
+        });
         // Quota windows look back one day at most: prune older events each time the log crosses a multiple of 1024.
         const base = log.baseSize;
         if (base !== undefined && Math.floor((await log.size()) / 1024) > Math.floor(base / 1024)) {
