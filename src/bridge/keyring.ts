@@ -73,7 +73,7 @@ function parseJwk(v: unknown, where: string): EcPublicJwk {
 /** `ref` and `jwk` of one entry: both or neither; a ref is a `pkcs11:` URI (checked in full when opened). */
 function parseExternal(v: Record<string, unknown>, where: string): { ref?: string; jwk?: EcPublicJwk } {
   if (v.ref === undefined && v.jwk === undefined) return {};
-  if (typeof v.ref !== 'string' || !v.ref.startsWith('pkcs11:')) fail(`${where}.ref: must be a pkcs11: URI (SPEC §1.1)`);
+  if (typeof v.ref !== 'string' || !v.ref.startsWith('pkcs11:')) fail(`${where}.ref: must be a pkcs11: URI (docs/protocol.md §1.1)`);
   if (v.jwk === undefined) fail(`${where}: an entry with "ref" needs its "jwk" (run token-bridge keys rotate --ref URI)`);
   return { ref: v.ref, jwk: parseJwk(v.jwk, `${where}.jwk`) };
 }

@@ -87,7 +87,7 @@ export function bridgeMetrics(registry: Registry, deps: BridgeDeps): BridgeMetri
       () =>
         new Gauge({
           name: 'bridge_kel_roots',
-          help: 'Trusted roots whose keys come from a KEL (SPEC §7.1), by status: accepted (a key state in force), pending (dip not yet anchored), invalid (no accepted state)',
+          help: 'Trusted roots whose keys come from a KEL (docs/protocol.md §7.1), by status: accepted (a key state in force), pending (dip not yet anchored), invalid (no accepted state)',
           labelNames: ['status'],
           registers,
           collect() {

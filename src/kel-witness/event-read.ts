@@ -51,7 +51,7 @@ export async function kelEventView(
 export function registerKelEventRoute(app: FastifyInstance, log: TransparencyLog<WitnessStore>): void {
   app.get(
     '/v1/kel/event',
-    { schema: { summary: "A stored KERI event with its receipt and its own-log entry's inclusion proof (SPEC §3.6.5)" } },
+    { schema: { summary: "A stored KERI event with its receipt and its own-log entry's inclusion proof (docs/protocol.md §3.6.5)" } },
     async (request, reply) => {
       const q = request.query as Record<string, unknown>;
       const sn = typeof q.sn === 'string' && /^(?:0|[1-9][0-9]{0,14})$/.test(q.sn) ? Number(q.sn) : q.sn === undefined ? undefined : null;

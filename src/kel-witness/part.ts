@@ -67,7 +67,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
   await log.store.kelLedger.bindPrefix(identity.prefix);
   const events = new Counter({
     name: 'kel_events_total',
-    help: 'KERI events by type and outcome (SPEC §3.6.9)',
+    help: 'KERI events by type and outcome (docs/protocol.md §3.6.9)',
     labelNames: ['t', 'outcome'],
     registers: [metrics],
   });
@@ -213,21 +213,21 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
     };
     scope.post(
       '/receipts',
-      { config: { rawBody: true }, schema: { summary: 'KERI witness: receipt a key event (keripy ReceiptEnd, SPEC §3.6.3)' } },
+      { config: { rawBody: true }, schema: { summary: 'KERI witness: receipt a key event (keripy ReceiptEnd, docs/protocol.md §3.6.3)' } },
       post('receipts'),
     );
     scope.post(
       '/',
       {
         config: { rawBody: true },
-        schema: { summary: 'KERI witness: forwarded receipts and catch-up events (keripy HttpEnd, SPEC §3.6.3)' },
+        schema: { summary: 'KERI witness: forwarded receipts and catch-up events (keripy HttpEnd, docs/protocol.md §3.6.3)' },
       },
       post('root'),
     );
 
     scope.get(
       '/receipts',
-      { schema: { summary: 'KERI witness: the receipts held for an event, as -B indexed signatures (SPEC §3.6.5)' } },
+      { schema: { summary: 'KERI witness: the receipts held for an event, as -B indexed signatures (docs/protocol.md §3.6.5)' } },
       async (request, reply) => {
         const q = request.query as Record<string, unknown>;
         const sn = q.sn === undefined ? undefined : parseSn(q.sn);
@@ -247,7 +247,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
 
     scope.get(
       '/query',
-      { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, SPEC §3.6.5)' } },
+      { schema: { summary: 'KERI witness: a held KEL in cloneEvtMsg form (typ=kel, docs/protocol.md §3.6.5)' } },
       async (request, reply) => {
         const q = request.query as Record<string, unknown>;
         if (q.typ !== 'kel') return sendProblem(reply, 400, 'malformed_query', 'only typ=kel is served');
@@ -273,7 +273,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
         .header('keri-aid', service.identity.prefix)
         .header('access-control-allow-origin', '*')
         .send(Buffer.from(ownOobiText));
-    scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; SPEC §3.6.5)" } }, oobi);
+    scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; docs/protocol.md §3.6.5)" } }, oobi);
     scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
       if ((request.params as { aid: string }).aid !== service.identity.prefix)
         return sendProblem(reply, 404, 'not_found', 'not this witness');
@@ -291,7 +291,7 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
 
     scope.get(
       '/v1/kel/duplicity/:prefix/:sn',
-      { schema: { summary: 'A stored KEL duplicity proof (SPEC §3.6.5)' } },
+      { schema: { summary: 'A stored KEL duplicity proof (docs/protocol.md §3.6.5)' } },
       async (request, reply) => {
         const { prefix, sn } = request.params as { prefix: string; sn: string };
         const n = parseSn(sn);
