@@ -107,7 +107,7 @@ void test('disagreement: two witnesses co-sign different heads at one index; the
     d.message,
     /witnesses disagree on seed .* index 1: w1\.test co-signed head aaaa.*w2\.test co-signed bbbb.*duplicity proof attached/,
   );
-  const proof = decodeDuplicityProof(d.evidence!.duplicity_proof);
+  const proof = decodeDuplicityProof(d.evidence.duplicity_proof);
   assert.deepEqual(verifyDuplicityProof(proof), { valid: true });
   assert.equal(encodeHex(proof.seedId), encodeHex(seed));
 
@@ -118,7 +118,7 @@ void test('disagreement: two witnesses co-sign different heads at one index; the
   const dup = next.findings.find((f) => f.kind === 'duplicity');
   assert.ok(dup !== undefined, kinds(next.findings).join());
   assert.equal(dup.witness, ws[1]!.name);
-  assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(dup.evidence!.duplicity_proof as DuplicityProofWire)), { valid: true });
+  assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(dup.evidence.duplicity_proof)), { valid: true });
   // …and --all-duplicities finds it by listing.
   const listed = await monitorPoll(config([], { allDuplicities: true }), emptyMonitorState(), 2002);
   assert.ok(listed.findings.some((f) => f.kind === 'duplicity' && f.seed === encodeHex(seed)));
@@ -177,7 +177,7 @@ void test('rollback: a data dir restored from an older copy is caught across a m
   ]);
   const li = forked.findings.find((f) => f.kind === 'log_inconsistent')!;
   assert.match(li.message, /does not extend the one of size \d+ \(proven from its tiles\)/);
-  const ev = li.evidence as { previous: string; current: string; old_root_from_tiles: string; consistency_proof: string[] };
+  const ev = li.evidence;
   const older = parseCheckpoint(parseNote(ev.previous).text);
   const newer = parseCheckpoint(parseNote(ev.current).text);
   assert.equal(
@@ -192,7 +192,7 @@ void test('rollback: a data dir restored from an older copy is caught across a m
   );
   const eq = forked.findings.find((f) => f.kind === 'equivocation')!;
   assert.match(eq.message, /w3\.test co-signed two heads at index 3/);
-  assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(eq.evidence!.duplicity_proof as DuplicityProofWire)), { valid: true });
+  assert.deepEqual(verifyDuplicityProof(decodeDuplicityProof(eq.evidence.duplicity_proof as DuplicityProofWire)), { valid: true });
 });
 
 void test('trust on first use without a witness set: a changed key is an alert; a stopped witness is unreachable', async () => {
