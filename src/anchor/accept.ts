@@ -23,6 +23,11 @@ export interface AnchorSubmission {
   claim: PartyClaim;
   /** Whether `anchor.sigParty.signature` verifies over the party message (check 5). */
   signatureValid: boolean;
+  /**
+   * `partyMessage(anchor)` when the caller already computed it for check 5 (the anchoring service
+   * does, once per request); computed here otherwise.
+   */
+  partyMessage?: Uint8Array;
 }
 
 /** The seed's committed state (undefined for a seed this witness never co-signed). */
@@ -155,7 +160,7 @@ export function accept(
       return reject('index_taken', `index ${anchor.index} already carries another head, signed by another key`);
     }
     // 12 / 13
-    if (eq(partyMessage(anchor), partyMessage(prior))) return { outcome: 'replay' };
+    if (eq(submission.partyMessage ?? partyMessage(anchor), partyMessage(prior))) return { outcome: 'replay' };
     return reject('conflicting_replay', `index ${anchor.index} was co-signed with the same head but different content`);
   }
   // 14. monotone growth

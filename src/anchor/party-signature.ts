@@ -10,8 +10,8 @@ export function checkPartyPublicKey(curve: Curve, publicKey: Uint8Array): void {
   else checkP256PublicKey(publicKey);
 }
 
-export function verifyPartySignature(a: Anchor): boolean {
-  const msg = partyMessage(a);
+/** Check 5 on this thread; `msg` is `partyMessage(a)` when the caller already has it. */
+export function verifyPartySignature(a: Anchor, msg: Uint8Array = partyMessage(a)): boolean {
   const { curve, publicKey, signature } = a.sigParty;
   return curve === 'ed25519' ? verifyEd25519(publicKey, msg, signature) : verifyP256(publicKey, msg, signature);
 }

@@ -31,6 +31,8 @@ export interface Pending {
   party: RegistryParty | undefined;
   /** The witness clock when the request arrived. */
   now: number;
+  /** The party message of `anchor` (check 5 and the replay comparison), computed once per request. */
+  partyMessage: Uint8Array;
   /** The cosign message (log entry) of `anchor`. */
   message: Uint8Array;
   /** Its signature by the witness key, made speculatively with the party-signature check. */
@@ -104,7 +106,7 @@ export async function decideBatch(
     if (p.signatureValid) cacheable.set(key, record);
     const party = p.party?.id;
     const usage = party === undefined ? NO_USAGE : (ctx.quota.known(party, p.now) ?? (await ctx.quota.read(tx.anchors, party, p.now)));
-    // A Pending is an AnchorSubmission (anchor, claim, signatureValid).
+    // A Pending is an AnchorSubmission (anchor, claim, signatureValid, partyMessage).
     const decision = accept(p, p.registry, seedState(record), usage, p.now, ctx.policy);
     switch (decision.outcome) {
       case 'reject':

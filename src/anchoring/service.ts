@@ -136,6 +136,9 @@ export class AnchorService {
     const now = this.now();
     const registry = this.opts.registry();
     const party = claimedParty(registry, claim);
+    // Both messages once per request: check 5 and the replay comparison use the party message, the
+    // cosignature and the log entry the cosign message.
+    const signed = partyMessage(anchor);
     const message = cosignMessage(anchor);
     // Check 5's arithmetic, spent only on a current key of the claimed party: for any other key the
     // rules refuse at check 2 or 4 and never read the verdict.
@@ -146,17 +149,12 @@ export class AnchorService {
       if (pool !== undefined && anchor.sigParty.curve === 'ed25519') {
         const sig = anchor.sigParty;
         if (pool.signingPublicKey === this.witness.publicKeyHex) {
-          ({ valid: signatureValid, signature: presigned } = await pool.verifyAndSign(
-            sig.publicKey,
-            partyMessage(anchor),
-            sig.signature,
-            message,
-          ));
+          ({ valid: signatureValid, signature: presigned } = await pool.verifyAndSign(sig.publicKey, signed, sig.signature, message));
         } else {
-          signatureValid = await pool.verify(sig.publicKey, partyMessage(anchor), sig.signature);
+          signatureValid = await pool.verify(sig.publicKey, signed, sig.signature);
         }
       } else {
-        signatureValid = verifyPartySignature(anchor);
+        signatureValid = verifyPartySignature(anchor, signed);
       }
     }
     // An external witness key signs a verified anchor's cosign message here (SPEC §1.1); a failure
@@ -177,6 +175,7 @@ export class AnchorService {
         anchor,
         claim,
         signatureValid,
+        partyMessage: signed,
         registry,
         party,
         now,

@@ -3,9 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { decodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
-import { ClientError } from '../client/errors.ts';
 import { parseJsonBody, RESPONSE_CAPS, type HttpOptions } from '../client/http.ts';
-import { VerificationError } from '../verify/errors.ts';
+import { VerificationError, UsageError } from '../verify/errors.ts';
 import type { PinnedPartyKey, PinnedWitnessBytes as PinnedWitness } from '../verify/receipt.ts';
 import { findMember, parseWitnessSet, type WitnessSet } from '../verify/witness-set.ts';
 import { collectList, intArg, unitArg } from './options.ts';
@@ -31,7 +30,7 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       if (e instanceof CliFailure) {
         process.stderr.write(e.message + '\n');
         process.exitCode = e.exitCode;
-      } else if (e instanceof VerificationError && e.code === 'usage') {
+      } else if (e instanceof UsageError) {
         // The inputs cannot be judged (e.g. one cosigner key under two names): unusable input, not a verdict.
         process.stderr.write(`anchor-witness: usage: ${oneLine(e.message)}\n`);
         process.exitCode = EXIT.usage;
@@ -56,7 +55,7 @@ export function readText(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (e) {
-    throw new ClientError('usage', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
 }
 
@@ -65,7 +64,7 @@ export function readJson(path: string): unknown {
   try {
     return parseJsonBody(text);
   } catch (e) {
-    throw new ClientError('usage', `${path}: ${(e as Error).message}`);
+    throw new UsageError(`${path}: ${(e as Error).message}`);
   }
 }
 
@@ -90,7 +89,7 @@ export function hexArg(bytes: number, what: string) {
     try {
       return decodeHex(text, bytes);
     } catch {
-      throw new ClientError('usage', `${what} must be ${bytes} bytes of hex`);
+      throw new UsageError(`${what} must be ${bytes} bytes of hex`);
     }
   };
 }
@@ -119,7 +118,7 @@ export async function pinFrom(flags: PinFlags, nameHint: string, originHint: str
     return { name: m.name, publicKey: m.publicKey, logOrigin: m.logOrigin };
   }
   if (flags.witnessKey === undefined)
-    throw new ClientError('usage', 'pin the witness: give --witness-key HEX (and optionally --origin) or --witness-set FILE');
+    throw new UsageError('pin the witness: give --witness-key HEX (and optionally --origin) or --witness-set FILE');
   const pin: PinnedWitness = { publicKey: hexArg(32, '--witness-key')(flags.witnessKey), logOrigin: flags.origin ?? originHint };
   if (flags.witnessName !== undefined) pin.name = flags.witnessName;
   return pin;
@@ -150,8 +149,7 @@ export function partyKeysFrom(list: readonly string[] | undefined): PinnedPartyK
     const bytes = m === null ? undefined : decodeHexOrUndefined(m[2]!);
     const curve = m?.[1] ?? (bytes?.length === 32 ? 'ed25519' : bytes?.length === 33 ? 'p256' : undefined);
     if (bytes === undefined || curve === undefined || bytes.length !== (curve === 'ed25519' ? 32 : 33)) {
-      throw new ClientError(
-        'usage',
+      throw new UsageError(
         `--party-key must be a party public key: 64 hex chars (Ed25519) or 66 (P-256 compressed), optionally prefixed ed25519: or p256:`,
       );
     }

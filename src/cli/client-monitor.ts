@@ -33,11 +33,11 @@ import {
 import { parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { action, addHttpOptions, examples, EXIT, hexArg, httpOptions, readWitnessSet, type HttpFlags } from './client-io.ts';
 import { collectList, durationArg, intArg, unitArg } from './options.ts';
-import { ClientError } from '../client/errors.ts';
 import { encodeHex } from '../encoding/hex.ts';
 import { ProtocolError } from '../errors.ts';
 import { openMonitorParties, type MonitorParties } from './monitor-parties.ts';
 import { formatHuman } from './monitor-human.ts';
+import { UsageError } from '../verify/errors.ts';
 
 interface MonitorFlags extends HttpFlags {
   alertWebhook?: string[];
@@ -71,12 +71,12 @@ function readAlertSecret(path: string): Uint8Array {
   try {
     bytes = readFileSync(path);
   } catch (e) {
-    throw new ClientError('usage', `--alert-secret-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UsageError(`--alert-secret-file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   let end = bytes.length;
   if (end > 0 && bytes[end - 1] === 0x0a) end--;
   if (end > 0 && bytes[end - 1] === 0x0d) end--;
-  if (end === 0) throw new ClientError('usage', `--alert-secret-file ${path} is empty`);
+  if (end === 0) throw new UsageError(`--alert-secret-file ${path} is empty`);
   return new Uint8Array(bytes.subarray(0, end));
 }
 
@@ -84,7 +84,7 @@ function vkeyArg(text: string, flag: string): NoteVerifier {
   try {
     return parseVkey(text);
   } catch (e) {
-    throw new ClientError('usage', `${flag} ${text}: ${e instanceof ProtocolError ? e.message : String(e)}`);
+    throw new UsageError(`${flag} ${text}: ${e instanceof ProtocolError ? e.message : String(e)}`);
   }
 }
 
@@ -93,9 +93,9 @@ function peerArg(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new ClientError('usage', `--peer ${text}: not a URL`);
+    throw new UsageError(`--peer ${text}: not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ClientError('usage', `--peer ${text}: must be http(s)://`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--peer ${text}: must be http(s)://`);
   return text;
 }
 
@@ -192,20 +192,15 @@ export function addMonitorCommand(program: Command): void {
   ).action(
     action(async (opts: MonitorFlags) => {
       const witnesses = opts.witness ?? [];
-      if (witnesses.length === 0 && (opts.peer ?? []).length === 0)
-        throw new ClientError('usage', 'give at least one --witness (or --peer) URL');
+      if (witnesses.length === 0 && (opts.peer ?? []).length === 0) throw new UsageError('give at least one --witness (or --peer) URL');
       const seeds = (opts.seed ?? []).map((s) => encodeHex(hexArg(32, '--seed')(s)));
       if ((seeds.length > 0 || opts.allDuplicities === true) && opts.registry === undefined) {
-        throw new ClientError(
-          'usage',
+        throw new UsageError(
           "--seed and --all-duplicities need --registry FILE: the parties' keys (an anchor a party never signed must not count)",
         );
       }
       if (opts.kelSource !== undefined && opts.registry === undefined)
-        throw new ClientError(
-          'usage',
-          '--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)',
-        );
+        throw new UsageError('--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)');
       let state: MonitorState = emptyMonitorState();
       if (opts.state !== undefined) {
         const doc = readJsonFile(opts.state);
@@ -222,8 +217,7 @@ export function addMonitorCommand(program: Command): void {
           process.stderr.write(`alerts: ${state.alerts.queue.length} undelivered alert(s) dropped (no --alert-webhook)\n`);
         delete state.alerts;
       }
-      if (opts.alertSecretFile !== undefined && webhooks.length === 0)
-        throw new ClientError('usage', '--alert-secret-file needs --alert-webhook');
+      if (opts.alertSecretFile !== undefined && webhooks.length === 0) throw new UsageError('--alert-secret-file needs --alert-webhook');
       const secret = opts.alertSecretFile === undefined ? undefined : readAlertSecret(opts.alertSecretFile);
       if (webhooks.length > 0 && opts.state === undefined)
         process.stderr.write(

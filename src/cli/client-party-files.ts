@@ -3,19 +3,17 @@
  * built from flags, and the commands' stderr lines.
  */
 import type { PartyKey } from '../client/keys.ts';
-import { ClientError } from '../client/errors.ts';
 import { readJsonFile, writeJsonAtomic } from '../client/files.ts';
 import { partyKeyFromPem } from '../client/keys.ts';
 import { encodePartyState, parsePartyState, type PartyState } from '../client/party-state.ts';
 import { readKeyFile } from '../keys/keyfile.ts';
-import { VerificationError } from '../verify/errors.ts';
+import { VerificationError, UsageError } from '../verify/errors.ts';
 import { makeWitnessSet, type WitnessSet } from '../verify/witness-set.ts';
 import { usageFailure } from './client-io.ts';
 
 export async function loadState(path: string): Promise<PartyState> {
   const doc = readJsonFile(path);
-  if (doc === undefined)
-    throw new ClientError('usage', `no chain state at ${path} (create it with: anchor-witness party init --state ${path} …)`);
+  if (doc === undefined) throw new UsageError(`no chain state at ${path} (create it with: anchor-witness party init --state ${path} …)`);
   return parsePartyState(doc).catch((e: unknown) => {
     throw e instanceof VerificationError && e.code === 'witness_set_invalid' ? usageFailure(e) : e;
   });

@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import { partyClaim } from '../client/chain.ts';
-import { ClientError } from '../client/errors.ts';
 import { writeJsonAtomic } from '../client/files.ts';
 import { freeze, recordSubmission, submissionTarget } from '../client/party-state.ts';
 import { finalityOf, resolveTargets, submitAnchor, type SubmitResult } from '../client/submit.ts';
@@ -13,6 +12,7 @@ import { encodeFinalizedBundle } from '../verify/finalize.ts';
 import { action, addHttpOptions, CliFailure, examples, EXIT, httpOptions, type HttpFlags } from './client-io.ts';
 import { err, loadState, saveState } from './client-party-files.ts';
 import { collectList } from './options.ts';
+import { UsageError } from '../verify/errors.ts';
 
 function describe(r: SubmitResult): string {
   const o = r.outcome;
@@ -53,8 +53,7 @@ export function addPartySubmitCommand(party: Command): void {
     action(async (opts: HttpFlags & { state: string; witness?: string[]; out?: string; strict?: boolean; json?: boolean }) => {
       const state = await loadState(opts.state);
       const target = submissionTarget(state);
-      if (target === undefined)
-        throw new ClientError('usage', 'nothing to submit: sign an anchor first (anchor-witness party anchor next)');
+      if (target === undefined) throw new UsageError('nothing to submit: sign an anchor first (anchor-witness party anchor next)');
       const http = httpOptions(opts);
       const { targets, unreachable } = await resolveTargets(state.witnessSet, opts.witness ?? [], http);
       for (const u of unreachable) err(`${u.url}: unavailable (cannot identify it): ${u.reason}`);

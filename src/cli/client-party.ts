@@ -14,7 +14,6 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { encodeAnchor } from '../anchor/codec.ts';
 import { partyClaim } from '../client/chain.ts';
-import { ClientError } from '../client/errors.ts';
 import { writeJsonAtomic } from '../client/files.ts';
 import { generatePartyKey, partyKeyToPem } from '../client/keys.ts';
 import { initPartyState, signNextAnchor } from '../client/party-state.ts';
@@ -31,6 +30,7 @@ import { err, loadKey, saveState, loadState, userWitnessSet } from './client-par
 import { addPartyReportCommands } from './client-party-report.ts';
 import { addPartySubmitCommand } from './client-party-submit.ts';
 import { collectList, intArg } from './options.ts';
+import { UsageError } from '../verify/errors.ts';
 
 function parseTime(text: string): number {
   if (/^[0-9]+$/.test(text)) return Number(text);
@@ -59,7 +59,7 @@ export function addPartyCommands(program: Command): void {
     ['anchor-witness party keygen --out party.pem', 'anchor-witness party keygen --curve p256 --out party-p256.pem'],
   ).action(
     action((opts: { out: string; curve: string }) => {
-      if (opts.curve !== 'ed25519' && opts.curve !== 'p256') throw new ClientError('usage', '--curve must be ed25519 or p256');
+      if (opts.curve !== 'ed25519' && opts.curve !== 'p256') throw new UsageError('--curve must be ed25519 or p256');
       const key = generatePartyKey(opts.curve);
       writeNewKeyFile(opts.out, partyKeyToPem(key));
       process.stdout.write(encodeHex(key.publicKey) + '\n');
@@ -82,7 +82,7 @@ export function addPartyCommands(program: Command): void {
   ).action(
     action(async (opts: HttpFlags & { witness?: string[]; threshold: number; out?: string }) => {
       const urls = opts.witness ?? [];
-      if (urls.length === 0) throw new ClientError('usage', 'give at least one --witness URL');
+      if (urls.length === 0) throw new UsageError('give at least one --witness URL');
       const infos = await Promise.all(urls.map((u) => fetchHealth(u, httpOptions(opts))));
       const set = userWitnessSet(
         opts.threshold,
@@ -90,7 +90,7 @@ export function addPartyCommands(program: Command): void {
       );
       const wire = await encodeWitnessSet(set);
       if (opts.out !== undefined) {
-        if (existsSync(opts.out)) throw new ClientError('usage', `${opts.out} exists; refusing to overwrite`);
+        if (existsSync(opts.out)) throw new UsageError(`${opts.out} exists; refusing to overwrite`);
         writeJsonAtomic(opts.out, wire, 0o644);
         process.stdout.write(wire.d + '\n');
       } else {
@@ -117,9 +117,9 @@ export function addPartyCommands(program: Command): void {
   ).action(
     action(
       async (opts: { state: string; key: string; agent: string; root?: string; scope?: string; seed?: string; witnessSet: string }) => {
-        if (existsSync(opts.state)) throw new ClientError('usage', `${opts.state} exists; refusing to overwrite a chain state`);
+        if (existsSync(opts.state)) throw new UsageError(`${opts.state} exists; refusing to overwrite a chain state`);
         if ((opts.scope === undefined) === (opts.seed === undefined))
-          throw new ClientError('usage', 'give --scope (derived seed) or --seed (underived), exactly one');
+          throw new UsageError('give --scope (derived seed) or --seed (underived), exactly one');
         const key = loadKey(opts.key);
         const identity = {
           agent: opts.agent,
@@ -174,14 +174,14 @@ export function addPartyCommands(program: Command): void {
       }) => {
         const state = await loadState(opts.state);
         if ((opts.head === undefined) === (opts.headFile === undefined))
-          throw new ClientError('usage', 'give --head HEX or --head-file FILE, exactly one');
+          throw new UsageError('give --head HEX or --head-file FILE, exactly one');
         const head = opts.head !== undefined ? hexArg(32, '--head')(opts.head) : sha256(readFileSync(opts.headFile!));
         const key = loadKey(state.keyFile);
         const decimal = (t: string, what: string): bigint => {
           try {
             return parseDecimal(t);
           } catch {
-            throw new ClientError('usage', `${what} must be a canonical decimal below 2^128`);
+            throw new UsageError(`${what} must be a canonical decimal below 2^128`);
           }
         };
         const { anchor: signed, superseded } = await signNextAnchor(state, key, {

@@ -13,8 +13,7 @@ import { parseNote } from '../note/signed-note.ts';
 import { ed25519NoteVerifier, parseVkey, type NoteVerifier } from '../note/vkey.ts';
 import { tilePath } from '../tlog/tiles.ts';
 import { checkConsistencyFromTiles, httpTiles, type TileFetcher } from '../client/consistency.ts';
-import { ClientError } from '../client/errors.ts';
-import { VerificationError } from '../verify/errors.ts';
+import { VerificationError, UsageError } from '../verify/errors.ts';
 import { verifyLogEquivocation } from '../verify/log-equivocation.ts';
 import { noteKeyFromVkey, verifyCheckpoint } from '../verify/note.ts';
 import {
@@ -60,7 +59,7 @@ function originOfNote(text: string): string {
 function tileSource(source: string, http: HttpFlags): TileFetcher {
   if (/^https?:\/\//.test(source)) return httpTiles(source, httpOptions(http));
   if (!existsSync(source) || !statSync(source).isDirectory())
-    throw new ClientError('usage', `--tiles must be a witness URL or a directory holding tile/…`);
+    throw new UsageError(`--tiles must be a witness URL or a directory holding tile/…`);
   return (tile) => {
     const full = join(source, tilePath(tile));
     const p = existsSync(full) ? full : join(source, tilePath({ ...tile, width: 256 }));
@@ -93,7 +92,7 @@ export function addLogVerifyCommands(verify: Command): void {
           try {
             return await noteKeyFromVkey(v);
           } catch (e) {
-            throw new ClientError('usage', `--log-vkey ${v}: ${(e as Error).message}`);
+            throw new UsageError(`--log-vkey ${v}: ${(e as Error).message}`);
           }
         }),
       );

@@ -23,9 +23,8 @@ import { encodeHex } from '../encoding/hex.ts';
 import { stringifyJson } from '../encoding/json.ts';
 import { parseCheckpoint } from '../note/checkpoint.ts';
 import { parseNote } from '../note/signed-note.ts';
-import { ClientError } from '../client/errors.ts';
 import { verifyDuplicityProof } from '../verify/duplicity.ts';
-import { VerificationError } from '../verify/errors.ts';
+import { VerificationError, UsageError } from '../verify/errors.ts';
 import { parseFinalizedBundle, verifyFinalized } from '../verify/finalize.ts';
 import { verifyCosignedCheckpoint } from '../verify/note.ts';
 import { parseAnchorResponse, parseCosignature, verifyAnchorCosignature, verifyReceipt } from '../verify/receipt.ts';
@@ -113,7 +112,7 @@ export function addVerifyCommands(program: Command): void {
         return;
       }
       if (opts.vkey === undefined || opts.vkey.length === 0)
-        throw new ClientError('usage', "a cosigned checkpoint needs --vkey (the cosigners' type 0x04 or 0x06 vkeys)");
+        throw new UsageError("a cosigned checkpoint needs --vkey (the cosigners' type 0x04 or 0x06 vkeys)");
       const r = await verifyCosignedCheckpoint(text, {
         cosigners: vkeys(opts.vkey),
         ...(opts.logVkey !== undefined ? { log: vkeys(opts.logVkey) } : {}),
@@ -160,8 +159,7 @@ export function addVerifyCommands(program: Command): void {
       const pin = await pinFrom(opts, body.cosignature.witness_name, body.inclusion.log_origin);
       const party = partyKeysFrom(opts.partyKey);
       if (party.length === 0)
-        throw new ClientError(
-          'usage',
+        throw new UsageError(
           'pin the party: give --party-key HEX (the key of its registry entry); a witness can co-sign and log an anchor it minted itself',
         );
       const v = await verifyReceipt(anchorFrom(body, file), body, pin, party);
@@ -249,11 +247,11 @@ export function addVerifyCommands(program: Command): void {
           leaf = { data: cosignMessage(anchorFrom(doc, file)) };
         }
         const given = [opts.anchor, opts.entry, opts.leafHash].filter((x) => x !== undefined).length;
-        if (given > 1) throw new ClientError('usage', 'give one of --anchor, --entry, --leaf-hash');
+        if (given > 1) throw new UsageError('give one of --anchor, --entry, --leaf-hash');
         if (opts.anchor !== undefined) leaf = { data: cosignMessage(anchorFrom(readJson(opts.anchor), opts.anchor)) };
         if (opts.entry !== undefined) leaf = { data: new Uint8Array(readFileSync(opts.entry)) };
         if (opts.leafHash !== undefined) leaf = { hash: hexArg(32, '--leaf-hash')(opts.leafHash) };
-        if (leaf === undefined) throw new ClientError('usage', 'which entry? give --anchor FILE, --entry FILE or --leaf-hash HEX');
+        if (leaf === undefined) throw new UsageError('which entry? give --anchor FILE, --entry FILE or --leaf-hash HEX');
         let origin: string;
         try {
           origin = parseCheckpoint(parseNote(proofText.slice(proofText.indexOf('\n\n') + 2)).text).origin;
@@ -303,7 +301,7 @@ export function addVerifyCommands(program: Command): void {
         let expected = opts.said;
         if (opts.witnessSet !== undefined) {
           const trusted = await witnessSetSaid(await readWitnessSet(opts.witnessSet));
-          if (expected !== undefined && expected !== trusted) throw new ClientError('usage', '--said and --witness-set disagree');
+          if (expected !== undefined && expected !== trusted) throw new UsageError('--said and --witness-set disagree');
           expected = trusted;
         }
         // The set is pinned here (expected) or knowingly the bundle's own (--trust-bundle, or UNPINNED below).

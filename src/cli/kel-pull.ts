@@ -5,11 +5,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ClientError } from '../client/errors.ts';
 import { checkPullUrl, pullKel } from '../client/kel-pull.ts';
 import { PREFIX_PATTERN } from '../keri/document.ts';
 import { DEFAULT_KEL_LIMITS } from '../keri/types.ts';
 import { intArg } from './options.ts';
+import { UsageError } from '../verify/errors.ts';
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
@@ -30,7 +30,7 @@ export function addKelPullCommand(kel: Command): void {
     .action(async (o: { from: string[]; prefix: string[]; out: string; kelMaxBytes: number; kelMaxEvents: number }) => {
       try {
         for (const url of o.from) checkPullUrl(url);
-        for (const p of o.prefix) if (!PREFIX_PATTERN.test(p)) throw new ClientError('usage', `not a 44-character qb64 prefix: ${p}`);
+        for (const p of o.prefix) if (!PREFIX_PATTERN.test(p)) throw new UsageError(`not a 44-character qb64 prefix: ${p}`);
       } catch (e) {
         process.stderr.write(`anchor-witness kel pull: ${(e as Error).message}\n`);
         process.exitCode = 2;

@@ -14,6 +14,7 @@ import { KelPartyRegistry } from '../registry/live.ts';
 import { parseKelSourceSpec } from '../registry/source.ts';
 import { ClientError } from '../client/errors.ts';
 import { ProtocolError } from '../errors.ts';
+import { UsageError } from '../verify/errors.ts';
 
 /** Where the monitor's party keys come from. */
 export interface MonitorParties {
@@ -28,7 +29,7 @@ function readDoc(path: string): unknown {
   try {
     return readDocument(path);
   } catch (e) {
-    throw new ClientError('usage', `--registry ${path}: ${(e as NodeJS.ErrnoException).code ?? why(e)}`);
+    throw new UsageError(`--registry ${path}: ${(e as NodeJS.ErrnoException).code ?? why(e)}`);
   }
 }
 
@@ -46,7 +47,7 @@ function staticParties(path: string): MonitorParties {
     } catch {
       // not a KEL-registry file either: the first message stands
     }
-    throw new ClientError('usage', `--registry ${path}: ${why(e)}${hint}`);
+    throw new UsageError(`--registry ${path}: ${why(e)}${hint}`);
   }
   return { current: () => Promise.resolve(registry), close: () => Promise.resolve() };
 }
@@ -57,13 +58,13 @@ async function kelParties(path: string, source: string): Promise<MonitorParties>
   try {
     spec = parseKelSourceSpec(source);
   } catch (e) {
-    throw new ClientError('usage', why(e));
+    throw new UsageError(why(e));
   }
   try {
     parseRegistryFile(readDoc(path));
   } catch (e) {
     if (e instanceof ClientError) throw e;
-    throw new ClientError('usage', `--registry ${path}: ${why(e)}`);
+    throw new UsageError(`--registry ${path}: ${why(e)}`);
   }
   // The monitor has no store: the highest tips it accepted live in memory (a copy rolled back
   // during a run is refused as the witness would refuse it).
@@ -86,7 +87,7 @@ async function kelParties(path: string, source: string): Promise<MonitorParties>
       events: { failed: (_why, reason) => failures.push(reason) },
     });
   } catch (e) {
-    throw new ClientError('usage', `--registry ${path} --kel-source ${source}: ${why(e)}`);
+    throw new UsageError(`--registry ${path} --kel-source ${source}: ${why(e)}`);
   }
   // Every key a party's accepted KEL made current while this monitor ran, by party id.
   const seen = new Map<string, RegistryParty>();

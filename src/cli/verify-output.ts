@@ -51,8 +51,7 @@ export function verdictAction<A extends unknown[]>(command: string, fn: (out: Ve
     try {
       await fn(out, ...args);
     } catch (e) {
-      if (json && !shown.json && e instanceof VerificationError && e.code !== 'usage')
-        print({ valid: false, command, code: e.code, reason: oneLine(e.message) });
+      if (json && !shown.json && e instanceof VerificationError) print({ valid: false, command, code: e.code, reason: oneLine(e.message) });
       throw e;
     }
   });

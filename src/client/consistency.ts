@@ -20,6 +20,7 @@ import { consistencyProofTiles, tileHashReader, tilePath, type Tile } from '../t
 import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, tileCap, type HttpOptions } from './http.ts';
 import { checkEmptyTree } from '../verify/note.ts';
+import { UsageError } from '../verify/errors.ts';
 
 export type TileFetcher = (tile: Tile) => Promise<Uint8Array>;
 
@@ -52,9 +53,8 @@ export type ConsistencyCheck =
 
 /** Check that `newer` extends `older` (same origin, newer.size ≥ older.size), from tiles of `newer`. */
 export async function checkConsistencyFromTiles(older: Checkpoint, newer: Checkpoint, fetchTile: TileFetcher): Promise<ConsistencyCheck> {
-  if (older.origin !== newer.origin) throw new ClientError('usage', 'checkpoints of two different logs');
-  if (older.size > newer.size)
-    throw new ClientError('usage', 'the older checkpoint is larger: that is a rollback, not a consistency question');
+  if (older.origin !== newer.origin) throw new UsageError('checkpoints of two different logs');
+  if (older.size > newer.size) throw new UsageError('the older checkpoint is larger: that is a rollback, not a consistency question');
   checkEmptyTree(newer);
   if (older.size === newer.size || older.size === 0) {
     const expected = older.size === 0 ? EMPTY_ROOT : newer.rootHash;

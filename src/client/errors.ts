@@ -9,10 +9,9 @@
  */
 import { CodedError } from '../errors.ts';
 
-export { VerificationError, type VerificationCode } from '../verify/errors.ts';
+export { UsageError, VerificationError, type UsageErrorCode, type VerificationCode } from '../verify/errors.ts';
 
 export type ClientErrorCode =
-  | 'usage'
   | 'party_key_invalid'
   | 'chain_invalid'
   | 'state_invalid'

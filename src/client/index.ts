@@ -16,8 +16,8 @@ export { makeDuplicityProof } from '../anchor/duplicity.ts';
 export { decodeAnchor, encodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
 export type { Anchor, AnchorWire, Curve, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 // The verifier core (src/verify).
-export { VerificationError } from '../verify/errors.ts';
-export type { VerificationCode } from '../verify/errors.ts';
+export { UsageError, VerificationError } from '../verify/errors.ts';
+export type { UsageErrorCode, VerificationCode } from '../verify/errors.ts';
 export {
   anchorLogEntry,
   decodeResponseAnchor,

@@ -18,6 +18,7 @@ import { chooseResult, firstDivergence, parseCloneStream, PullError, selectChain
 import { ClientError } from './errors.ts';
 import { writeFileAtomic } from './files.ts';
 import { httpRequest, type HttpOptions } from './http.ts';
+import { UsageError } from '../verify/errors.ts';
 
 export interface KelPullOptions {
   kelMaxBytes: number;
@@ -40,10 +41,10 @@ export function checkPullUrl(url: string): URL {
   try {
     u = new URL(url);
   } catch {
-    throw new ClientError('usage', `not a URL: ${url}`);
+    throw new UsageError(`not a URL: ${url}`);
   }
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHost(u.hostname)))
-    throw new ClientError('usage', `${url}: https:// is required (http:// only to loopback)`);
+    throw new UsageError(`${url}: https:// is required (http:// only to loopback)`);
   return u;
 }
 

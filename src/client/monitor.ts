@@ -9,7 +9,6 @@
  */
 import type { Registry } from '../anchor/registry.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { ClientError } from './errors.ts';
 import type { HttpOptions } from './http.ts';
 import type { WitnessSet } from '../verify/witness-set.ts';
 import { checkSeed, scanDuplicities } from './monitor/anchors.ts';
@@ -24,6 +23,7 @@ import type { Finding } from './monitor/findings.ts';
 import { identify, type Identified } from './monitor/identify.ts';
 import { partyKeys, purgeUnsigned } from './monitor/parties.ts';
 import type { MonitorState } from './monitor/state.ts';
+import { UsageError } from '../verify/errors.ts';
 
 export { MONITOR_STATE_V, emptyMonitorState, parseMonitorState } from './monitor/state.ts';
 export type { MonitorState, Observation, ObservedAnchor, PeerCheckpoint, WitnessRecord } from './monitor/state.ts';
@@ -106,8 +106,7 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   const http = config.http ?? {};
   const seeds = [...new Set(config.seeds.map(seedHex))];
   if ((seeds.length > 0 || config.allDuplicities === true) && config.registry === undefined) {
-    throw new ClientError(
-      'usage',
+    throw new UsageError(
       "watching seeds or duplicities needs the parties' keys: give the registry (docs/protocol.md §3.2) the witnesses use",
     );
   }
@@ -159,15 +158,15 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
 function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
   const cosigners = config.logCosigners ?? [];
   if (cosigners.length === 0) {
-    if (config.logQuorum !== undefined) throw new ClientError('usage', 'a log quorum needs the cosigners (--log-cosigner VKEY…)');
+    if (config.logQuorum !== undefined) throw new UsageError('a log quorum needs the cosigners (--log-cosigner VKEY…)');
     return undefined;
   }
   if (cosigners.some((c) => !isCosignerType(c.type)))
-    throw new ClientError('usage', 'log cosigners must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06, ML-DSA-44) vkeys');
+    throw new UsageError('log cosigners must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06, ML-DSA-44) vkeys');
   try {
     cosignerQuorum(cosigners, config.logQuorum);
   } catch (e) {
-    throw new ClientError('usage', `--log-quorum: ${(e as Error).message}`);
+    throw new UsageError(`--log-quorum: ${(e as Error).message}`);
   }
   return { cosigners, ...(config.logQuorum !== undefined ? { quorum: config.logQuorum } : {}) };
 }
@@ -176,9 +175,9 @@ function logQuorumOf(config: MonitorConfig): LogQuorum | undefined {
 function checkLogKeys(config: MonitorConfig): void {
   for (const k of config.logKeys ?? []) {
     if (k.type !== SIG_TYPE_ED25519 && k.type !== SIG_TYPE_SUBTREE_V1)
-      throw new ClientError('usage', `--log-vkey ${k.vkey}: a log key must be type 0x01 (Ed25519) or 0x06 (ML-DSA-44)`);
+      throw new UsageError(`--log-vkey ${k.vkey}: a log key must be type 0x01 (Ed25519) or 0x06 (ML-DSA-44)`);
     const member = config.witnessSet?.members.find((m) => m.logOrigin === k.name);
     if (member !== undefined && encodeHex(member.publicKey) !== encodeHex(k.publicKey))
-      throw new ClientError('usage', `--log-vkey ${k.vkey}: the witness set pins another key for log ${k.name}`);
+      throw new UsageError(`--log-vkey ${k.vkey}: the witness set pins another key for log ${k.name}`);
   }
 }

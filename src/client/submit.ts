@@ -18,7 +18,7 @@ import { ClientError } from './errors.ts';
 import { httpRequest, joinUrl, parseJsonBody, problemOf, type HttpOptions } from './http.ts';
 import { anchorRequest } from './party.ts';
 import { verifyDuplicityProof } from '../verify/duplicity.ts';
-import { VerificationError } from '../verify/errors.ts';
+import { VerificationError, UsageError } from '../verify/errors.ts';
 import { verifyFinalized, type FinalityOptions, type FinalityResult, type FinalizedBundle } from '../verify/finalize.ts';
 import { decodeResponseAnchor, parseAnchorResponse, verifyPartyPin, verifyWitnessReceipt, type Receipt } from '../verify/receipt.ts';
 import { memberPin, type WitnessSet, type WitnessSetMember } from '../verify/witness-set.ts';
@@ -223,8 +223,7 @@ export async function resolveTargets(
 ): Promise<{ targets: WitnessTarget[]; unreachable: { url: string; reason: string }[] }> {
   if (urls.length === 0) {
     const withUrl = set.members.filter((m) => m.url !== undefined);
-    if (withUrl.length === 0)
-      throw new ClientError('usage', 'no witness URLs: give --witness URL… or put "url" in the witness set members');
+    if (withUrl.length === 0) throw new UsageError('no witness URLs: give --witness URL… or put "url" in the witness set members');
     return { targets: withUrl.map((m) => ({ url: m.url!, member: m })), unreachable: [] };
   }
   const norm = (u: string): string => u.replace(/\/+$/, '');
@@ -249,7 +248,7 @@ export async function resolveTargets(
   const targets = found.filter((t) => t !== undefined);
   const seen = new Set<string>();
   for (const t of targets) {
-    if (seen.has(t.member.name)) throw new ClientError('usage', `two URLs reach witness ${t.member.name}`);
+    if (seen.has(t.member.name)) throw new UsageError(`two URLs reach witness ${t.member.name}`);
     seen.add(t.member.name);
   }
   return { targets, unreachable };

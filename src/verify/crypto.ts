@@ -24,7 +24,7 @@
 import { ed25519StrictPrecheck } from '../crypto/ed25519-strict.ts';
 import { p256StrictPrecheck } from '../crypto/p256-strict.ts';
 import * as web from '../crypto/webcrypto.ts';
-import { VerificationError } from './errors.ts';
+import { VerificationError, UsageError } from './errors.ts';
 
 type Verify = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean | Promise<boolean>;
 
@@ -58,7 +58,7 @@ let backend: CryptoBackend = {};
 export function setCryptoBackend(b: CryptoBackend | undefined): void {
   if (b !== undefined) {
     for (const f of FIELDS)
-      if (b[f] !== undefined && typeof b[f] !== 'function') throw new VerificationError('usage', `crypto backend: ${f} must be a function`);
+      if (b[f] !== undefined && typeof b[f] !== 'function') throw new UsageError(`crypto backend: ${f} must be a function`);
   }
   backend = b === undefined ? {} : { ...b };
 }

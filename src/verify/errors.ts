@@ -10,7 +10,6 @@ import { CodedError, ProtocolError } from '../errors.ts';
 export type VerificationCode =
   // shapes and inputs
   | 'malformed_response'
-  | 'usage'
   | 'key_invalid'
   | 'bundle_invalid'
   | 'witness_set_invalid'
@@ -44,6 +43,26 @@ export type VerificationCode =
   | 'rotation_entry_invalid';
 
 export class VerificationError extends CodedError<VerificationCode> {}
+
+/** The one code of UsageError. */
+export type UsageErrorCode = 'usage';
+
+/**
+ * The caller's own inputs cannot be used (a pin that is not a key of its length, a quorum out of
+ * range, an unpinned witness set): never a verdict about what a witness or party signed. One class
+ * for both entry points — the verifier core and the client SDK throw it alike — so `usage` has one
+ * class, as every code does.
+ */
+export class UsageError extends CodedError<UsageErrorCode> {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
+
+/** Throw a UsageError. */
+export function usage(message: string): never {
+  throw new UsageError(message);
+}
 
 export function fail(code: VerificationCode, message: string): never {
   throw new VerificationError(code, message);

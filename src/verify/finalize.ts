@@ -10,7 +10,7 @@
  */
 import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
 import type { Anchor, AnchorWire } from '../anchor/types.ts';
-import { VerificationError } from './errors.ts';
+import { VerificationError, UsageError } from './errors.ts';
 import { parseReceipt, verifyPartyPin, verifyPartySignature, verifyReceipt, type PinnedParty, type Receipt } from './receipt.ts';
 import {
   encodeWitnessSet,
@@ -259,8 +259,7 @@ export async function verifyFinalizedBundle(
   opts: FinalityOptions & { witnessSet?: WitnessSet } = {},
 ): Promise<FinalityResult> {
   if (opts.expectedSaid === undefined && opts.witnessSet === undefined) {
-    throw new VerificationError(
-      'usage',
+    throw new UsageError(
       "pin the witness set: give expectedSaid (e.g. from the party's KEL) or witnessSet; a bundle's own set proves nothing",
     );
   }

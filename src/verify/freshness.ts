@@ -6,7 +6,7 @@
  * A separate label from finality: it says whether the bundle is behind what the party anchored.
  */
 
-import { fail } from './errors.ts';
+import { usage } from './errors.ts';
 
 export type Freshness =
   { status: 'fresh'; anchorIndex: number } | { status: 'stale'; bundleIndex: number; anchorIndex: number } | { status: 'unanchored' };
@@ -16,7 +16,7 @@ export function freshness(bundleIndex: number | undefined, anchorIndex: number |
   const b = bundleIndex ?? 0;
   const isIndex = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
   if (!isIndex(b) || (anchorIndex !== undefined && anchorIndex !== null && !isIndex(anchorIndex)))
-    fail('usage', 'indices are non-negative integers');
+    usage('indices are non-negative integers');
   if (anchorIndex === undefined || anchorIndex === null) return { status: 'unanchored' };
   return b >= anchorIndex ? { status: 'fresh', anchorIndex } : { status: 'stale', bundleIndex: b, anchorIndex };
 }

@@ -2,10 +2,10 @@
  * `anchor-witness/verify`: the verifier SDK for relying parties — pure async functions over bytes
  * and JSON, no I/O, no node: import (it runs in browsers; SHA-256, Ed25519 and P-256 through
  * WebCrypto with this project's strict rules). Every failure is a VerificationError whose `code` is
- * a VerificationCode. docs/client.md lists this API; test/verify/exports.test.ts keeps the two equal.
+ * a VerificationCode, or a UsageError (`usage`) when the caller's own inputs cannot be used. docs/client.md lists this API; test/verify/exports.test.ts keeps the two equal.
  */
-export { VerificationError } from './errors.ts';
-export type { VerificationCode } from './errors.ts';
+export { UsageError, VerificationError } from './errors.ts';
+export type { UsageErrorCode, VerificationCode } from './errors.ts';
 export {
   anchorLogEntry,
   decodeResponseAnchor,

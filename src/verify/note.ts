@@ -37,7 +37,7 @@ import { checkpointSubtreeInput } from '../note/subtree-message.ts';
 import { MAX_COSIGNATURE_TIMESTAMP } from '../note/timestamped-signature.ts';
 import { EMPTY_ROOT } from './merkle.ts';
 import { mlDsa44Available, sha256, verifyEd25519, verifyMlDsa44 } from './crypto.ts';
-import { fail, rethrow, VerificationError } from './errors.ts';
+import { fail, rethrow, VerificationError, UsageError, usage } from './errors.ts';
 import { cosignerQuorum, countedCosigners } from './quorum.ts';
 
 export type { Checkpoint, VerifiedNote, NoteKeyType };
@@ -104,7 +104,7 @@ async function makeKey(name: string, type: NoteKeyType, publicKey: Uint8Array): 
     vkey: `${name}+${keyIdHex(keyId)}+${encodeBase64(raw)}`,
     signedInput,
     verify: () => {
-      throw new VerificationError('usage', 'keys of anchor-witness/verify are checked by its async functions only');
+      throw new UsageError('keys of anchor-witness/verify are checked by its async functions only');
     },
   };
 }
@@ -244,7 +244,7 @@ export async function verifyCosignedCheckpoint(
   opts: { cosigners: readonly NoteKey[]; log?: readonly NoteKey[]; quorum?: number },
 ): Promise<CosignedCheckpoint> {
   if (opts.cosigners.some((v) => !isCosignerType(v.type)))
-    fail('usage', 'cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) keys');
+    usage('cosigner keys must be cosignature/v1 (type 0x04) or subtree/v1 (type 0x06) keys');
   const policy = cosignerQuorum(opts.cosigners, opts.quorum);
   const log = opts.log ?? [];
   const { usable, unsupported } = await checkableKeys([...log, ...opts.cosigners]);

@@ -14,7 +14,7 @@
  * the SDKs' verifyCosignedCheckpoint and `monitor --log-quorum`. Pure: no I/O, no node: import.
  */
 import { encodeHex } from '../encoding/hex.ts';
-import { fail } from './errors.ts';
+import { usage } from './errors.ts';
 
 /** One witness: one vote, whichever of its keys signed. */
 export interface PolicyWitness<K> {
@@ -62,12 +62,12 @@ export class Policy<K> {
     const witnesses: PolicyWitness<K>[] = [];
     const seen = new Set<PolicyWitness<K>>();
     const check = (g: PolicyGroup<K>): void => {
-      if (g.members.length === 0) fail('usage', `group ${g.id} has no members`);
+      if (g.members.length === 0) usage(`group ${g.id} has no members`);
       if (!Number.isSafeInteger(g.threshold) || g.threshold < 1 || g.threshold > g.members.length)
-        fail('usage', `group ${g.id}: the threshold must be an integer in 1..${g.members.length}`);
+        usage(`group ${g.id}: the threshold must be an integer in 1..${g.members.length}`);
       const ids = new Set<string>();
       for (const m of g.members) {
-        if (ids.has(m.id)) fail('usage', `group ${g.id} lists ${m.id} twice: it would count twice`);
+        if (ids.has(m.id)) usage(`group ${g.id} lists ${m.id} twice: it would count twice`);
         ids.add(m.id);
         if (m.kind === 'group') check(m);
         else if (!seen.has(m)) {

@@ -8,7 +8,7 @@
  */
 import type { NoteVerifier, VerifiedNote } from '../note/signed-note.ts';
 import { encodeHex } from '../encoding/hex.ts';
-import { fail } from './errors.ts';
+import { fail, usage } from './errors.ts';
 import { Policy, witness, type PolicyWitness } from './policy.ts';
 
 /**
@@ -23,7 +23,7 @@ export function cosignerQuorum(cosigners: readonly NoteVerifier[], quorum: numbe
     const hex = encodeHex(c.publicKey);
     const seen = byKey.get(hex);
     if (seen !== undefined && seen.name !== c.name)
-      fail('usage', `one cosigner key is given under two names (${seen.name}, ${c.name}): it would count as two witnesses`);
+      usage(`one cosigner key is given under two names (${seen.name}, ${c.name}): it would count as two witnesses`);
     byKey.set(hex, c);
     const keys = byName.get(c.name);
     if (keys === undefined) byName.set(c.name, [c]);
@@ -31,7 +31,7 @@ export function cosignerQuorum(cosigners: readonly NoteVerifier[], quorum: numbe
   }
   const witnesses = [...byName].map(([id, keys]) => witness(id, keys));
   if (quorum !== undefined && (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > witnesses.length))
-    fail('usage', `quorum must be an integer in 1..${witnesses.length} (the number of cosigners: a cosigner's several keys count once)`);
+    usage(`quorum must be an integer in 1..${witnesses.length} (the number of cosigners: a cosigner's several keys count once)`);
   return Policy.threshold(quorum ?? witnesses.length, witnesses);
 }
 

@@ -19,7 +19,7 @@ import { parseCheckpoint } from '../note/checkpoint.ts';
 import { parseNote } from '../note/signed-note.ts';
 import { parseTlogProof } from '../note/tlog-proof.ts';
 import { verifyEd25519, verifyP256 } from './crypto.ts';
-import { fail, wrap } from './errors.ts';
+import { fail, wrap, usage } from './errors.ts';
 import { hashLeaf, inclusionFailure } from './merkle.ts';
 import { ed25519NoteKey, verifyCheckpoint, type Checkpoint } from './note.ts';
 import { partyKeyPin, pinnedBytes, witnessPin } from './pins.ts';
@@ -187,7 +187,7 @@ export function pinnedKeys(party: PinnedParty | undefined): readonly { curve: Cu
       'party_unpinned',
       "no party key pinned: give the party's key (its registry entry) to verify an anchor; verifyWitnessReceipt checks only the witness part",
     );
-  if (typeof given !== 'object') fail('usage', 'the pinned party must be a key { curve, publicKey } or a list of them');
+  if (typeof given !== 'object') usage('the pinned party must be a key { curve, publicKey } or a list of them');
   const keys: readonly PinnedPartyKey[] = Array.isArray(given) ? given : [given as PinnedPartyKey];
   if (keys.length === 0) fail('party_unpinned', 'no party key pinned (empty list)');
   return keys.map(partyKeyPin);
@@ -312,8 +312,8 @@ export async function verifyAnchorCosignature(
   pinned: Pick<PinnedWitness, 'publicKey' | 'name'>,
 ): Promise<void> {
   // No inclusion is checked, so no log origin is needed: the key (and the name, if given) only.
-  if (typeof pinned !== 'object' || (pinned as unknown) === null) fail('usage', 'the pinned witness must be an object { publicKey }');
-  if (pinned.name !== undefined && typeof pinned.name !== 'string') fail('usage', 'the pinned witness name must be a string');
+  if (typeof pinned !== 'object' || (pinned as unknown) === null) usage('the pinned witness must be an object { publicKey }');
+  if (pinned.name !== undefined && typeof pinned.name !== 'string') usage('the pinned witness name must be a string');
   const witness = { name: pinned.name, publicKey: pinnedBytes(pinned.publicKey, 32, 'the pinned witness publicKey (Ed25519)') };
   const signature = cosignatureSignature(cosignature, witness);
   if (!(await verifyEd25519(witness.publicKey, cosignMessage(anchor), signature)))

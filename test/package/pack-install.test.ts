@@ -420,15 +420,15 @@ console.log(JSON.stringify({ node: process.versions.node, index: v.anchor.index,
   // A TypeScript consumer against the shipped declarations (the checkout's tsc and @types/node).
   writeFileSync(
     join(app, 'consumer.ts'),
-    `import { verifyAnchorResponse, parseAnchorResponse, VerificationError, type PinnedWitness, type VerifiedReceipt } from 'anchor-witness';
-import { parseFinalizedBundle, verifyFinalizedBundle, type FinalityResult } from 'anchor-witness/client';
+    `import { verifyAnchorResponse, parseAnchorResponse, type PinnedWitness, type VerifiedReceipt } from 'anchor-witness';
+import { parseFinalizedBundle, UsageError, verifyFinalizedBundle, type FinalityResult } from 'anchor-witness/client';
 import { freshness, verifyAnchorResponse as verifyPure, type Freshness, type VerificationCode } from 'anchor-witness/verify';
 
 export async function check(body: unknown, bundle: unknown, witness: PinnedWitness, partyKey: Uint8Array): Promise<{ receipt: VerifiedReceipt; final: FinalityResult }> {
   const party = { curve: 'ed25519', publicKey: partyKey } as const;
   const receipt = await verifyAnchorResponse(parseAnchorResponse(body), witness, party);
   const index: number = receipt.anchor.index;
-  if (index < 0) throw new VerificationError('usage', 'unreachable');
+  if (index < 0) throw new UsageError('unreachable');
   const witnessSet = (await parseFinalizedBundle(bundle)).witnessSet;
   return { receipt, final: await verifyFinalizedBundle(bundle, { party, witnessSet }) };
 }

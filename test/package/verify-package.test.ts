@@ -155,7 +155,7 @@ void test('a Node consumer imports it by name and checks known-answer vectors (S
     `import * as v from '${PACKAGE_NAME}';
 const hex = (h) => Uint8Array.from(h.match(/../g), (b) => parseInt(b, 16));
 const hexOf = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-const code = (p) => p.then(() => 'accepted', (e) => (e instanceof v.VerificationError ? e.code : 'other: ' + String(e)));
+const code = (p) => p.then(() => 'accepted', (e) => (e instanceof v.VerificationError || e instanceof v.UsageError ? e.code : 'other: ' + String(e)));
 // SPEC §3.1: the reference anchor, its party signature, leaf hash and witness cosignature.
 const anchor = v.decodeResponseAnchor({
   seed_id: '34bd10b6ba98832e3303b89981018793572ce78a82ff45bc4446772e80ca6012',

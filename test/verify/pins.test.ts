@@ -23,7 +23,7 @@ async function code(fn: () => Promise<unknown>): Promise<string> {
     await fn();
     return 'ok';
   } catch (e) {
-    return e instanceof verify.VerificationError ? e.code : `threw: ${String(e)}`;
+    return e instanceof verify.VerificationError || e instanceof verify.UsageError ? e.code : `threw: ${String(e)}`;
   }
 }
 

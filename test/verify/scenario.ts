@@ -17,7 +17,7 @@ export interface ScenarioInput {
 
 export interface Outcome {
   name: string;
-  /** `ok`, or the VerificationError code, or `threw: <message>` for anything else. */
+  /** `ok`, or the VerificationError (or UsageError) code, or `threw: <message>` for anything else. */
   got: string;
   want: string;
 }
@@ -42,7 +42,7 @@ export async function runScenario(v: typeof Verify, input: ScenarioInput): Promi
     try {
       await fn();
     } catch (e) {
-      got = e instanceof v.VerificationError ? e.code : `threw: ${String(e)}`;
+      got = e instanceof v.VerificationError || e instanceof v.UsageError ? e.code : `threw: ${String(e)}`;
     }
     out.push({ name, got, want });
   };

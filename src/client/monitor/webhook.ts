@@ -7,8 +7,8 @@
 import { createHmac } from 'node:crypto';
 import { sha256Hex } from '../../crypto/sha256.ts';
 import { isLoopbackHost } from '../../encoding/host.ts';
-import { ClientError } from '../errors.ts';
 import { httpRequest, type HttpOptions } from '../http.ts';
+import { UsageError } from '../../verify/errors.ts';
 
 export interface Webhook {
   /** The URL (a secret). */
@@ -25,11 +25,11 @@ export function parseWebhook(text: string): Webhook {
   try {
     url = new URL(text);
   } catch {
-    throw new ClientError('usage', '--alert-webhook: not a URL');
+    throw new UsageError('--alert-webhook: not a URL');
   }
   const shown = `${url.protocol}//${url.host}`;
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
-    throw new ClientError('usage', `--alert-webhook ${shown}…: must be https:// (http:// only on a loopback host)`);
+    throw new UsageError(`--alert-webhook ${shown}…: must be https:// (http:// only on a loopback host)`);
   return { url: text, key: sha256Hex(text), shown };
 }
 
