@@ -112,7 +112,10 @@ export function registerBridgeRoutes(app: App, deps: BridgeDeps, opts: RegisterO
     const buckets = new IpBuckets(deps.anchorFloorRate);
     app.post(
       '/anchor-floor',
-      { config: { rateLimit: true }, schema: { summary: 'Raise a seed’s anchor floor with a newer finalized anchor (docs/protocol.md §7.2)' } },
+      {
+        config: { rateLimit: true },
+        schema: { summary: 'Raise a seed’s anchor floor with a newer finalized anchor (docs/protocol.md §7.2)' },
+      },
       async (request, reply) => {
         try {
           if (!buckets.take(request.ip, Date.now()))

@@ -56,7 +56,9 @@ export function registerKsnRoute(scope: FastifyInstance, ledger: KelLedgerReads,
   const reader = new KsnReader(ledger, identity);
   scope.get(
     '/ksn',
-    { schema: { summary: "KERI witness: keripy's key-state notice of a held, fully witnessed prefix (rpy /ksn, docs/protocol.md §3.6.5)" } },
+    {
+      schema: { summary: "KERI witness: keripy's key-state notice of a held, fully witnessed prefix (rpy /ksn, docs/protocol.md §3.6.5)" },
+    },
     async (request, reply) => {
       const pre = (request.query as Record<string, unknown>).pre;
       if (typeof pre !== 'string' || !/^[A-Za-z0-9_-]{44}([A-Za-z0-9_-]{4})?$/.test(pre) || decodeQb64(pre, IDENTIFIER_CODES) === null)
