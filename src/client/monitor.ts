@@ -113,7 +113,7 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   const witnessed = logQuorumOf(config);
   checkLogKeys(config);
   const parties = partyKeys(config.registry);
-  if (config.registry !== undefined) purgeUnsigned(state, parties);
+  if (config.registry !== undefined) await purgeUnsigned(state, parties);
   const current = new Map<string, Map<string, number | null>>(); // witness → seed → index
   const identified: Identified[] = [];
   const statuses = await Promise.all(
@@ -144,7 +144,7 @@ export async function monitorPoll(config: MonitorConfig, state: MonitorState, no
   await crossConsistency(peerViews, logs, http, add);
   splitViews(identified, state, add, peerViews);
   for (const seed of seeds) {
-    crossCheck(seed, state, parties, add);
+    await crossCheck(seed, state, parties, add);
     withholding(seed, state, current, now, config.withholdingGraceSec ?? 0, add);
     if (config.darkAfterSec !== undefined) darkSeed(seed, state, now, config.darkAfterSec, add);
   }

@@ -44,7 +44,7 @@ export async function startKelRegistry(
       '--kel-source needs --registry: the registry file stays the list of parties (docs/protocol.md §3.5)',
     );
   }
-  const source = parseKelSourceSpecs(config.source);
+  const source = parseKelSourceSpecs(config.source, { ledger: true });
   const invalid = new Counter({
     name: 'registry_kel_invalid_total',
     help: 'KELs refused by the registry (kel_invalid), by reason',

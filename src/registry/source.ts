@@ -28,19 +28,25 @@ export function unreadableKel(prefix: string, source: string, reason: KelReason,
   return defectiveKel(prefix, source, 0, sha256Hex(`unreadable\n${reason}\n${detail}`), reason, detail);
 }
 
-export function parseKelSourceSpec(text: string): KelSourceSpec {
-  if (text === 'ledger:') return { kind: 'ledger', path: '' };
+/**
+ * One `--kel-source`. `ledger:` (the witness's own KERI ledger, SPEC §3.6.8) only where the caller
+ * has one (`ledger: true`: a witness node); the bridge and the monitor read `dir:` and `git:` only.
+ */
+export function parseKelSourceSpec(text: string, opts: { ledger?: boolean } = {}): KelSourceSpec {
+  if (text === 'ledger:' && opts.ledger === true) return { kind: 'ledger', path: '' };
   const m = /^(dir|git):(.+)$/.exec(text);
-  if (m === null)
-    throw new KelSourceError('invalid_kel_source', `--kel-source must be dir:PATH, git:PATH or ledger:, got ${JSON.stringify(text)}`);
+  if (m === null) {
+    const kinds = opts.ledger === true ? 'dir:PATH, git:PATH or ledger:' : 'dir:PATH or git:PATH';
+    throw new KelSourceError('invalid_kel_source', `--kel-source must be ${kinds}, got ${JSON.stringify(text)}`);
+  }
   return { kind: m[1] as 'dir' | 'git', path: m[2]! };
 }
 
 /** Several `--kel-source` flags (repeatable, SPEC §3.5 rev 4), in flag order. */
-export function parseKelSourceSpecs(texts: string | readonly string[]): KelSourceSpec[] {
+export function parseKelSourceSpecs(texts: string | readonly string[], opts: { ledger?: boolean } = {}): KelSourceSpec[] {
   const list = typeof texts === 'string' ? [texts] : texts;
   if (list.length === 0) throw new KelSourceError('invalid_kel_source', '--kel-source: at least one dir:PATH or git:PATH');
-  return list.map(parseKelSourceSpec);
+  return list.map((t) => parseKelSourceSpec(t, opts));
 }
 
 export const describeKelSource = (spec: KelSourceSpec): string => `${spec.kind}:${spec.path}`;

@@ -27,6 +27,9 @@ void test('--kel-source is dir:PATH or git:PATH', () => {
   assert.deepEqual(parseKelSourceSpec('dir:/a/b'), { kind: 'dir', path: '/a/b' });
   assert.deepEqual(parseKelSourceSpec('git:repo'), { kind: 'git', path: 'repo' });
   for (const bad of ['', 'dir:', 'file:/x', '/x', 'DIR:/x']) assert.throws(() => parseKelSourceSpec(bad), isCode('invalid_kel_source'));
+  // ledger: is the witness's own KERI ledger: a witness node's source, never the bridge's or the monitor's
+  assert.deepEqual(parseKelSourceSpec('ledger:', { ledger: true }), { kind: 'ledger', path: '' });
+  assert.throws(() => parseKelSourceSpec('ledger:'), { code: 'invalid_kel_source', message: /must be dir:PATH or git:PATH,/ });
 });
 
 void test('the git environment: no system or global config, no replace objects, only PATH inherited', () => {

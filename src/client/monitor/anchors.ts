@@ -83,7 +83,7 @@ export async function checkSeed(
   // The witness signed it; did the party? A witness can co-sign anything, including an anchor at
   // index 10^12 under a garbage signature or a key of its own: that is the witness's misbehaviour,
   // never a high-water mark, an observation or evidence that the others withhold.
-  const forged = notThePartys(anchor, id.parties);
+  const forged = await notThePartys(anchor, id.parties);
   if (forged !== undefined) {
     add({
       id: `forged_anchor ${id.name} ${seed} ${anchor.index} ${encodeHex(anchor.head)}`,
@@ -128,7 +128,7 @@ async function reportedDuplicity(id: Identified, seed: string, http: HttpOptions
     if (typeof doc !== 'object' || doc === null || !sameBytes(hex32(wire.seed_id), hex32(seed))) {
       throw new VerificationError('anchor_mismatch', 'the proof served is for another seed');
     }
-    duplicityFinding(id, wire, add);
+    await duplicityFinding(id, wire, add);
   } catch (e) {
     add({
       id: `invalid ${id.name} duplicity ${seed}`,
@@ -141,9 +141,9 @@ async function reportedDuplicity(id: Identified, seed: string, http: HttpOptions
   }
 }
 
-function duplicityFinding(id: Identified, wire: DuplicityProofWire, add: AddFinding): void {
+async function duplicityFinding(id: Identified, wire: DuplicityProofWire, add: AddFinding): Promise<void> {
   const proof = decodeDuplicityProof(wire);
-  const verdict = partyDuplicity(proof, id.parties);
+  const verdict = await partyDuplicity(proof, id.parties);
   const seed = encodeHex(proof.seedId);
   if (!verdict.valid) {
     add({
@@ -190,7 +190,7 @@ export async function scanDuplicities(id: Identified, http: HttpOptions, add: Ad
     }
     for (const item of doc.items as DuplicityProofWire[]) {
       try {
-        duplicityFinding(id, item, add);
+        await duplicityFinding(id, item, add);
       } catch (e) {
         add({
           id: `invalid ${id.name} duplicity list`,

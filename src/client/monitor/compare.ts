@@ -14,7 +14,7 @@ import { partyDuplicity, type PartyKeys } from './parties.ts';
 import { headOf, sameBytes, type MonitorState } from './state.ts';
 
 /** Different heads (as bytes) at one index among the observations of a seed. */
-export function crossCheck(seed: string, state: MonitorState, parties: PartyKeys, add: AddFinding): void {
+export async function crossCheck(seed: string, state: MonitorState, parties: PartyKeys, add: AddFinding): Promise<void> {
   const obs = state.seeds[seed]?.observations ?? [];
   for (let i = 0; i < obs.length; i++) {
     for (let j = i + 1; j < obs.length; j++) {
@@ -33,7 +33,7 @@ export function crossCheck(seed: string, state: MonitorState, parties: PartyKeys
       let proofNote = 'the two anchors are signed by different party keys (no duplicity proof)';
       try {
         const proof = makeDuplicityProof(decodeResponseAnchor(x.anchor), decodeResponseAnchor(y.anchor));
-        if (partyDuplicity(proof, parties).valid) {
+        if ((await partyDuplicity(proof, parties)).valid) {
           evidence.duplicity_proof = encodeDuplicityProof(proof);
           proofNote = 'the party signed both: duplicity proof attached (verifies offline)';
         }

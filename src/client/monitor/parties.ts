@@ -1,14 +1,16 @@
 /**
  * The parties' keys (SPEC §3.2 registry) as the monitor uses them: an anchor counts only when its
  * party signature verifies under a registered key, a duplicity proof is the party's only when its
- * key is registered, and a state written before these checks is cleaned of what they reject.
+ * key is registered, and a state written before these checks is cleaned of what they reject. The
+ * signatures are checked by the one verifier core (src/verify), as everywhere in the client.
  */
-import { verifyDuplicityProof } from '../../anchor/duplicity.ts';
-import { verifyPartySignature } from '../../anchor/party-signature.ts';
+import { encodeDuplicityProof } from '../../anchor/codec.ts';
 import { keyFingerprint, type Registry } from '../../anchor/registry.ts';
 import type { Anchor, AnchorWire, DuplicityProof } from '../../anchor/types.ts';
 import { encodeHex } from '../../encoding/hex.ts';
-import { decodeResponseAnchor } from '../../verify/receipt.ts';
+import { verifyDuplicityProof } from '../../verify/duplicity.ts';
+import { VerificationError } from '../../verify/errors.ts';
+import { decodeResponseAnchor, verifyPartySignature } from '../../verify/receipt.ts';
 import type { MonitorState } from './state.ts';
 
 /** The party keys (registry), by keyFingerprint → party id. */
@@ -21,22 +23,26 @@ export function partyKeys(registry: Registry | undefined): PartyKeys {
 }
 
 /** Why an anchor is not the party's (undefined: it is: a registered key, and the signature verifies). */
-export function notThePartys(anchor: Anchor, parties: PartyKeys): string | undefined {
+export async function notThePartys(anchor: Anchor, parties: PartyKeys): Promise<string | undefined> {
   const sp = anchor.sigParty;
   if (!parties.has(keyFingerprint(sp.curve, sp.publicKey)))
     return `its party key ${sp.curve}:${encodeHex(sp.publicKey)} is not a key of any party in the registry`;
-  if (!verifyPartySignature(anchor))
+  if (!(await verifyPartySignature(anchor)))
     return `its party signature does not verify under the registered key of ${parties.get(keyFingerprint(sp.curve, sp.publicKey))}`;
   return undefined;
 }
 
 /** A duplicity proof is the party's when it verifies offline and its (one) key is a registered party key. */
-export function partyDuplicity(
+export async function partyDuplicity(
   proof: DuplicityProof,
   parties: PartyKeys,
-): { valid: true; party: string } | { valid: false; reason: string } {
-  const verdict = verifyDuplicityProof(proof);
-  if (!verdict.valid) return verdict;
+): Promise<{ valid: true; party: string } | { valid: false; reason: string }> {
+  try {
+    await verifyDuplicityProof(encodeDuplicityProof(proof));
+  } catch (e) {
+    if (e instanceof VerificationError) return { valid: false, reason: e.message };
+    throw e;
+  }
   const sp = proof.anchorA.sigParty;
   const party = parties.get(keyFingerprint(sp.curve, sp.publicKey));
   if (party === undefined)
@@ -51,16 +57,20 @@ export function partyDuplicity(
  * Drop from the state every anchor the registry does not vouch for (a state written before the
  * monitor checked party signatures may hold a forged high-water mark or observation).
  */
-export function purgeUnsigned(state: MonitorState, parties: PartyKeys): void {
-  const ok = (w: AnchorWire): boolean => {
+export async function purgeUnsigned(state: MonitorState, parties: PartyKeys): Promise<void> {
+  const ok = async (w: AnchorWire): Promise<boolean> => {
     try {
-      return notThePartys(decodeResponseAnchor(w), parties) === undefined;
+      return (await notThePartys(decodeResponseAnchor(w), parties)) === undefined;
     } catch {
       return false;
     }
   };
   for (const record of Object.values(state.witnesses)) {
-    for (const [seed, o] of Object.entries(record.anchors)) if (!ok(o.anchor)) Reflect.deleteProperty(record.anchors, seed);
+    for (const [seed, o] of Object.entries(record.anchors)) if (!(await ok(o.anchor))) Reflect.deleteProperty(record.anchors, seed);
   }
-  for (const entry of Object.values(state.seeds)) entry.observations = entry.observations.filter((o) => ok(o.anchor));
+  for (const entry of Object.values(state.seeds)) {
+    const kept = [];
+    for (const o of entry.observations) if (await ok(o.anchor)) kept.push(o);
+    entry.observations = kept;
+  }
 }
