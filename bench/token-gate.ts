@@ -14,7 +14,7 @@ import { buildTokenRequest } from '../src/bridge/client.ts';
 import { attestationChainDigest, buildChainState } from '../src/bridge/chain-state.ts';
 import { decodeAttestation } from '../src/bridge/attestation.ts';
 import { DEFAULT_ANCHOR_SCOPE } from '../src/bridge/freshness-gate.ts';
-import type { SigningKeyring } from '../src/bridge/key-dir.ts';
+import type { SigningKeyring } from '../src/bridge/signing-keyring.ts';
 import { MemoryNonceStore } from '../src/bridge/nonces.ts';
 import { keriNonTransferablePrefix } from '../src/bridge/root.ts';
 import { TokenService } from '../src/bridge/service.ts';

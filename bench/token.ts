@@ -21,7 +21,7 @@ import { generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed255
 import { createBridgeServer } from '../src/bridge/app.ts';
 import { buildDidKeyChain, buildTokenRequest, hexKey } from '../src/bridge/client.ts';
 import { validateIssuer } from '../src/bridge/issuer.ts';
-import { SigningKeyring } from '../src/bridge/key-dir.ts';
+import { SigningKeyring } from '../src/bridge/signing-keyring.ts';
 import { MemoryNonceStore } from '../src/bridge/nonces.ts';
 import { TokenService } from '../src/bridge/service.ts';
 import { signToken } from '../src/bridge/signing.ts';

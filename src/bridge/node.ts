@@ -27,7 +27,7 @@ import type { BridgePolicy } from './decide.ts';
 import { BridgeConfigError, type BridgeConfigErrorCode } from './errors.ts';
 import { isLoopbackHost, validateIssuer } from './issuer.ts';
 import type { IssuerInfo } from './issuer.ts';
-import { SigningKeyring } from './key-dir.ts';
+import { SigningKeyring } from './signing-keyring.ts';
 import { BridgeSigners } from './keys-external.ts';
 import type { SignerSettings } from '../keys/external.ts';
 import { metricsRegistry } from '../server/server.ts';

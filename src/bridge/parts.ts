@@ -10,7 +10,7 @@ import { readInputFile } from '../config/input-file.ts';
 import { Reloadable } from '../config/reloadable.ts';
 import { adoptSighupListeners, disposeBy, type NodePart, type PartReload } from '../server/part.ts';
 import { BridgeConfigError } from './errors.ts';
-import type { SigningKeyring } from './key-dir.ts';
+import type { SigningKeyring } from './signing-keyring.ts';
 import type { BridgeMetrics } from './metrics.ts';
 import { DEFAULT_NONCE_CAPACITY, MemoryNonceStore, type NonceStore } from './nonces.ts';
 import { PostgresNonceStore } from './nonces-postgres.ts';

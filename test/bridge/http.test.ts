@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createBridgeServer } from '../../src/bridge/app.ts';
 import { validateIssuer } from '../../src/bridge/issuer.ts';
-import { SigningKeyring } from '../../src/bridge/key-dir.ts';
+import { SigningKeyring } from '../../src/bridge/signing-keyring.ts';
 import { TokenService } from '../../src/bridge/service.ts';
 import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import { parseTrustedRoots } from '../../src/bridge/trusted-roots.ts';
