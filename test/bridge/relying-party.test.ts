@@ -3,7 +3,9 @@
 // `bridge.test`, resolved to the loopback bridge), fetch the discovery document at
 // <issuer>/.well-known/openid-configuration, fetch jwks_uri with jose's createRemoteJWKSet, verify
 // the RS256 signature, check iss / aud / exp / sub and that there is no azp — for a fresh bridge,
-// after a key rotation, and after a restart (tokens issued before both still verify).
+// after a key rotation, and after a restart (tokens issued before both still verify). A second
+// relying-party library no one here wrote, npm `openid-client` (panva), discovers the issuer
+// (its checks: the document's `issuer` is the URL asked for, HTTPS, JSON) and names the JWKS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify } from 'jose';
+import * as oidc from 'openid-client';
 import { buildTokenRequest } from '../../src/bridge/client.ts';
 import { KeyDir } from '../../src/bridge/key-dir.ts';
 import { startBridge } from '../../src/bridge/node.ts';
@@ -175,4 +178,24 @@ void test('after a key rotation and after a restart, old and new tokens verify',
   assert.equal((await relyingPartyVerify(after, ROOT.did)).kid, entry.kid);
   const third = await mint();
   assert.equal((await relyingPartyVerify(third, ROOT.did)).kid, entry.kid);
+});
+
+void test('openid-client discovers the issuer over HTTPS; the JWKS it names verifies the token; a mismatched issuer is refused', async () => {
+  const config = await oidc.discovery(new URL(ISSUER), AUDIENCE, undefined, oidc.None(), { [oidc.customFetch]: rpFetch });
+  const meta = config.serverMetadata();
+  assert.equal(meta.issuer, ISSUER);
+  assert.equal(meta.jwks_uri, `${ISSUER}/.well-known/jwks.json`);
+  const token = await mint();
+  const jwks = createRemoteJWKSet(new URL(meta.jwks_uri), { [customFetch]: rpFetch, cooldownDuration: 0 });
+  const { payload } = await jwtVerify(token, jwks, { issuer: meta.issuer, audience: AUDIENCE, algorithms: ['RS256'] });
+  assert.equal(payload.sub, ROOT.did);
+  // The same document fetched as another issuer (a path under this host) is refused by the library:
+  // the bridge's `issuer` member names exactly the configured URL.
+  await assert.rejects(
+    oidc.discovery(new URL(`${ISSUER}/tenant`), AUDIENCE, undefined, oidc.None(), {
+      [oidc.customFetch]: (url: string, init: Parameters<typeof rpFetch>[1]) =>
+        rpFetch(url.replace('/tenant/.well-known/', '/.well-known/'), init),
+    }),
+    (e: Error & { code?: string }) => e.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && /issuer/.test(e.message),
+  );
 });
