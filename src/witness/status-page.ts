@@ -5,6 +5,7 @@
  */
 import type { BuildInfo } from '../release/attestation.ts';
 import type { CosignStatus } from '../cosign/part.ts';
+import type { KelWitnessStatus } from '../kel-witness/part.ts';
 import type { LogWitnessStatus } from '../log-witness/part.ts';
 import type { RegistryStatus } from '../registry/part.ts';
 import type { WitnessStore } from '../store/types.ts';
@@ -31,6 +32,8 @@ export interface WitnessPageSources {
   registry?: (() => RegistryStatus) | undefined;
   /** The log-witness part's fragment (SPEC §4.1): each peer witness and its lag. */
   logWitnesses?: (() => LogWitnessStatus) | undefined;
+  /** The KERI witness part's fragment (SPEC §3.6, role kel): its prefix, OOBI URLs and ledger counts. */
+  kelWitness?: (() => Promise<KelWitnessStatus>) | undefined;
   startedAtMs: number;
   now?: () => number;
 }
@@ -54,7 +57,12 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Witne
   };
   return async (h, req) => {
     const nowMs = (src.now ?? Date.now)();
-    const [cp, counts, cosign] = await Promise.all([src.store.log.checkpoint(), readCounts(nowMs), src.cosign?.() ?? null]);
+    const [cp, counts, cosign, kelWitness] = await Promise.all([
+      src.store.log.checkpoint(),
+      readCounts(nowMs),
+      src.cosign?.() ?? null,
+      src.kelWitness?.() ?? null,
+    ]);
     const size = cp?.size ?? 0;
     const signed = src.clock.signedAt(size, nowMs);
     const base = commandBaseUrl(req);
@@ -71,6 +79,7 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Witne
       cosign,
       kel: src.registry?.().kel,
       logWitnesses: src.logWitnesses?.() ?? null,
+      kelWitness,
       baseUrl: base.url,
       hostUsable: base.usable,
       runningDigest: src.build?.body.running_digest,
