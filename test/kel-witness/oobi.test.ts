@@ -8,7 +8,7 @@
 //   a later stamp, even when the clock went back (never decreasing).
 // * GET /oobi/{aid}/witness[/{B…}]: 200 with the delegator's KEL, aid's KEL (as /query without
 //   sn), then the /loc/scheme replies; 404 for an aid not held, not fully witnessed (bt 2, one
-//   receipt), a delegator not held, another eid, another role.
+//   receipt; 200 once the other witness's receipt is forwarded), a delegator not held, another eid, another role.
 // * PostgreSQL: two replicas serve the same OOBI bytes for one stamp; a replica restarted with a new
 //   set moves the stamp, and the other replica serves the new bytes at its next request.
 // * GET /v1/kel/duplicity?after=&limit= pages the stored proofs (§3.4); malformed → 400 malformed_query.
@@ -16,6 +16,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Cigar, Counter, Prefixer, Serder, Verfer, interact } from 'signify-ts';
+import { receiptMessage } from '../../src/keri/cesr-attachments.ts';
 import { nextKelStamp, parseKelUrls } from '../../src/kel-witness/urls.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
 import { pgSkip, startPgServer } from '../helpers/pg-server.ts';
@@ -208,13 +209,21 @@ void test('OOBI: /oobi/{aid}/witness[/{B…}] serves delegator and aid KELs then
   assert.equal((await oobiOf(node.url, `/oobi/${witness}/controller/${witness}`)).status, 404);
   assert.equal((await oobiOf(node.url, `/oobi/not-a-prefix/witness`)).status, 404);
 
-  // Not fully witnessed: bt 2 with this node's receipt alone.
+  // Not fully witnessed: bt 2 with this node's receipt alone; 200 once the second witness's receipt is forwarded (POST /).
+  const second = await startKelNode(join(tmp.dir, 'second'), {}, 0x08);
+  t.after(() => second.close());
   const two = await Controller.create(72);
-  const icp2 = two.incept([witness, other], 2);
+  const icp2 = two.incept([witness, second.kel!.identity.prefix], 2);
   assert.equal((await send(node.url, '/receipts', icp2.raw, two.sign(icp2))).status, 200);
   const nf = await oobiOf(node.url, `/oobi/${two.pre}/witness`);
   assert.equal(nf.status, 404);
   assert.equal(problemOf(nf.text).code, 'not_found');
+  const theirs = await send(second.url, '/receipts', icp2.raw, two.sign(icp2));
+  assert.equal(theirs.status, 200);
+  const rct = receiptMessage(two.pre, '0', icp2.said);
+  assert.ok(theirs.text.startsWith(rct + '-CAB'));
+  assert.equal((await send(node.url, '/', rct, theirs.text.slice(rct.length))).status, 204);
+  assert.equal((await oobiOf(node.url, `/oobi/${two.pre}/witness`)).status, 200, 'bt receipts held: fully witnessed');
 
   // A delegate: 404 while its delegator is not held; then 200 with the delegator's KEL first.
   const root = await Controller.create(73);
