@@ -41,7 +41,8 @@ export interface WitnessPageSources {
 /**
  * The `statusPage` the witness routes call: gathers the data for one request and renders it.
  * `GET /` bypasses the queue and the rate limit, so the expensive reads are bounded: the counts
- * are cached for COUNTS_TTL_MS (and the cosign part shares one read of the cosigned logs).
+ * (and the KERI witness fragment) are cached for COUNTS_TTL_MS (and the cosign part shares one read
+ * of the cosigned logs).
  */
 export function createWitnessStatusPage(src: WitnessPageSources): (health: WitnessHealthBody, req: StatusPageRequest) => Promise<string> {
   let counts: { atMs: number; value: Promise<{ seeds: number; duplicities: number }> } | undefined;
@@ -55,13 +56,26 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Witne
     }
     return counts.value;
   };
+  // The KERI witness fragment reads the ledger's counts (scans): cached the same way.
+  let kel: { atMs: number; value: Promise<KelWitnessStatus> } | undefined;
+  const readKel = (nowMs: number): Promise<KelWitnessStatus> | null => {
+    if (src.kelWitness === undefined) return null;
+    if (kel === undefined || nowMs - kel.atMs >= COUNTS_TTL_MS || nowMs < kel.atMs) {
+      const entry = { atMs: nowMs, value: src.kelWitness() };
+      kel = entry;
+      entry.value.catch(() => {
+        if (kel === entry) kel = undefined;
+      });
+    }
+    return kel.value;
+  };
   return async (h, req) => {
     const nowMs = (src.now ?? Date.now)();
     const [cp, counts, cosign, kelWitness] = await Promise.all([
       src.store.log.checkpoint(),
       readCounts(nowMs),
       src.cosign?.() ?? null,
-      src.kelWitness?.() ?? null,
+      readKel(nowMs),
     ]);
     const size = cp?.size ?? 0;
     const signed = src.clock.signedAt(size, nowMs);
