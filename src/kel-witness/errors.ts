@@ -5,7 +5,7 @@
 import { CodedError } from '../errors.ts';
 
 /** Role kel cannot start with this configuration; the CLI prints it and exits 1. */
-export type KelWitnessConfigErrorCode = 'kel_allow_required' | 'invalid_kel_allow';
+export type KelWitnessConfigErrorCode = 'kel_allow_required' | 'invalid_kel_allow' | 'invalid_kel_url';
 
 export class KelWitnessConfigError extends CodedError<KelWitnessConfigErrorCode> {}
 

@@ -18,6 +18,11 @@ export const KEL_WITNESS_OPTIONS = checkTable({
     'who role kel witnesses: PREFIX, delegates-of:PREFIX or any (repeatable; required with role kel unless --dev)',
     'kelWitness',
   ),
+  kelUrl: list(
+    '--kel-url <url>',
+    'where controllers reach this KERI witness, served in its OOBI as /loc/scheme replies (repeatable, 1-4; https://, or http:// on loopback or with --dev; none given: the stored set stays)',
+    'kelWitness',
+  ),
   kelRateLimit: value(
     '--kel-rate-limit <rps[:burst]>',
     'per-client-IP (IPv6: per /64) rate limit on POST /receipts and POST /; 0 = off',
@@ -64,11 +69,13 @@ export const KEL_WITNESS_OPTIONS = checkTable({
 export function kelWitnessConfig(v: OptionValues<typeof KEL_WITNESS_OPTIONS> & { kelMaxEvents?: number; kelMaxBytes?: number }): {
   kelKeyFile?: string;
   kelAllow?: string[];
+  kelUrls?: string[];
   kelLimits: Partial<KelWitnessLimits>;
 } {
   return {
     ...(v.kelKey === undefined ? {} : { kelKeyFile: v.kelKey }),
     ...(v.kelAllow === undefined ? {} : { kelAllow: v.kelAllow }),
+    ...(v.kelUrl === undefined ? {} : { kelUrls: v.kelUrl }),
     kelLimits: {
       rateLimit: v.kelRateLimit,
       prefixEventsPerMinute: v.kelPrefixEventsPerMinute,

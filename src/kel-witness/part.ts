@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';
-import { decodeQb64, IDENTIFIER_CODES } from '../keri/qb64.ts';
+import { decodeQb64 } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { NodeKey } from '../keys/node-keys.ts';
 import { disposeBy, type NodePart } from '../server/part.ts';
@@ -17,18 +17,26 @@ import { parseKelAllow } from './allow.ts';
 import { kelIdentity, type KelIdentity } from './identity.ts';
 import { registerKelEventRoute } from './event-read.ts';
 import { registerKsnRoute } from './ksn-read.ts';
-import { ownOobi, queryKel, receiptsBody } from './reads.ts';
+import { registerDuplicityRoutes } from './duplicity-read.ts';
+import { KelOobi } from './oobi.ts';
+import { registerOobiRoutes } from './oobi-read.ts';
+import { parseSn, validPrefix } from './query-params.ts';
+import { queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
+import { nextKelStamp, parseKelUrls } from './urls.ts';
 
 export const CESR_JSON = 'application/json+cesr';
 const JSON_TYPE = 'application/json';
 
+/** The role's settings of the node's configuration (src/witness/config.ts). */
 export interface KelWitnessConfig {
   /** `--kel-allow` values (undefined: none given). */
-  allow: readonly string[] | undefined;
-  dev: boolean;
-  limits?: Partial<KelWitnessLimits>;
-  now?: () => number;
+  kelAllow?: readonly string[] | undefined;
+  /** `--kel-url` values (undefined: none given; the stored set stays in force). */
+  kelUrls?: readonly string[] | undefined;
+  kelLimits?: Partial<KelWitnessLimits> | undefined;
+  /** The role's clock (tests). */
+  kelNow?: (() => number) | undefined;
 }
 
 /** The role's `/health` section (SPEC §3.6.9). */
@@ -40,11 +48,27 @@ export interface KelHealthFragment {
   duplicities: number;
 }
 
-export interface KelWitnessPart extends NodePart<Promise<KelHealthFragment>> {
+/** The role's status-page fragment (docs/kel-witness.md, "Status page"). */
+export interface KelWitnessStatus extends KelHealthFragment {
+  /** The stored `--kel-url` set, its stamp (null before any), and the OOBI URLs built from it. */
+  urls: string[];
+  stamp: string | null;
+  oobis: string[];
+  /** Events this node receipted. */
+  witnessed: number;
+}
+
+export interface KelWitnessPart extends NodePart<Promise<KelHealthFragment>, KelWitnessStatus> {
   readonly identity: KelIdentity;
   readonly service: KelWitness;
   register(app: FastifyInstance): void;
   health(): Promise<KelHealthFragment>;
+  status(): Promise<KelWitnessStatus>;
+}
+
+/** A controller's OOBI URL for this witness at a `--kel-url` base. */
+export function witnessOobiUrl(base: string, prefix: string): string {
+  return `${base.replace(/\/+$/, '')}/oobi/${prefix}/controller`;
 }
 
 /** What the part borrows of the node. */
@@ -56,15 +80,20 @@ export interface KelWitnessContext {
 }
 
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
-export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<KelWitnessConfig, 'dev'>): Promise<KelWitnessPart> {
+export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWitnessConfig): Promise<KelWitnessPart> {
   const { log, metrics } = ctx;
   const key = ctx.keys.kel?.privateKey;
   if (key === undefined) throw new Error('role kel without a KERI witness key (NodeKeys loads it with the role)');
-  const allow = parseKelAllow(config.allow, ctx.dev);
+  const allow = parseKelAllow(config.kelAllow, ctx.dev);
+  const urls = parseKelUrls(config.kelUrls, ctx.dev);
   const identity = await kelIdentity(key);
-  // Its stamp is fixed, so the OOBI is signed once here: GET /oobi never waits for (or fails with) an external key.
-  const ownOobiText = await ownOobi(identity, '1970-01-01T00:00:00.000000+00:00');
-  await log.store.kelLedger.bindPrefix(identity.prefix);
+  const ledger = log.store.kelLedger;
+  await ledger.bindPrefix(identity.prefix);
+  // A start without --kel-url keeps the stored set (and its stamp) in force.
+  if (urls !== undefined) await ledger.setKelUrls(urls, (previous) => nextKelStamp(previous, (config.kelNow ?? Date.now)()));
+  // Signed here for the stored stamp, so GET /oobi does not wait for (or fail with) an external key until the stamp changes.
+  const oobi = new KelOobi(identity, ledger, () => ledger.kelUrls());
+  await oobi.replies();
   const events = new Counter({
     name: 'kel_events_total',
     help: 'KERI events by type and outcome (docs/protocol.md §3.6.9)',
@@ -86,8 +115,8 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     identity,
     allow,
     log,
-    limits: config.limits,
-    now: config.now,
+    limits: config.kelLimits,
+    now: config.kelNow,
     events: {
       outcome: (t, outcome) => {
         events.inc({ t, outcome });
@@ -109,7 +138,6 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
       this.set(service.escrow.size);
     },
   });
-  const ledger = log.store.kelLedger;
   new Gauge({
     name: 'kel_held_prefixes',
     help: 'Prefixes held in the first-seen ledger',
@@ -137,12 +165,26 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     identity,
     service,
     register: (app) => {
-      registerKelRoutes(app, service, log.store, ownOobiText);
+      registerKelRoutes(app, service, log.store, oobi);
       registerKelEventRoute(app, log);
     },
     health: async () => {
       const c = await ledger.counts();
       return { prefix: identity.prefix, held: c.held, events: c.events, escrowed: service.escrow.size, duplicities: c.duplicities };
+    },
+    status: async () => {
+      const [c, set] = await Promise.all([ledger.counts(), ledger.kelUrls()]);
+      return {
+        prefix: identity.prefix,
+        held: c.held,
+        events: c.events,
+        witnessed: c.witnessed,
+        escrowed: service.escrow.size,
+        duplicities: c.duplicities,
+        urls: set?.urls ?? [],
+        stamp: set?.stamp ?? null,
+        oobis: (set?.urls ?? []).map((u) => witnessOobiUrl(u, identity.prefix)),
+      };
     },
     [Symbol.asyncDispose]: disposeBy(() => {
       clearInterval(purge);
@@ -184,19 +226,7 @@ function send(reply: FastifyReply, route: KelRoute, o: KelOutcome): FastifyReply
   }
 }
 
-const PREFIX = /^[A-Za-z0-9_-]{44}([A-Za-z0-9_-]{4})?$/;
-
-function validPrefix(p: unknown): p is string {
-  return typeof p === 'string' && PREFIX.test(p) && decodeQb64(p, IDENTIFIER_CODES) !== null;
-}
-
-/** `sn` in the query string: decimal (keripy's httping writes it so). */
-function parseSn(v: unknown): number | null {
-  if (typeof v !== 'string' || !/^(?:0|[1-9][0-9]{0,14})$/.test(v)) return null;
-  return Number(v);
-}
-
-function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: WitnessStore, ownOobiText: string): void {
+function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: WitnessStore, oobi: KelOobi): void {
   void app.register(function kelRoutes(scope, _opts, done) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, next) => {
@@ -266,45 +296,8 @@ function registerKelRoutes(app: FastifyInstance, service: KelWitness, store: Wit
 
     registerKsnRoute(scope, store.kelLedger, service.identity);
 
-    const oobi = async (_request: unknown, reply: FastifyReply) =>
-      reply
-        .code(200)
-        .header('content-type', CESR_JSON)
-        .header('keri-aid', service.identity.prefix)
-        .header('access-control-allow-origin', '*')
-        .send(Buffer.from(ownOobiText));
-    scope.get('/oobi', { schema: { summary: "KERI witness: this node's OOBI (its icp; docs/protocol.md §3.6.5)" } }, oobi);
-    scope.get('/oobi/:aid', { schema: { summary: "KERI witness: this node's OOBI" } }, async (request, reply) => {
-      if ((request.params as { aid: string }).aid !== service.identity.prefix)
-        return sendProblem(reply, 404, 'not_found', 'not this witness');
-      return oobi(request, reply);
-    });
-    scope.get(
-      '/oobi/:aid/controller',
-      { schema: { summary: "KERI witness: this node's OOBI (controller role)" } },
-      async (request, reply) => {
-        if ((request.params as { aid: string }).aid !== service.identity.prefix)
-          return sendProblem(reply, 404, 'not_found', 'not this witness');
-        return oobi(request, reply);
-      },
-    );
-
-    scope.get(
-      '/v1/kel/duplicity/:prefix/:sn',
-      { schema: { summary: 'A stored KEL duplicity proof (docs/protocol.md §3.6.5)' } },
-      async (request, reply) => {
-        const { prefix, sn } = request.params as { prefix: string; sn: string };
-        const n = parseSn(sn);
-        if (!validPrefix(prefix) || n === null) return sendProblem(reply, 400, 'malformed_query', 'prefix and a decimal sn');
-        const d = await store.kelLedger.duplicity(prefix, n);
-        if (d === undefined) return sendProblem(reply, 404, 'not_found', 'no stored duplicity proof there');
-        return reply
-          .code(200)
-          .header('content-type', JSON_TYPE)
-          .header('access-control-allow-origin', '*')
-          .send(canonicalize(JSON.parse(d.proof)));
-      },
-    );
+    registerOobiRoutes(scope, oobi, service.identity.prefix);
+    registerDuplicityRoutes(scope, store.kelLedger);
     done();
   });
 }

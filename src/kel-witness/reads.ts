@@ -1,13 +1,10 @@
 /**
  * The role's public reads (SPEC §3.6.5): GET /receipts (the `rct` with every held receipt as `-B`
- * indexed signatures in backer order), GET /query?typ=kel (keripy's `cloneEvtMsg` stream) and the
- * minimal OOBI (this node's own `icp`). Built from the ledger; nothing here signs except the
- * OOBI replies' endorsements.
+ * indexed signatures in backer order) and GET /query?typ=kel (keripy's `cloneEvtMsg` stream, which
+ * the OOBIs of oobi.ts reuse). Built from the ledger; nothing here signs.
  */
 import { firstSeenGroup, parseWitnessAttachments, pipelined, receiptMessage, witnessSignatureGroup } from '../keri/cesr-attachments.ts';
 import type { KelLedgerEvent, KelLedgerReads } from '../store/kel-ledger.ts';
-import type { KelIdentity } from './identity.ts';
-import { endorse, endRoleAddReply } from './replies.ts';
 
 /** GET /receipts: null when this node did not witness the event. */
 export async function receiptsBody(
@@ -43,16 +40,4 @@ export async function queryKel(ledger: KelLedgerReads, prefix: string, sn: numbe
   const out: string[] = [];
   for (const r of rows) out.push(await cloneEvent(ledger, r));
   return out;
-}
-
-/**
- * This node's OOBI: its own KEL in cloneEvtMsg form (one event, first seen at `stamp`), then the
- * endorsed `/end/role/add` reply naming itself as controller. (`/loc/scheme` replies need
- * `--kel-url`, not built yet.)
- */
-export async function ownOobi(identity: KelIdentity, stamp: string): Promise<string> {
-  const icp = identity.inception.event + pipelined(identity.inception.attachment + firstSeenGroup(0, stamp));
-  const reply = endRoleAddReply(identity.prefix, 'controller', identity.prefix, stamp);
-  const signature = await identity.sign(new TextEncoder().encode(reply));
-  return icp + endorse(reply, identity.prefix, () => signature);
 }

@@ -17,6 +17,39 @@ export function dipDelegator(event: string): string | null {
   }
 }
 
+/**
+ * The `--kel-url` set this witness advertises in its OOBI (SPEC §3.6.1), in the order given, and
+ * its stamp (`YYYY-MM-DDTHH:MM:SS.ffffff+00:00`): the `dt` of the OOBI replies. Kept as one `meta`
+ * row (`kel_urls`), JSON `{"urls":[…],"stamp":…}`, so set and stamp change together.
+ */
+export interface KelUrlSet {
+  urls: string[];
+  stamp: string;
+}
+
+export const KEL_URLS_META_KEY = 'kel_urls';
+
+export function encodeKelUrlSet(set: KelUrlSet): string {
+  return JSON.stringify({ urls: set.urls, stamp: set.stamp });
+}
+
+/** The stored row; a row another version wrote in another shape reads as absent. */
+export function decodeKelUrlSet(text: string | undefined): KelUrlSet | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as { urls?: unknown; stamp?: unknown };
+    if (!Array.isArray(v.urls) || !v.urls.every((u) => typeof u === 'string') || typeof v.stamp !== 'string') return undefined;
+    return { urls: v.urls, stamp: v.stamp };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Same URLs in the same order (the OOBI lists them in this order, so an order change is a change). */
+export function sameKelUrls(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((u, i) => u === b[i]);
+}
+
 export type KelEventState = 'accepted' | 'superseded';
 
 /** One stored event of a prefix. */
@@ -65,6 +98,8 @@ export interface KelStoredDuplicity {
 export interface KelLedgerCounts {
   held: number;
   events: number;
+  /** Events this node signed a receipt for. */
+  witnessed: number;
   duplicities: number;
   bytes: number;
 }
@@ -104,6 +139,14 @@ export interface KelLedgerStorage extends KelLedgerReads {
    * Its own-log entries stay. Returns the number of events deleted.
    */
   forget(prefix: string): Promise<number>;
+  /** The stored `--kel-url` set and its stamp; undefined before any was stored. */
+  kelUrls(): Promise<KelUrlSet | undefined>;
+  /**
+   * Store `urls` as the `--kel-url` set, atomically across replicas: unchanged (same URLs, same
+   * order) keeps the stored set and stamp; otherwise the new stamp is `nextStamp(stored stamp)`
+   * (the caller guarantees it is greater). Returns the set in force.
+   */
+  setKelUrls(urls: readonly string[], nextStamp: (previous: string | undefined) => string): Promise<KelUrlSet>;
 }
 
 export interface KelLedgerTx extends KelLedgerReads {

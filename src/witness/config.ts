@@ -63,6 +63,8 @@ export interface WitnessConfig extends HttpLimits {
   /** `--kel-key`, `--kel-allow` and the KERI witness role's limits (SPEC §3.6, role kel). */
   kelKeyFile?: string;
   kelAllow?: string[];
+  /** `--kel-url` (SPEC §3.6.1): the URLs the OOBI advertises (undefined: the stored set stays). */
+  kelUrls?: string[];
   kelLimits?: Partial<KelWitnessLimits>;
   /** The KERI witness role's clock (tests). */
   kelNow?: () => number;

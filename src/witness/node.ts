@@ -152,8 +152,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     let cosign: CosignPart | undefined;
     if (keys.cosign.length > 0) cosign = use(await startCosignPart(ctx, config));
     let kel: KelWitnessPart | undefined;
-    if (config.roles.includes('kel'))
-      kel = use(await startKelWitnessPart(ctx, { allow: config.kelAllow, limits: config.kelLimits, now: config.kelNow }));
+    if (config.roles.includes('kel')) kel = use(await startKelWitnessPart(ctx, config));
 
     // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
     const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });
@@ -201,6 +200,7 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
         cosign: cosign?.status,
         registry: registry?.status,
         logWitnesses: logWitness?.status,
+        kelWitness: kel === undefined ? undefined : () => kel.status(),
         build,
         startedAtMs,
       }),

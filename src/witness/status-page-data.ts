@@ -1,6 +1,7 @@
 // The status page's data model: what gathering (status-page.ts) produces for one request and
 // rendering (status-page-render.ts) shows, kept apart so neither imports the other.
 import type { CosignStatus } from '../cosign/part.ts';
+import type { KelWitnessStatus } from '../kel-witness/part.ts';
 import type { LogWitnessStatus } from '../log-witness/part.ts';
 import type { KelRegistryStatus } from '../registry/live.ts';
 
@@ -28,6 +29,8 @@ export interface WitnessPageData {
   kel?: KelRegistryStatus | undefined;
   /** The peer witnesses of the own log (SPEC §4.1); null without --log-witnesses. */
   logWitnesses?: LogWitnessStatus | null;
+  /** The KERI witness role (SPEC §3.6); null or absent when role kel is off. */
+  kelWitness?: KelWitnessStatus | null;
   /** null when the cosign role is off. */
   cosign: CosignStatus | null;
   /** Base URL for the commands (`$WITNESS_URL` when the Host header was unusable). */

@@ -69,6 +69,27 @@ ${kv('last reload', last)}
 </tbody></table>`;
 }
 
+function kelWitnessSection(d: WitnessPageData): SafeHtml {
+  const k = d.kelWitness;
+  if (k === null || k === undefined) return html``;
+  const oobis =
+    k.oobis.length === 0
+      ? html`<span class="muted">none: no <code>--kel-url</code> was ever given, so the OOBI names no URL (controllers need one)</span>`
+      : joinHtml(
+          k.oobis.map((u) => code(u)),
+          html`<br>`,
+        );
+  return html`<h2 id="kel-witness">KERI witness</h2>
+<table class="kv" id="kel-witness-table"><tbody>
+${kv('prefix', code(k.prefix), "list it in a controller's b (or add it with ba)")}
+${kv('OOBI', html`<span id="kel-witness-oobis">${oobis}</span>`, k.stamp === null ? undefined : html`URL set of ${k.stamp}`)}
+${kv('held prefixes', html`<span id="kel-witness-held">${formatCount(k.held)}</span>`)}
+${kv('events', html`<span id="kel-witness-receipted">${formatCount(k.witnessed)}</span> receipted, ${formatCount(k.events)} stored`)}
+${kv('duplicity proofs', html`<span id="kel-witness-duplicities">${formatCount(k.duplicities)}</span>`, html`<a href="/v1/kel/duplicity">/v1/kel/duplicity</a>`)}
+${kv('escrow', html`<span id="kel-witness-escrowed">${formatCount(k.escrowed)}</span> ${k.escrowed === 1 ? 'event' : 'events'} waiting`)}
+</tbody></table>`;
+}
+
 function logWitnessSection(d: WitnessPageData): SafeHtml {
   if (d.logWitnesses === null || d.logWitnesses === undefined) return html``;
   const rows = d.logWitnesses.witnesses.map(
@@ -109,6 +130,7 @@ ${kv('latest checkpoint', checkpointAge(d))}
 </tbody></table>
 ${d.log.checkpoint === null ? html`<p class="muted">No checkpoint yet.</p>` : html`<pre id="checkpoint">${d.log.checkpoint}</pre>`}
 ${kelSection(d)}
+${kelWitnessSection(d)}
 ${logWitnessSection(d)}
 ${cosignSection(d)}
 <h2>Use this witness</h2>

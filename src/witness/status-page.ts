@@ -5,6 +5,7 @@
  */
 import type { BuildInfo } from '../release/attestation.ts';
 import type { CosignStatus } from '../cosign/part.ts';
+import type { KelWitnessStatus } from '../kel-witness/part.ts';
 import type { LogWitnessStatus } from '../log-witness/part.ts';
 import type { RegistryStatus } from '../registry/part.ts';
 import type { WitnessStore } from '../store/types.ts';
@@ -31,6 +32,8 @@ export interface WitnessPageSources {
   registry?: (() => RegistryStatus) | undefined;
   /** The log-witness part's fragment (SPEC §4.1): each peer witness and its lag. */
   logWitnesses?: (() => LogWitnessStatus) | undefined;
+  /** The KERI witness part's fragment (SPEC §3.6, role kel): its prefix, OOBI URLs and ledger counts. */
+  kelWitness?: (() => Promise<KelWitnessStatus>) | undefined;
   startedAtMs: number;
   now?: () => number;
 }
@@ -38,7 +41,8 @@ export interface WitnessPageSources {
 /**
  * The `statusPage` the witness routes call: gathers the data for one request and renders it.
  * `GET /` bypasses the queue and the rate limit, so the expensive reads are bounded: the counts
- * are cached for COUNTS_TTL_MS (and the cosign part shares one read of the cosigned logs).
+ * (and the KERI witness fragment) are cached for COUNTS_TTL_MS (and the cosign part shares one read
+ * of the cosigned logs).
  */
 export function createWitnessStatusPage(src: WitnessPageSources): (health: WitnessHealthBody, req: StatusPageRequest) => Promise<string> {
   let counts: { atMs: number; value: Promise<{ seeds: number; duplicities: number }> } | undefined;
@@ -52,9 +56,27 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Witne
     }
     return counts.value;
   };
+  // The KERI witness fragment reads the ledger's counts (scans): cached the same way.
+  let kel: { atMs: number; value: Promise<KelWitnessStatus> } | undefined;
+  const readKel = (nowMs: number): Promise<KelWitnessStatus> | null => {
+    if (src.kelWitness === undefined) return null;
+    if (kel === undefined || nowMs - kel.atMs >= COUNTS_TTL_MS || nowMs < kel.atMs) {
+      const entry = { atMs: nowMs, value: src.kelWitness() };
+      kel = entry;
+      entry.value.catch(() => {
+        if (kel === entry) kel = undefined;
+      });
+    }
+    return kel.value;
+  };
   return async (h, req) => {
     const nowMs = (src.now ?? Date.now)();
-    const [cp, counts, cosign] = await Promise.all([src.store.log.checkpoint(), readCounts(nowMs), src.cosign?.() ?? null]);
+    const [cp, counts, cosign, kelWitness] = await Promise.all([
+      src.store.log.checkpoint(),
+      readCounts(nowMs),
+      src.cosign?.() ?? null,
+      readKel(nowMs),
+    ]);
     const size = cp?.size ?? 0;
     const signed = src.clock.signedAt(size, nowMs);
     const base = commandBaseUrl(req);
@@ -71,6 +93,7 @@ export function createWitnessStatusPage(src: WitnessPageSources): (health: Witne
       cosign,
       kel: src.registry?.().kel,
       logWitnesses: src.logWitnesses?.() ?? null,
+      kelWitness,
       baseUrl: base.url,
       hostUsable: base.usable,
       runningDigest: src.build?.body.running_digest,

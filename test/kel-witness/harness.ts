@@ -100,8 +100,10 @@ export class Controller {
     return `-AAB${signer.sign(utf8.encode(serder.raw), 0).qb64}`;
   }
 
-  incept(wits: string[], toad = wits.length > 0 ? 1 : 0): Serder {
+  /** An `icp`, or a `dip` delegated by `delpre`. */
+  incept(wits: string[], toad = wits.length > 0 ? 1 : 0, delpre?: string): Serder {
     const icp = incept({
+      ...(delpre === undefined ? {} : { delpre }),
       keys: [this.signer.verfer.qb64],
       ndigs: [this.digest(this.next)],
       wits,

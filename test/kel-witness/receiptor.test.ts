@@ -1,7 +1,8 @@
 // SPEC §3.6.10 item 3: keripy's controller request sequence (keri.app.agenting.Receiptor.receipt
 // and .catchup, keripy 1.3.x) replayed end to end over loopback against in-process witnesses:
 // POST /receipts to every witness, strip the `-CAB` counter off each 200 to keep the witness's
-// couple, then POST / to each witness the other witnesses' `/loc/scheme` replies (inception only)
+// couple, then POST / to each witness the other witnesses' `/loc/scheme` replies (inception only;
+// the real ones, from each witness's OOBI, naming its `--kel-url`)
 // and `rct` + `-C` + the others' couples (one request per message, as httping's
 // streamCESRRequests sends them). GET /receipts then shows every witness's `-B` signature in backer
 // order. For a rotation adding a witness, catchup first streams the controller's cloneEvtMsg
@@ -11,8 +12,8 @@ import assert from 'node:assert/strict';
 import { verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { parseWitnessAttachments, receiptMessage } from '../../src/keri/cesr-attachments.ts';
 import { decodeQb64 } from '../../src/keri/qb64.ts';
-import { endorse, locSchemeReply } from '../../src/kel-witness/replies.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
+import { freePort } from '../helpers/log-witness-peers.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { join } from 'node:path';
 import { Controller, send, startKelNode } from './harness.ts';
@@ -45,15 +46,25 @@ async function stream(w: RunningWitness, text: string): Promise<number[]> {
 
 const prefixOf = (w: RunningWitness): string => w.kel!.identity.prefix;
 
-/** What `schemes(db, eids)` sends: each witness's endorsed `/loc/scheme` reply (from its OOBI). */
+/** What `schemes(db, eids)` sends: each witness's endorsed `/loc/scheme` replies, as its OOBI serves them. */
 async function schemes(ws: readonly RunningWitness[]): Promise<string> {
   const parts: string[] = [];
   for (const w of ws) {
-    const message = locSchemeReply(prefixOf(w), 'http', `${w.url}/`, '2026-01-01T00:00:00.000000+00:00');
-    const signature = await w.kel!.identity.sign(new TextEncoder().encode(message));
-    parts.push(endorse(message, prefixOf(w), () => signature));
+    const oobi = splitStream(await (await fetch(`${w.url}/oobi/${prefixOf(w)}/controller`)).text());
+    const loc = oobi.filter((m) => (JSON.parse(m.message) as { r?: string }).r === '/loc/scheme');
+    assert.deepEqual(
+      loc.map((m) => (JSON.parse(m.message) as { a: { eid: string; url: string } }).a),
+      [{ eid: prefixOf(w), scheme: 'http', url: `${w.url}/` }],
+    );
+    parts.push(...loc.map((m) => m.message + m.attachments));
   }
   return parts.join('');
+}
+
+/** A witness that advertises its own loopback URL (`--kel-url`): the port is chosen before it starts. */
+async function startWitnessAt(dir: string, seed: number): Promise<RunningWitness> {
+  const port = await freePort();
+  return startKelNode(dir, { port, kelUrls: [`http://127.0.0.1:${port}/`] }, seed);
 }
 
 /** Receiptor.receipt for one event: /receipts everywhere, then the others' couples (and schemes) to each. */
@@ -97,7 +108,7 @@ async function checkReceipts(w: RunningWitness, event: Serder, backers: readonly
 void test('Receiptor replayed: one witness (rct + -CAA), three witnesses (-CAC, /loc/scheme), and catchup of a witness added by rot', async (t) => {
   const tmp = tempDir();
   const wits: RunningWitness[] = [];
-  for (let i = 0; i < 4; i++) wits.push(await startKelNode(join(tmp.dir, `w${i}`), {}, 0x51 + i));
+  for (let i = 0; i < 4; i++) wits.push(await startWitnessAt(join(tmp.dir, `w${i}`), 0x51 + i));
   t.after(async () => {
     for (const w of wits) await w.close();
     tmp.cleanup();

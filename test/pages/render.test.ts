@@ -238,6 +238,32 @@ void test('witness page: no usable Host â†’ $WITNESS_URL; unknown signing time â
   assert.ok(page.includes('No checkpoint yet.'));
 });
 
+void test('witness page: the KERI witness section (role kel) shows prefix, OOBI URLs and counts, escaped; absent without the role', () => {
+  const kel = {
+    prefix: 'BJjH1MCDssEZMnORskF34AwOFDgDL47513GivRvd_QKz',
+    held: 3,
+    events: 9,
+    witnessed: 7,
+    escrowed: 1,
+    duplicities: 2,
+    urls: ['https://w.example/<script>'],
+    stamp: '2026-11-27T12:00:00.000000+00:00',
+    oobis: ['https://w.example/<script>/oobi/BJjH1MCDssEZMnORskF34AwOFDgDL47513GivRvd_QKz/controller'],
+  };
+  const page = renderWitnessPage(witnessData({ kelWitness: kel }));
+  assertInert(page);
+  assert.ok(page.includes('id="kel-witness"'));
+  assert.ok(page.includes('https://w.example/&lt;script&gt;/oobi/BJjH1MCDssEZMnORskF34AwOFDgDL47513GivRvd_QKz/controller'));
+  assert.match(page, /id="kel-witness-held">3</);
+  assert.match(page, /id="kel-witness-receipted">7<\/span> receipted, 9 stored/);
+  assert.match(page, /id="kel-witness-duplicities">2</);
+  assert.match(page, /id="kel-witness-escrowed">1<\/span> event waiting/);
+  assert.ok(page.includes('URL set of 2026-11-27T12:00:00.000000+00:00'));
+  const none = renderWitnessPage(witnessData({ kelWitness: { ...kel, urls: [], oobis: [], stamp: null } }));
+  assert.ok(none.includes('no <code>--kel-url</code> was ever given'));
+  assert.ok(!renderWitnessPage(witnessData()).includes('id="kel-witness"'));
+});
+
 void test('bridge page: keys with ages, policy, aws-setup; hostile audience escaped', () => {
   const now = 1_767_225_600;
   const kid = (c: string): string => c.repeat(43);

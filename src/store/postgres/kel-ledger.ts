@@ -15,9 +15,10 @@ import type {
   KelLedgerTx,
   KelReceipt,
   KelStoredDuplicity,
+  KelUrlSet,
 } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
-import { dipDelegator } from '../kel-ledger.ts';
+import { decodeKelUrlSet, dipDelegator, encodeKelUrlSet, KEL_URLS_META_KEY, sameKelUrls } from '../kel-ledger.ts';
 import { query, type PgReader } from './db.ts';
 import { KEL_PREFIX_LOCK } from './schema.ts';
 
@@ -34,6 +35,7 @@ const SQL = {
   duplicitiesAfter:
     'SELECT prefix, sn, proof, leaf_index FROM kel_duplicities WHERE prefix > $1 OR (prefix = $1 AND sn > $2) ORDER BY prefix, sn LIMIT $3',
   counts: `SELECT (SELECT count(DISTINCT prefix) FROM kel_events)::integer AS held, (SELECT count(*) FROM kel_events)::integer AS events,
+                  (SELECT count(*) FROM kel_events WHERE witnessed)::integer AS witnessed,
                   (SELECT count(*) FROM kel_duplicities)::integer AS duplicities,
                   (SELECT coalesce(sum(octet_length(event) + octet_length(attachment)), 0) FROM kel_events)::bigint AS bytes`,
   lock: `SELECT pg_advisory_xact_lock(${KEL_PREFIX_LOCK}, hashtext($1))`,
@@ -52,7 +54,7 @@ const SQL = {
   forgetEvents: 'DELETE FROM kel_events WHERE prefix = $1',
   forgetReceipts: 'DELETE FROM kel_receipts WHERE prefix = $1',
   forgetDuplicities: 'DELETE FROM kel_duplicities WHERE prefix = $1',
-  setForgotten: 'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  upsertMeta: 'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
 };
 
 interface EventRow {
@@ -157,8 +159,10 @@ class PgKelReads implements KelLedgerReads {
   }
 
   async counts(): Promise<KelLedgerCounts> {
-    const r = (await this.exec<{ held: number; events: number; duplicities: number; bytes: string }>('kelCounts', SQL.counts, [])).rows[0]!;
-    return { held: r.held, events: r.events, duplicities: r.duplicities, bytes: Number(r.bytes) };
+    const r = (
+      await this.exec<{ held: number; events: number; witnessed: number; duplicities: number; bytes: string }>('kelCounts', SQL.counts, [])
+    ).rows[0]!;
+    return { held: r.held, events: r.events, witnessed: r.witnessed, duplicities: r.duplicities, bytes: Number(r.bytes) };
   }
 
   async prefixBytes(prefix: string): Promise<number> {
@@ -194,7 +198,7 @@ export class PgKelLedger extends PgKelReads implements KelLedgerStorage {
       const n = (await query(client, 'kelForgetEvents', SQL.forgetEvents, [prefix])).rowCount ?? 0;
       await query(client, 'kelForgetReceipts', SQL.forgetReceipts, [prefix]);
       await query(client, 'kelForgetDups', SQL.forgetDuplicities, [prefix]);
-      await query(client, 'kelSetForgotten', SQL.setForgotten, [`kel_forgotten:${prefix}`, new Date().toISOString()]);
+      await query(client, 'kelSetForgotten', SQL.upsertMeta, [`kel_forgotten:${prefix}`, new Date().toISOString()]);
       return n;
     });
   }
@@ -206,6 +210,22 @@ export class PgKelLedger extends PgKelReads implements KelLedgerStorage {
       if (stored === undefined) await query(client, 'setMeta', SQL.setMeta, ['kel_prefix', prefix]);
       else if (stored !== prefix)
         throw new StoreOpenError('store_identity_mismatch', `the store is bound to kel_prefix ${stored}, not ${prefix}`);
+    });
+  }
+
+  async kelUrls(): Promise<KelUrlSet | undefined> {
+    return decodeKelUrlSet((await this.exec<{ value: string }>('getMeta', SQL.getMeta, [KEL_URLS_META_KEY])).rows[0]?.value);
+  }
+
+  /** Replicas starting together: the advisory lock orders them, so the stamp still never decreases. */
+  setKelUrls(urls: readonly string[], nextStamp: (previous: string | undefined) => string): Promise<KelUrlSet> {
+    return this.db.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, 1)', [KEL_PREFIX_LOCK]);
+      const stored = decodeKelUrlSet((await query<{ value: string }>(client, 'getMeta', SQL.getMeta, [KEL_URLS_META_KEY])).rows[0]?.value);
+      if (stored !== undefined && sameKelUrls(stored.urls, urls)) return stored;
+      const set = { urls: [...urls], stamp: nextStamp(stored?.stamp) };
+      await query(client, 'kelSetUrls', SQL.upsertMeta, [KEL_URLS_META_KEY, encodeKelUrlSet(set)]);
+      return set;
     });
   }
 }

@@ -14,8 +14,9 @@ import type {
   KelLedgerTx,
   KelReceipt,
   KelStoredDuplicity,
+  KelUrlSet,
 } from '../kel-ledger.ts';
-import { dipDelegator } from '../kel-ledger.ts';
+import { decodeKelUrlSet, dipDelegator, encodeKelUrlSet, KEL_URLS_META_KEY, sameKelUrls } from '../kel-ledger.ts';
 import { toBytes } from '../rows.ts';
 import { guard, type SqliteConnections } from './db.ts';
 
@@ -64,7 +65,7 @@ class KelQueries {
   readonly duplicity: Statement<[string, number], { prefix: string; sn: number; proof: string; leaf_index: number }>;
   readonly duplicityCount: Statement<[string], { n: number }>;
   readonly duplicitiesAfter: Statement<[string, string, number, number], { prefix: string; sn: number; proof: string; leaf_index: number }>;
-  readonly counts: Statement<[], { held: number; events: number; duplicities: number; bytes: number }>;
+  readonly counts: Statement<[], { held: number; events: number; witnessed: number; duplicities: number; bytes: number }>;
   readonly nextOrdinal: Statement<[string], { n: number }>;
   readonly put: Statement<
     [string, string, number, string, string, string, string, number, string, number, string | null, string, number | null]
@@ -80,7 +81,7 @@ class KelQueries {
   readonly forgetEvents: Statement<[string]>;
   readonly forgetReceipts: Statement<[string]>;
   readonly forgetDuplicities: Statement<[string]>;
-  readonly setForgotten: Statement<[string, string]>;
+  readonly upsertMeta: Statement<[string, string]>;
 
   constructor(db: Db) {
     this.tip = db.prepare(`SELECT ${COLS} FROM kel_events WHERE prefix = ? AND state = 'accepted' ORDER BY sn DESC LIMIT 1`);
@@ -95,7 +96,7 @@ class KelQueries {
     );
     this.counts = db.prepare(
       `SELECT (SELECT count(DISTINCT prefix) FROM kel_events) AS held, (SELECT count(*) FROM kel_events) AS events,
-              (SELECT count(*) FROM kel_duplicities) AS duplicities,
+              (SELECT count(*) FROM kel_events WHERE witnessed = 1) AS witnessed, (SELECT count(*) FROM kel_duplicities) AS duplicities,
               (SELECT coalesce(sum(length(event) + length(attachment)), 0) FROM kel_events) AS bytes`,
     );
     this.nextOrdinal = db.prepare('SELECT count(*) AS n FROM kel_events WHERE prefix = ?');
@@ -113,7 +114,7 @@ class KelQueries {
     this.forgetEvents = db.prepare('DELETE FROM kel_events WHERE prefix = ?');
     this.forgetReceipts = db.prepare('DELETE FROM kel_receipts WHERE prefix = ?');
     this.forgetDuplicities = db.prepare('DELETE FROM kel_duplicities WHERE prefix = ?');
-    this.setForgotten = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    this.upsertMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   }
 }
 
@@ -175,7 +176,7 @@ class SqliteKelReads implements KelLedgerReads {
   counts(): Promise<KelLedgerCounts> {
     return this.run(() => {
       const r = this.q.counts.get()!;
-      return { held: r.held, events: r.events, duplicities: r.duplicities, bytes: r.bytes };
+      return { held: r.held, events: r.events, witnessed: r.witnessed, duplicities: r.duplicities, bytes: r.bytes };
     });
   }
 
@@ -236,8 +237,26 @@ export class SqliteKelLedger extends SqliteKelReads implements KelLedgerStorage 
           const n = this.w.forgetEvents.run(prefix).changes;
           this.w.forgetReceipts.run(prefix);
           this.w.forgetDuplicities.run(prefix);
-          this.w.setForgotten.run(`kel_forgotten:${prefix}`, new Date().toISOString());
+          this.w.upsertMeta.run(`kel_forgotten:${prefix}`, new Date().toISOString());
           return n;
+        })
+        .immediate(),
+    );
+  }
+
+  kelUrls(): Promise<KelUrlSet | undefined> {
+    return this.run(() => decodeKelUrlSet(this.q.getMeta.get(KEL_URLS_META_KEY)?.value));
+  }
+
+  setKelUrls(urls: readonly string[], nextStamp: (previous: string | undefined) => string): Promise<KelUrlSet> {
+    return this.c.write(() =>
+      this.c.writer
+        .transaction(() => {
+          const stored = decodeKelUrlSet(this.w.getMeta.get(KEL_URLS_META_KEY)?.value);
+          if (stored !== undefined && sameKelUrls(stored.urls, urls)) return stored;
+          const set = { urls: [...urls], stamp: nextStamp(stored?.stamp) };
+          this.w.upsertMeta.run(KEL_URLS_META_KEY, encodeKelUrlSet(set));
+          return set;
         })
         .immediate(),
     );

@@ -133,4 +133,40 @@ export function kelLedgerConformance(factory: () => StoreFactory): void {
       assert.equal(await s.forget(P), 0, 'forgetting twice deletes nothing more');
       assert.equal(await s.forgotten(P), true);
     }));
+
+  void test('kel ledger: counts().witnessed counts receipted events only', () =>
+    withStore(factory, async (s0) => {
+      await s0.transaction(async (tx) => {
+        await tx.kel.putEvent(ev(P, 0, 'd0'));
+        await tx.kel.putEvent(ev(P, 1, 'd1', { witnessed: false, receipt: null, leafIndex: null }));
+        await tx.kel.putEvent(ev(Q, 0, 'q0', { witnessed: false, receipt: null, leafIndex: null }));
+      });
+      assert.deepEqual([(await s0.kelLedger.counts()).events, (await s0.kelLedger.counts()).witnessed], [3, 1]);
+      await s0.transaction(async (tx) => {
+        await tx.kel.setWitnessed(Q, 'q0', 'rct q0', 1);
+      });
+      assert.equal((await s0.kelLedger.counts()).witnessed, 2);
+    }));
+
+  void test('kel ledger: the --kel-url set and its stamp; an unchanged set keeps the stamp, a change takes nextStamp, and both survive reopening', () =>
+    withStore(factory, async (s0, f, use) => {
+      assert.equal(await s0.kelLedger.kelUrls(), undefined);
+      const seen: (string | undefined)[] = [];
+      const next = (stamp: string) => (previous: string | undefined) => {
+        seen.push(previous);
+        return stamp;
+      };
+      const a = ['https://a.example/', 'http://127.0.0.1:5642/'];
+      const t1 = '2026-11-27T15:00:00.000000+00:00';
+      assert.deepEqual(await s0.kelLedger.setKelUrls(a, next(t1)), { urls: a, stamp: t1 });
+      assert.deepEqual(await s0.kelLedger.setKelUrls([...a], next('never')), { urls: a, stamp: t1 }, 'unchanged: stamp kept');
+      assert.deepEqual(seen, [undefined], 'nextStamp is asked only for a change');
+      const s = use(await f.reopen(s0)).kelLedger;
+      assert.deepEqual(await s.kelUrls(), { urls: a, stamp: t1 });
+      const t2 = '2026-11-27T15:00:00.000001+00:00';
+      const b = [a[1]!, a[0]!];
+      assert.deepEqual(await s.setKelUrls(b, next(t2)), { urls: b, stamp: t2 }, 'an order change is a change');
+      assert.deepEqual(seen, [undefined, t1], 'nextStamp gets the stored stamp');
+      assert.deepEqual(await s.kelUrls(), { urls: b, stamp: t2 });
+    }));
 }
