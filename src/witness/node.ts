@@ -98,7 +98,14 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     // re-read before each signature (replicas follow an announcement or a completion by refusing).
     const logSigner = new LogSigner(logOrigin, keys.witness.privateKey, keys.next?.privateKey);
     const keySetWatch = new KeySetWatch(logSigner.keySet, () => store.keyHistory(), config.keySetWatchMs);
-    const witnessLog = new TransparencyLog(store, logSigner, undefined, keySetGuard(logSigner.keySet, (s) => keySetWatch.observe(s)));
+    const witnessLog = new TransparencyLog(
+      store,
+      logSigner,
+      undefined,
+      keySetGuard(logSigner.keySet, (s) => {
+        keySetWatch.observe(s);
+      }),
+    );
     const rotation = await startKeyRotation(witnessLog, keys, {
       name: config.name,
       origin: logOrigin,
@@ -178,7 +185,9 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     });
     registerMetricsRoute(app);
     keySetWatch.start();
-    stack.defer(() => keySetWatch.stop());
+    stack.defer(() => {
+      keySetWatch.stop();
+    });
     registerReadinessRoutes(app, {
       signers: () => external.all(),
       storeUp: () => storeHealth.snapshot().state === 'up',
