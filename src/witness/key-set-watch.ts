@@ -6,30 +6,32 @@
  * the store's `--key`/`--next-key`.
  *
  * The store's history is read at start, then at most every `intervalMs` (never per request), and
- * every signature guard's read updates it at once.
+ * every signature guard's read (`guard`, the log's KeySetGuard) updates it at once.
  */
-import type { WitnessKeyRecord } from '../store/types.ts';
-import { activeKeySet } from '../keys/rotation.ts';
+import { activeKeySet, keySetGuard } from '../keys/rotation.ts';
+import type { StoreTransaction, WitnessKeyRecord } from '../store/types.ts';
 
-export class KeySetWatch {
+export class KeySetWatch implements Disposable {
+  /** The guard every checkpoint signature passes (it also reports what it read). */
+  readonly guard: (tx: StoreTransaction) => Promise<void>;
   private readonly mine: string;
   private readonly signerSet: readonly string[];
   private readonly readHistory: () => Promise<readonly WitnessKeyRecord[]>;
-  private readonly intervalMs: number;
   private stored: string[] | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private reading = false;
 
+  /** Starts reading at once, then every `intervalMs` (default 5 s); dispose to stop. */
   constructor(signerSet: readonly string[], readHistory: () => Promise<readonly WitnessKeyRecord[]>, intervalMs = 5_000) {
     this.signerSet = signerSet;
     this.readHistory = readHistory;
-    this.intervalMs = intervalMs;
     this.mine = signerSet.join(',');
-  }
-
-  /** What a guard (or a read) saw: the store's active key set. */
-  observe(stored: readonly string[]): void {
-    this.stored = [...stored];
+    this.guard = keySetGuard(signerSet, (s) => {
+      this.stored = [...s];
+    });
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), intervalMs);
+    this.timer.unref();
   }
 
   /** Read the store's history now (a failed read keeps the last answer: the store's own health reports it). */
@@ -37,7 +39,7 @@ export class KeySetWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      this.observe(activeKeySet(await this.readHistory()));
+      this.stored = activeKeySet(await this.readHistory());
     } catch {
       // the store being down is StoreHealth's finding, not this one's
     } finally {
@@ -45,24 +47,17 @@ export class KeySetWatch {
     }
   }
 
-  start(): void {
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
   /** Readiness failures (empty: this process signs with the store's key set, or none was read yet). */
-  failures(): string[] {
+  readonly failures = (): string[] => {
     const s = this.stored;
     if (s === undefined || s.length === 0 || s.join(',') === this.mine) return [];
     return [
       `witness key set: the store's is [${s.join(', ')}], this process signs with [${this.signerSet.join(', ')}] ` +
         '(a rotation was announced or completed by another process: restart with its --key/--next-key, docs/keys.md)',
     ];
+  };
+
+  [Symbol.dispose](): void {
+    clearInterval(this.timer);
   }
 }

@@ -7,7 +7,7 @@ import type { AnchorWire, DuplicityProofWire } from '../../anchor/types.ts';
 import { ProtocolError } from '../../errors.ts';
 import type { LogEquivocationEvidence } from '../../verify/log-equivocation.ts';
 import type { CosignatureWire } from '../../verify/receipt.ts';
-import type { ServedRotationEntry } from './rotation.ts';
+import type { RotationEntry } from '../../verify/key-rotation.ts';
 import type { ObservedAnchor } from './state.ts';
 
 /** Two co-signed anchors for one index of one seed (disagreement, equivocation): one side. */
@@ -24,6 +24,9 @@ export interface AnchorPairEvidence {
   b: CosignedSide;
   duplicity_proof?: DuplicityProofWire;
 }
+
+/** A key-rotation entry as a witness served it (GET /v1/key-rotation), with its index in the witness's own log. */
+export type ServedRotationEntry = RotationEntry & { log_index?: number };
 
 /**
  * Each kind's evidence, as JSON-able data (webhooks, --json, --html). `undefined`: the kind carries

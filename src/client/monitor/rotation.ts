@@ -15,13 +15,10 @@
  */
 import { ProtocolError } from '../../errors.ts';
 import { isJsonObject } from '../../encoding/json.ts';
-import { parseRotationEntry, verifyRotationEntry, type RotationEntry } from '../../verify/key-rotation.ts';
+import { parseRotationEntry, verifyRotationEntry } from '../../verify/key-rotation.ts';
 import { httpRequest, joinUrl, parseJsonBody, type HttpOptions } from '../http.ts';
-import { errorText, short, type AddFinding } from './findings.ts';
+import { errorText, short, type AddFinding, type ServedRotationEntry } from './findings.ts';
 import type { WitnessRecord } from './state.ts';
-
-/** An entry as the witness served it, with its index in the witness's own log. */
-export type ServedRotationEntry = RotationEntry & { log_index?: number };
 
 /** Read the witness's rotation entries; undefined when it has none to serve (404) or cannot be read. */
 async function readEntries(url: string, http: HttpOptions): Promise<unknown[] | undefined> {
