@@ -5,7 +5,8 @@
 // anchors keep verifying; the completion moves the pin to K2 alone (the node's /health now claims
 // K2, which before this was `key_changed` / `unknown_witness`). A forged announce (sig_old by
 // another key, or a bad sig_new) is `witness_key_rotation_invalid` (alert) and pins nothing: the
-// witness then claiming K3 stays `key_changed`.
+// witness then claiming K3 stays `key_changed`. After a verifying announce of K3, a checkpoint
+// signed by K3 alone is accepted during the overlap (either key counts), one by any other key not.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -25,6 +26,8 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 import { stringifyJson } from '../../src/encoding/json.ts';
 import { parseJsonBody } from '../../src/client/http.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
+import { signNote } from '../../src/note/signed-note.ts';
+import { ed25519NoteSigner } from '../../src/note/vkey.ts';
 import { encodeRotationEntry, KEY_ROTATION_V, rotationMessage, type RotationEntry } from '../../src/verify/key-rotation.ts';
 import { makeWitnessSet } from '../../src/verify/witness-set.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
@@ -113,11 +116,15 @@ void test('a K1-pinned monitor follows announce → overlap → complete (trust 
   }
 });
 
-/** A witness in front of the real one: every route passes through, except a forged GET /v1/key-rotation (and /health's key). */
+/**
+ * A witness in front of the real one: every route passes through, except a forged GET
+ * /v1/key-rotation, /health's key (`claim`) and /log/checkpoint re-signed by another key alone (`resign`).
+ */
 async function forgingProxy(
   target: () => string,
   items: () => unknown[],
-  claim?: () => string | undefined,
+  claim: () => string | undefined,
+  resign: () => number | undefined,
 ): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     void (async () => {
@@ -127,11 +134,16 @@ async function forgingProxy(
       }
       const r = await fetch(`${target()}${req.url}`);
       let body = Buffer.from(await r.arrayBuffer());
-      const k = claim?.();
+      const k = claim();
       if (req.url === '/health' && k !== undefined) {
         const doc = JSON.parse(body.toString()) as { keys: { witness: string } };
         doc.keys.witness = k;
         body = Buffer.from(JSON.stringify(doc));
+      }
+      const signer = resign();
+      if (req.url === '/log/checkpoint' && signer !== undefined) {
+        const text = body.toString().split('\n\n')[0]! + '\n';
+        body = Buffer.from(signNote(text, [ed25519NoteSigner(WITNESS_ORIGIN, key(signer))]));
       }
       res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/octet-stream' }).end(body);
     })().catch(() => res.destroy());
@@ -161,10 +173,12 @@ void test('a forged announce (sig_old by another key, or a bad sig_new) is an al
   const w = await startTestWitness(dir, REGISTRY, { allowUnderivedSeeds: true });
   let items: unknown[] = [];
   let claim: string | undefined;
+  let resign: number | undefined;
   const proxy = await forgingProxy(
     () => w.url,
     () => items,
     () => claim,
+    () => resign,
   );
   try {
     const config: MonitorConfig = { witnesses: [proxy.url], seeds: [], http };
@@ -188,6 +202,15 @@ void test('a forged announce (sig_old by another key, or a bad sig_new) is an al
       JSON.stringify(f),
     );
     assert.equal(state.witnesses[WITNESS_NAME]!.public_key, K1);
+    // A verifying announce of K3: during the overlap a checkpoint signed by K3 alone is accepted too.
+    claim = undefined;
+    items = [{ ...announce(0x03, 0x01, 0x03), log_index: 6 }];
+    assert.deepEqual(kinds((await monitorPoll(config, state, 4000)).findings), ['witness_key_rotated']);
+    assert.equal(state.witnesses[WITNESS_NAME]!.next_key, K3);
+    resign = 0x03;
+    assert.deepEqual(kinds((await monitorPoll(config, state, 5000)).findings), [], 'a K3-only checkpoint verifies during the overlap');
+    resign = 0x04;
+    assert.deepEqual(kinds((await monitorPoll(config, state, 6000)).findings), ['invalid_response'], 'any other key does not');
   } finally {
     await new Promise((ok) => proxy.server.close(ok));
     await w.close();

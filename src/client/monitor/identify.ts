@@ -14,7 +14,7 @@ import type { WitnessSet } from '../../verify/witness-set.ts';
 import { errorText, type AddFinding } from './findings.ts';
 import type { PartyKeys } from './parties.ts';
 import { followRotation } from './rotation.ts';
-import type { MonitorState, WitnessRecord } from './state.ts';
+import { hex32, type MonitorState, type WitnessRecord } from './state.ts';
 
 /** A witness this poll reached and pinned. */
 export interface Identified {
@@ -23,6 +23,8 @@ export interface Identified {
   pin: PinnedWitness & { name: string };
   /** The party keys (registry), by keyFingerprint → party id. */
   parties: PartyKeys;
+  /** The witness's announced next key (protocol §1.2), followed from verified entries: accepted beside the pin during the overlap. */
+  next?: Uint8Array;
   /** Signed checkpoints (verified under the pin) seen in this poll. */
   seen: string[];
   /** Its GET /log/checkpoint of this poll, verified under the pin. */
@@ -95,7 +97,8 @@ export async function identify(
     state.witnesses[pin.name] = { public_key: pinHex, log_origin: pin.logOrigin, anchors: {}, behind: {} };
   }
   if (witnessSet === undefined) state.witnesses[pin.name]!.url = url;
-  return { url, name: pin.name, pin, parties, seen: [] };
+  const next = hex32(state.witnesses[pin.name]!.next_key);
+  return { url, name: pin.name, pin, ...(next === undefined ? {} : { next }), parties, seen: [] };
 }
 
 /** A record from before trust was bound to URLs, under the claimed name. */
