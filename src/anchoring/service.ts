@@ -210,22 +210,37 @@ export class AnchorService {
 
   /**
    * SPEC §1.2: the next key's signature over the stored cosign message during an overlap, and after
-   * a completed rotation the current key's over a stored (older key's) one. Both deterministic
-   * (Ed25519), so a replay or a read answers the same bytes as the first 200.
+   * a completed rotation the current key's over a stored (older key's) one. Stored at first need
+   * (store.putWitnessCosignature, durable before the reply) and served from the store after that,
+   * so a replay or a read answers the first 200's bytes even while that key's signer is away.
    */
   private async witnessSignatures(record: SeedRecord, stored: boolean): Promise<{ record: SeedRecord; next?: NextCosignature }> {
     const { nextKey, resignStored } = this.opts;
     if (nextKey === undefined && !(resignStored === true && stored)) return { record };
+    const store = this.log.store;
+    const leaf = record.cosignature.leafIndex;
     const message = cosignMessage(record.latest);
-    const sign = (key: KeyObject | Signer): Promise<Uint8Array> =>
-      isSigner(key) ? key.sign(message) : Promise.resolve(signEd25519(key, message));
+    const cosignature = async (key: KeyObject | Signer, publicKeyHex: string, primary?: Uint8Array): Promise<Uint8Array> => {
+      const kept = await store.witnessCosignature(leaf, publicKeyHex);
+      if (kept !== undefined) return kept;
+      const signature = isSigner(key) ? await key.sign(message) : signEd25519(key, message);
+      // The record's own cosignature (this key co-signed the anchor) needs no second copy.
+      if (primary !== undefined && Buffer.compare(primary, signature) === 0) return signature;
+      return store.putWitnessCosignature(leaf, publicKeyHex, signature);
+    };
     const rec =
       resignStored === true && stored
-        ? { ...record, cosignature: { ...record.cosignature, signature: await sign(this.opts.witnessKey) } }
+        ? {
+            ...record,
+            cosignature: {
+              ...record.cosignature,
+              signature: await cosignature(this.opts.witnessKey, this.witness.publicKeyHex, record.cosignature.signature),
+            },
+          }
         : record;
     if (nextKey === undefined) return { record: rec };
     const publicKeyHex = encodeHex(isSigner(nextKey) ? nextKey.publicKey : ed25519PublicKeyBytes(nextKey));
-    return { record: rec, next: { publicKeyHex, signature: await sign(nextKey) } };
+    return { record: rec, next: { publicKeyHex, signature: await cosignature(nextKey, publicKeyHex) } };
   }
 
   /** GET /v1/anchor/{seed}: the latest co-signed anchor with a current inclusion proof. */

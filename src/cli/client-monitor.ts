@@ -312,7 +312,8 @@ async function watch(
       );
     else process.stdout.write(formatHuman(report, fresh, files, alerts));
     if (opts.once === true) {
-      process.exitCode = report.findings.length > 0 ? EXIT.finding : EXIT.ok;
+      // info findings (a verified witness-key rotation followed) report; they are not a failure
+      process.exitCode = report.findings.some((f) => f.severity !== 'info') ? EXIT.finding : EXIT.ok;
       return;
     }
     // Sleep until the next poll, waking for every alert retry that falls due before it.

@@ -22,7 +22,7 @@ export function formatHuman(
     `${formatTimestamp(report.time)} polled ${ws}: ${findings.length === 0 ? 'no new findings' : `${findings.length} finding(s)`}${alerted}`,
   );
   for (const f of findings) {
-    out.push(`${f.severity === 'alert' ? 'ALERT' : 'WARNING'} ${f.kind}: ${f.message}`);
+    out.push(`${f.severity === 'alert' ? 'ALERT' : f.severity === 'info' ? 'INFO' : 'WARNING'} ${f.kind}: ${f.message}`);
     out.push(...evidenceLines(f, files));
   }
   return out.join('\n') + '\n';
@@ -87,6 +87,8 @@ function evidenceLines(f: Finding, files: ReadonlyMap<string, string>): string[]
     case 'key_changed':
     case 'unknown_witness':
     case 'unreachable':
+    case 'witness_key_rotated':
+    case 'witness_key_rotation_invalid':
       return []; // in --json and the --html report
     default:
       return unhandledKind(f);

@@ -4,7 +4,7 @@ import { stepChart, type ChartMarker, type ChartPoint, type ChartSeries } from '
 import { formatUtc } from '../pages/format.ts';
 import { html, joinHtml, type SafeHtml } from '../pages/html.ts';
 import type { FindingView } from './monitor-report-findings.ts';
-import { unhandledKind } from './monitor/findings.ts';
+import { unhandledKind, type Finding } from './monitor/findings.ts';
 import type { ReportFinding, ReportPoll, ReportState } from './monitor-report-input.ts';
 
 const short = (hex: string): string => (hex.length > 16 ? `${hex.slice(0, 16)}…` : hex);
@@ -49,7 +49,7 @@ export function seedSection(
   const related = views.filter((v) => v.finding.seed === seed);
   const markers: ChartMarker[] = related.map((v) => {
     const idx = markerIndex(v.finding) ?? series.find((s) => s.label === v.finding.witness)?.points.at(-1)?.v ?? 0;
-    return { t: v.first ?? generatedAt, v: idx, label: `${v.finding.kind}: ${v.finding.message}`, severity: v.finding.severity };
+    return { t: v.first ?? generatedAt, v: idx, label: `${v.finding.kind}: ${v.finding.message}`, severity: markerSeverity(v.finding) };
   });
   const latest = names.map((w) => {
     const pts = seriesFor(seed, w, state, polls);
@@ -87,7 +87,7 @@ export function logSection(
       t: v.first ?? generatedAt,
       v: series.find((s) => s.label === v.finding.witness)?.points.find((p) => p.t === v.first)?.v ?? 0,
       label: `${v.finding.kind}: ${v.finding.message}`,
-      severity: v.finding.severity,
+      severity: markerSeverity(v.finding),
     }));
   return html`<h2 id="logs">Witness logs</h2>
 <figure>${stepChart({ title: 'Log size per witness over this run', series, markers, end: generatedAt, yLabel: 'log size' })}
@@ -116,8 +116,13 @@ function markerIndex(f: ReportFinding): number | undefined {
     case 'key_changed':
     case 'unknown_witness':
     case 'unreachable':
+    case 'witness_key_rotated':
+    case 'witness_key_rotation_invalid':
       return undefined;
     default:
       return unhandledKind(f);
   }
 }
+
+/** Charts mark alerts and the rest (an info finding is drawn as a warning). */
+const markerSeverity = (f: Finding): ChartMarker['severity'] => (f.severity === 'alert' ? 'alert' : 'warning');

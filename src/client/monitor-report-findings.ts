@@ -112,6 +112,9 @@ function evidencePieces(f: ReportFinding): Piece[] {
       return [piece('previous', f.evidence.previous), piece('current', f.evidence.current)];
     case 'invalid_response':
       return f.evidence === undefined ? [] : [excerpt('checkpoint', f.evidence.checkpoint, 'checkpoint')];
+    case 'witness_key_rotated':
+    case 'witness_key_rotation_invalid':
+      return [piece('entry', f.evidence.entry)];
     case 'tiles_mismatch':
     case 'key_changed':
     case 'unknown_witness':

@@ -177,12 +177,17 @@ export async function applyRotation(
 /**
  * The guard before each checkpoint signature (src/log/log.ts KeySetGuard): the store's key set
  * (current, next) must be `signerSet`, else 503 `signer_unavailable` — another replica announced or
- * completed a rotation this process does not hold the keys for (restart it with them).
+ * completed a rotation this process does not hold the keys for (restart it with them). `observe`
+ * hears every set read (readiness, src/witness/key-set-watch.ts).
  */
-export function keySetGuard(signerSet: readonly string[]): (tx: StoreTransaction) => Promise<void> {
+export function keySetGuard(
+  signerSet: readonly string[],
+  observe?: (stored: readonly string[]) => void,
+): (tx: StoreTransaction) => Promise<void> {
   const mine = signerSet.join(',');
   return async (tx) => {
     const stored = activeKeySet(await tx.keys.history());
+    observe?.(stored);
     if (stored.length === 0 || stored.join(',') === mine) return;
     throw new SignerError(
       'signer_unavailable',

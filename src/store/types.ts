@@ -379,6 +379,17 @@ export interface WitnessStore {
   keyHistory(): Promise<WitnessKeyRecord[]>;
   /** The logged rotation entries, oldest first (GET /v1/key-rotation). */
   keyRotations(): Promise<KeyRotationRecord[]>;
+  /**
+   * A witness key's stored cosignature of the anchor at log leaf `leafIndex`, other than the one the
+   * seed record keeps (SPEC §1.2): the next key's `cosignature_next` during an overlap, or after a
+   * completion the current key's over an anchor an earlier key co-signed. Undefined until first need.
+   */
+  witnessCosignature(leafIndex: number, key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Store such a cosignature at first need, in a durable commit of its own; the first stored value
+   * wins (the signatures are deterministic) and is returned.
+   */
+  putWitnessCosignature(leafIndex: number, key: string, signature: Uint8Array): Promise<Uint8Array>;
   /** Run `fn` in one write transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;

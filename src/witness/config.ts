@@ -30,6 +30,8 @@ export interface WitnessConfig extends HttpLimits {
   keyOverlapMinSeconds?: number;
   /** The rotation's clock, unix seconds (tests). */
   rotationNow?: () => number;
+  /** How often `/ready` re-reads the store's witness key set (ms, default 5 000; tests shorten it). */
+  keySetWatchMs?: number;
   /** `--signer-timeout`, `--signer-max-pending`, `--signer-start-timeout`, `--pkcs11-sessions` (SPEC §1.1). */
   signers?: SignerSettings;
   name: string;

@@ -18,7 +18,7 @@ import { ExternalSigners } from '../keys/external.ts';
 import { NodeKeys } from '../keys/node-keys.ts';
 import { TransparencyLog } from '../log/log.ts';
 import { LogSigner } from '../log/signer.ts';
-import { keySetGuard } from '../keys/rotation.ts';
+import { KeySetWatch } from './key-set-watch.ts';
 import { startLogWitnessPart, type ForkedCheckpoint, type LogWitnessing, type LogWitnessPart } from '../log-witness/part.ts';
 import { registryReloadCounters, startRegistryPart, type RegistryPart } from '../registry/part.ts';
 import { closeGracefully, listen, type ListenInfo } from '../server/lifecycle.ts';
@@ -96,7 +96,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     // SPEC §1.2: during a rotation overlap checkpoints carry both keys' lines; the store's key set is
     // re-read before each signature (replicas follow an announcement or a completion by refusing).
     const logSigner = new LogSigner(logOrigin, keys.witness.privateKey, keys.next?.privateKey);
-    const witnessLog = new TransparencyLog(store, logSigner, undefined, keySetGuard(logSigner.keySet));
+    const keySet = stack.use(new KeySetWatch(logSigner.keySet, () => store.keyHistory(), config.keySetWatchMs));
+    const witnessLog = new TransparencyLog(store, logSigner, undefined, keySet.guard);
     const rotation = await startKeyRotation(witnessLog, keys, {
       name: config.name,
       origin: logOrigin,
@@ -174,7 +175,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
       storeHealth.stop();
     });
     registerMetricsRoute(app);
-    registerReadinessRoutes(app, { signers: () => external.all(), storeUp: () => storeHealth.snapshot().state === 'up' });
+    const readiness = { signers: () => external.all(), storeUp: () => storeHealth.snapshot().state === 'up', other: keySet.failures };
+    registerReadinessRoutes(app, readiness);
     let bastion: BastionPart | undefined;
     anchoring.register?.(app); // the anchor routes first: /openapi.json keeps its order
     registerWitnessRoutes(app, {

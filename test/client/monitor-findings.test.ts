@@ -46,6 +46,8 @@ const HUMAN: Record<FindingKind, readonly string[]> = {
   key_changed: [],
   unknown_witness: [],
   unreachable: [],
+  witness_key_rotated: [],
+  witness_key_rotation_invalid: [],
 };
 
 function indented(size: number, root: string): string[] {
@@ -89,6 +91,8 @@ const DOWNLOADS: Record<FindingKind, Record<string, string>> = {
   key_changed: {},
   unknown_witness: {},
   unreachable: {},
+  witness_key_rotated: { 'entry.json': 'entry', ...ALL },
+  witness_key_rotation_invalid: { 'entry.json': 'entry', ...ALL },
 };
 
 void test('monitor human output: each kind of finding prints its evidence as before the typed union', () => {
@@ -99,11 +103,11 @@ void test('monitor human output: each kind of finding prints its evidence as bef
   };
   const files = new Map([[FINDINGS.log_equivocation.id, '/tmp/ev.json']]);
   const lines = formatHuman(report, ALL_FINDINGS, files, { sent: 1, pending: 2 }).split('\n');
-  assert.equal(lines[0], '1970-01-01T00:16:40Z polled w1.example (log ?): 17 finding(s); alerts: 1 sent, 2 pending');
+  assert.equal(lines[0], '1970-01-01T00:16:40Z polled w1.example (log ?): 19 finding(s); alerts: 1 sent, 2 pending');
   assert.equal(lines.at(-1), '', 'ends with a newline');
   let at = 1;
   for (const f of ALL_FINDINGS) {
-    assert.equal(lines[at++], `${f.severity === 'alert' ? 'ALERT' : 'WARNING'} ${f.kind}: ${f.message}`);
+    assert.equal(lines[at++], `${f.severity === 'alert' ? 'ALERT' : f.severity === 'info' ? 'INFO' : 'WARNING'} ${f.kind}: ${f.message}`);
     for (const want of HUMAN[f.kind]) {
       const got = lines[at++] ?? '';
       assert.ok(got.startsWith(want), `${f.kind}: ${JSON.stringify(got.slice(0, 80))} should start with ${JSON.stringify(want)}`);

@@ -2,13 +2,14 @@
 // restart. Replica A runs with K1 alone; replica B starts with --next-key K2 and announces; A
 // re-reads the key history before its next checkpoint signature and refuses (503
 // signer_unavailable, nothing committed) instead of signing a K1-only checkpoint; B serves both
-// lines. Skipped (reported) without PostgreSQL binaries outside CI.
+// lines. /ready on A answers 503 naming both key sets once B announced, and 200 again once A
+// restarts with --next-key K2. Skipped (reported) without PostgreSQL binaries outside CI.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
-import { ed25519KeyFromSeed, ed25519PrivateKeyToPem } from '../../src/crypto/ed25519.ts';
+import { ed25519KeyFromSeed, ed25519PrivateKeyToPem, ed25519PublicKeyBytes } from '../../src/crypto/ed25519.ts';
 import { encodeHex } from '../../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
@@ -37,7 +38,7 @@ void test('a second replica follows an announcement without a restart: it refuse
   for (const d of ['a', 'b']) mkdirSync(join(dir, d));
   const k2 = join(dir, 'k2.pem');
   writeNewKeyFile(k2, ed25519PrivateKeyToPem(ed25519KeyFromSeed(fill(0x02))));
-  const a = await startTestWitness(join(dir, 'a'), REGISTRY, { allowUnderivedSeeds: true, store });
+  let a = await startTestWitness(join(dir, 'a'), REGISTRY, { allowUnderivedSeeds: true, store, keySetWatchMs: 200 });
   const b0 = await startTestWitness(join(dir, 'b'), REGISTRY, { allowUnderivedSeeds: true, store });
   try {
     let r = await post(`${a.url}/v1/anchor`, { anchor: encodeAnchor(anchorAt(0x71, 1)), party: { agent: 'EAlice' } });
@@ -47,6 +48,9 @@ void test('a second replica follows an announcement without a restart: it refuse
     const b = await startTestWitness(join(dir, 'b'), REGISTRY, { allowUnderivedSeeds: true, store, nextKeyFile: k2 });
     try {
       const size = Number(/\n(\d+)\n/.exec((await get(`${b.url}/log/checkpoint`)).text)![1]);
+      // A's periodic read of the key history (every 200 ms here) makes /ready 503 before any request.
+      for (let i = 0; i < 200 && (await get(`${a.url}/ready`)).status === 200; i++) await new Promise((res) => setTimeout(res, 100));
+      assert.equal((await get(`${a.url}/ready`)).status, 503, 'not ready once the store holds another key set');
       // A (K1 only) must not sign a checkpoint for the store's {K1, K2} set.
       r = await post(`${a.url}/v1/anchor`, { anchor: encodeAnchor(anchorAt(0x72, 1)), party: { agent: 'EAlice' } });
       assert.equal(r.status, 503, r.text);
@@ -59,6 +63,21 @@ void test('a second replica follows an announcement without a restart: it refuse
       const note = (await get(`${b.url}/log/checkpoint`)).text;
       assert.equal(Number(/\n(\d+)\n/.exec(note)![1]), size + 1);
       assert.equal(note.split('\n').filter((l) => l.startsWith('— ')).length, 2);
+      // A's /ready: 503 naming the store's set and its own.
+      let ready = await get(`${a.url}/ready`);
+      assert.equal(ready.status, 503, ready.text);
+      const detail = (ready.body as { code: string; detail: string }).detail;
+      assert.equal((ready.body as { code: string }).code, 'not_ready');
+      assert.match(detail, /witness key set/);
+      assert.ok(detail.includes(encodeHex(ed25519PublicKeyBytes(ed25519KeyFromSeed(fill(0x02))))), detail);
+      assert.equal((await get(`${b.url}/ready`)).status, 200);
+      // A restarted with --next-key K2 is ready again (and signs).
+      await a.close();
+      a = await startTestWitness(join(dir, 'a'), REGISTRY, { allowUnderivedSeeds: true, store, nextKeyFile: k2, keySetWatchMs: 200 });
+      ready = await get(`${a.url}/ready`);
+      assert.equal(ready.status, 200, ready.text);
+      r = await post(`${a.url}/v1/anchor`, { anchor: encodeAnchor(anchorAt(0x73, 1)), party: { agent: 'EAlice' } });
+      assert.equal(r.status, 200, r.text);
     } finally {
       await b.close();
     }

@@ -64,10 +64,18 @@ export async function checkSeed(
     const body = parseAnchorResponse(parseJsonBody(res.text));
     anchor = decodeResponseAnchor(body.anchor);
     if (encodeHex(anchor.seedId) !== seed) throw new VerificationError('anchor_mismatch', 'the response is for another seed');
-    await verifyWitnessReceipt(anchor, body, id.pin);
+    let cosignature = body.cosignature;
+    try {
+      await verifyWitnessReceipt(anchor, body, id.pin);
+    } catch (e) {
+      // During a rotation overlap the announced next key's cosignature counts too (protocol §1.2).
+      if (id.next === undefined) throw e;
+      await verifyWitnessReceipt(anchor, body, { ...id.pin, publicKey: id.next }).catch(() => Promise.reject(e as Error));
+      cosignature = body.cosignature_next ?? body.cosignature;
+    }
     id.seen.push(body.inclusion.checkpoint);
     // Stored in canonical form (lowercase hex): what is compared later is what was signed.
-    observed = { anchor: encodeAnchor(anchor), cosignature: body.cosignature, seen: now };
+    observed = { anchor: encodeAnchor(anchor), cosignature, seen: now };
     duplicity = body.duplicity === true;
   } catch (e) {
     add({

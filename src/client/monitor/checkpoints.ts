@@ -52,7 +52,15 @@ export async function checkLog(
   }
   let cp: Checkpoint;
   try {
-    cp = (await verifyCheckpoint(text, [ed25519NoteVerifier(id.pin.logOrigin, id.pin.publicKey)], id.pin.logOrigin)).checkpoint;
+    // During a rotation overlap a line by either the pinned key or the announced next key counts.
+    const keys = [id.pin.publicKey, ...(id.next === undefined ? [] : [id.next])];
+    cp = (
+      await verifyCheckpoint(
+        text,
+        keys.map((k) => ed25519NoteVerifier(id.pin.logOrigin, k)),
+        id.pin.logOrigin,
+      )
+    ).checkpoint;
   } catch (e) {
     add({
       id: `invalid ${id.name} checkpoint`,

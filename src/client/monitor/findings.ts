@@ -7,6 +7,7 @@ import type { AnchorWire, DuplicityProofWire } from '../../anchor/types.ts';
 import { ProtocolError } from '../../errors.ts';
 import type { LogEquivocationEvidence } from '../../verify/log-equivocation.ts';
 import type { CosignatureWire } from '../../verify/receipt.ts';
+import type { RotationEntry } from '../../verify/key-rotation.ts';
 import type { ObservedAnchor } from './state.ts';
 
 /** Two co-signed anchors for one index of one seed (disagreement, equivocation): one side. */
@@ -23,6 +24,9 @@ export interface AnchorPairEvidence {
   b: CosignedSide;
   duplicity_proof?: DuplicityProofWire;
 }
+
+/** A key-rotation entry as a witness served it (GET /v1/key-rotation), with its index in the witness's own log. */
+export type ServedRotationEntry = RotationEntry & { log_index?: number };
 
 /**
  * Each kind's evidence, as JSON-able data (webhooks, --json, --html). `undefined`: the kind carries
@@ -49,6 +53,10 @@ export interface FindingEvidence {
   key_changed: undefined;
   unknown_witness: undefined;
   unreachable: undefined;
+  /** The verifying key-rotation entry the pin followed (protocol §1.2), with its log index. */
+  witness_key_rotated: { entry: ServedRotationEntry };
+  /** What the witness served (its shape checked, its signatures not verifying): not followed. */
+  witness_key_rotation_invalid: { entry: ServedRotationEntry };
 }
 
 export type FindingKind = keyof FindingEvidence;
@@ -56,7 +64,8 @@ export type FindingKind = keyof FindingEvidence;
 interface FindingCommon {
   /** Stable identity (same condition, same id), for de-duplication. */
   id: string;
-  severity: 'alert' | 'warning';
+  /** `info`: nothing is wrong (a verified key rotation followed); it is reported, not counted as a finding by the CLI's exit code. */
+  severity: 'alert' | 'warning' | 'info';
   /** One line for humans. */
   message: string;
   witness?: string;

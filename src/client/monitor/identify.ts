@@ -13,7 +13,8 @@ import type { PinnedWitnessBytes as PinnedWitness } from '../../verify/receipt.t
 import type { WitnessSet } from '../../verify/witness-set.ts';
 import { errorText, type AddFinding } from './findings.ts';
 import type { PartyKeys } from './parties.ts';
-import type { MonitorState } from './state.ts';
+import { followRotation } from './rotation.ts';
+import { hex32, type MonitorState, type WitnessRecord } from './state.ts';
 
 /** A witness this poll reached and pinned. */
 export interface Identified {
@@ -22,6 +23,8 @@ export interface Identified {
   pin: PinnedWitness & { name: string };
   /** The party keys (registry), by keyFingerprint → party id. */
   parties: PartyKeys;
+  /** The witness's announced next key (protocol §1.2), followed from verified entries: accepted beside the pin during the overlap. */
+  next?: Uint8Array;
   /** Signed checkpoints (verified under the pin) seen in this poll. */
   seen: string[];
   /** Its GET /log/checkpoint of this poll, verified under the pin. */
@@ -47,7 +50,7 @@ export async function identify(
   const keyHex = encodeHex(health.publicKey);
   let pin: PinnedWitness & { name: string };
   if (witnessSet !== undefined) {
-    const member = witnessSet.members.find((m) => encodeHex(m.publicKey) === keyHex);
+    const member = await memberOf(url, keyHex, witnessSet, state, http, add);
     if (member === undefined) {
       add({
         id: `unknown ${url} ${keyHex}`,
@@ -58,7 +61,7 @@ export async function identify(
       });
       return undefined;
     }
-    pin = { name: member.name, publicKey: member.publicKey, logOrigin: member.logOrigin };
+    pin = { name: member.name, publicKey: health.publicKey, logOrigin: member.logOrigin };
   } else {
     const pinned = logKeys.find((k) => k.name === health.logOrigin);
     if (pinned !== undefined && encodeHex(pinned.publicKey) !== keyHex) {
@@ -72,6 +75,9 @@ export async function identify(
       });
       return undefined;
     }
+    // A rotation this URL's record can follow is applied before its key is compared (protocol §1.2).
+    const held = Object.entries(state.witnesses).find(([, r]) => r.url === url) ?? legacyRecord(state, health.name);
+    if (held !== undefined) await followRotation(url, held[0], held[1], http, add);
     const name = firstUse(url, health.name, keyHex, health.logOrigin, state, add);
     if (name === undefined) return undefined;
     pin = { name, publicKey: health.publicKey, logOrigin: health.logOrigin };
@@ -91,7 +97,57 @@ export async function identify(
     state.witnesses[pin.name] = { public_key: pinHex, log_origin: pin.logOrigin, anchors: {}, behind: {} };
   }
   if (witnessSet === undefined) state.witnesses[pin.name]!.url = url;
-  return { url, name: pin.name, pin, parties, seen: [] };
+  const next = hex32(state.witnesses[pin.name]!.next_key);
+  return { url, name: pin.name, pin, ...(next === undefined ? {} : { next }), parties, seen: [] };
+}
+
+/** A record from before trust was bound to URLs, under the claimed name. */
+function legacyRecord(state: MonitorState, claimed: string): [string, WitnessRecord] | undefined {
+  const r = state.witnesses[claimed];
+  return r !== undefined && r.url === undefined ? [claimed, r] : undefined;
+}
+
+/**
+ * The witness-set member a claimed key belongs to: the member's own key, or the key the member's
+ * record followed to by verified rotation entries (protocol §1.2; the record is brought up to date
+ * first). A key the record rotated away from is refused (`key_changed`): the witness retired it.
+ */
+async function memberOf(
+  url: string,
+  keyHex: string,
+  witnessSet: WitnessSet,
+  state: MonitorState,
+  http: HttpOptions,
+  add: AddFinding,
+): Promise<WitnessSet['members'][number] | undefined> {
+  const direct = witnessSet.members.find((m) => encodeHex(m.publicKey) === keyHex);
+  const lineage = (m: WitnessSet['members'][number], r: WitnessRecord): boolean =>
+    r.public_key === encodeHex(m.publicKey) || (r.rotated_from ?? []).includes(encodeHex(m.publicKey));
+  // The member whose record is about this key (pinned, announced as next, or rotated to).
+  const member =
+    direct ??
+    witnessSet.members.find((m) => {
+      const r = state.witnesses[m.name];
+      return r !== undefined && lineage(m, r) && (r.public_key === keyHex || r.next_key === keyHex);
+    });
+  if (member === undefined) return undefined;
+  const record = state.witnesses[member.name];
+  if (record === undefined || !lineage(member, record)) return direct;
+  await followRotation(url, member.name, record, http, add);
+  if (record.public_key === keyHex) return member;
+  if ((record.rotated_from ?? []).includes(keyHex)) {
+    add({
+      id: `key ${member.name} ${keyHex} retired`,
+      kind: 'key_changed',
+      severity: 'alert',
+      witness: member.name,
+      url,
+      message: `${member.name} at ${url} claims ${keyHex}, a key it retired by a completed rotation (not trusted)`,
+    });
+    return undefined;
+  }
+  // Announced but not completed: the pin stays the record's key.
+  return direct;
 }
 
 /**

@@ -30,6 +30,13 @@ export interface WitnessRecord {
    * before rev 4 (adopted by the first URL whose claim matches).
    */
   url?: string;
+  /**
+   * The witness's next key, pinned from a verifying `announce` entry (protocol §1.2) until its
+   * `complete` entry moves the pin to it (or an `abort` drops it). Hex.
+   */
+  next_key?: string;
+  /** Keys this record pinned before completed rotations, oldest first (hex): never trusted again. */
+  rotated_from?: string[];
   /** The largest checkpoint seen that extends every earlier one (signed note). */
   checkpoint?: string;
   /** Signed checkpoints seen (one per size, two when they conflict; from /log/checkpoint and anchor responses), to catch a split view. */
@@ -85,6 +92,9 @@ export function parseMonitorState(doc: unknown): MonitorState {
     if (!isObject(w) || typeof w.public_key !== 'string' || typeof w.log_origin !== 'string' || !isObject(w.anchors) || !isObject(w.behind))
       bad(`witness ${name} is malformed`);
     if (w.url !== undefined && typeof w.url !== 'string') bad(`witness ${name}: url must be a string`);
+    if (w.next_key !== undefined && hex32(w.next_key) === undefined) bad(`witness ${name}: next_key must be 32 bytes of hex`);
+    if (w.rotated_from !== undefined && !(Array.isArray(w.rotated_from) && w.rotated_from.every((k) => hex32(k) !== undefined)))
+      bad(`witness ${name}: rotated_from must be an array of 32-byte hex keys`);
     if (w.checkpoints !== undefined && !(Array.isArray(w.checkpoints) && w.checkpoints.every((c) => typeof c === 'string')))
       bad(`witness ${name}: checkpoints must be an array of signed notes`);
   }

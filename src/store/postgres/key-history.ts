@@ -16,6 +16,12 @@ export const KEY_HISTORY_SQL = {
     ON CONFLICT (key) DO UPDATE SET state = excluded.state, since = excluded.since`,
   entries: 'SELECT log_index, entry FROM key_rotations ORDER BY log_index',
   addEntry: 'INSERT INTO key_rotations (log_index, entry) VALUES ($1, $2)',
+  cosignature: 'SELECT signature FROM witness_cosignatures WHERE leaf_index = $1 AND key = $2',
+  // The first stored value wins: a concurrent writer's row is read back by the same statement.
+  putCosignature: `WITH ins AS (INSERT INTO witness_cosignatures (leaf_index, key, signature) VALUES ($1, $2, $3)
+                     ON CONFLICT (leaf_index, key) DO NOTHING RETURNING signature)
+                   SELECT signature FROM ins UNION ALL
+                   SELECT signature FROM witness_cosignatures WHERE leaf_index = $1 AND key = $2`,
 };
 
 export const toKeyRecord = (r: Row): WitnessKeyRecord => ({ key: r.key, state: r.state as WitnessKeyState, since: Number(r.since) });
@@ -29,6 +35,22 @@ export async function pgKeyHistory(db: PgReader): Promise<WitnessKeyRecord[]> {
 export async function pgKeyRotations(db: PgReader): Promise<KeyRotationRecord[]> {
   const res = await db.read<{ log_index: string | number; entry: string }>('keysEntries', KEY_HISTORY_SQL.entries, []);
   return res.rows.map((r) => ({ logIndex: Number(r.log_index), entry: r.entry }));
+}
+
+/** A stored rotation key's cosignature (WitnessStore.witnessCosignature). */
+export async function pgWitnessCosignature(db: PgReader, leafIndex: number, key: string): Promise<Uint8Array | undefined> {
+  const row = (await db.read<{ signature: Buffer }>('keysCosignature', KEY_HISTORY_SQL.cosignature, [leafIndex, key])).rows[0];
+  return row === undefined ? undefined : new Uint8Array(row.signature);
+}
+
+/** Store one at first need (autocommit: durable when it returns); the first stored value is returned. */
+export async function pgPutWitnessCosignature(db: PgReader, leafIndex: number, key: string, signature: Uint8Array): Promise<Uint8Array> {
+  const rows = await db.transaction(
+    async (c) =>
+      (await query<{ signature: Buffer }>(c, 'keysPutCosignature', KEY_HISTORY_SQL.putCosignature, [leafIndex, key, signature])).rows,
+  );
+  // No row: another writer's insert raced ours and is not visible to this snapshot (the same bytes).
+  return rows[0] === undefined ? signature : new Uint8Array(rows[0].signature);
 }
 
 export class PgKeyHistoryTx implements KeyHistoryTx {

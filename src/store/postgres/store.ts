@@ -19,7 +19,7 @@ import { createPools, describe, mapPgError, PgReader, query, redact, type Postgr
 import { PgLog } from './log.ts';
 import { PgLogWitness } from './log-witness.ts';
 import { PgKelLedger, PgKelLedgerTx } from './kel-ledger.ts';
-import { pgKeyHistory, PgKeyHistoryTx, pgKeyRotations } from './key-history.ts';
+import { pgKeyHistory, PgKeyHistoryTx, pgKeyRotations, pgPutWitnessCosignature, pgWitnessCosignature } from './key-history.ts';
 import { checkAndMigrate } from './schema.ts';
 import { flush, logTxFromBegin, writeTransaction } from './transaction.ts';
 
@@ -114,6 +114,14 @@ export class PostgresStore implements WitnessStore {
 
   keyRotations(): Promise<KeyRotationRecord[]> {
     return pgKeyRotations(this.db);
+  }
+
+  witnessCosignature(leafIndex: number, key: string): Promise<Uint8Array | undefined> {
+    return pgWitnessCosignature(this.db, leafIndex, key);
+  }
+
+  putWitnessCosignature(leafIndex: number, key: string, signature: Uint8Array): Promise<Uint8Array> {
+    return pgPutWitnessCosignature(this.db, leafIndex, key, signature);
   }
 
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {

@@ -21,6 +21,9 @@ export class SqliteKeyHistory {
   private readonly read: Statement<[], Row>;
   private readonly rotations: Statement<[], { log_index: number; entry: string }>;
   private readonly w: { read: Statement<[], Row>; upsert: Statement<[string, string, number]>; addEntry: Statement<[number, string]> };
+  private readonly cosignature: Statement<[number, string], { signature: Uint8Array }>;
+  private readonly putCosignature: Statement<[number, string, Uint8Array]>;
+  private readonly cosignatureW: Statement<[number, string], { signature: Uint8Array }>;
 
   constructor(c: SqliteConnections) {
     this.c = c;
@@ -31,6 +34,32 @@ export class SqliteKeyHistory {
       upsert: c.writer.prepare(UPSERT),
       addEntry: c.writer.prepare('INSERT INTO key_rotations (log_index, entry) VALUES (?, ?)'),
     };
+    const get = 'SELECT signature FROM witness_cosignatures WHERE leaf_index = ? AND key = ?';
+    this.cosignature = c.reader.prepare(get);
+    this.cosignatureW = c.writer.prepare(get);
+    this.putCosignature = c.writer.prepare(
+      'INSERT INTO witness_cosignatures (leaf_index, key, signature) VALUES (?, ?, ?) ON CONFLICT (leaf_index, key) DO NOTHING',
+    );
+  }
+
+  /** A stored rotation key's cosignature (WitnessStore.witnessCosignature). */
+  witnessCosignature(leafIndex: number, key: string): Promise<Uint8Array | undefined> {
+    return this.c.read(() => {
+      const row = this.cosignature.get(leafIndex, key);
+      return row === undefined ? undefined : new Uint8Array(row.signature);
+    });
+  }
+
+  /** Store one at first need, durably (its own transaction); the first stored value is returned. */
+  putWitnessCosignature(leafIndex: number, key: string, signature: Uint8Array): Promise<Uint8Array> {
+    return this.c.write(() =>
+      this.c.writer
+        .transaction(() => {
+          this.putCosignature.run(leafIndex, key, signature);
+          return new Uint8Array(this.cosignatureW.get(leafIndex, key)!.signature);
+        })
+        .immediate(),
+    );
   }
 
   /** Committed history, oldest first. */

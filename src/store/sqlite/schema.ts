@@ -69,6 +69,10 @@ export const MIGRATIONS: string[] = [
    CREATE UNIQUE INDEX witness_keys_one_per_state ON witness_keys (state) WHERE state <> 'retired';
    CREATE TABLE key_rotations (log_index INTEGER PRIMARY KEY, entry TEXT NOT NULL);
    INSERT INTO witness_keys (key, state, since, seq) SELECT value, 'current', 0, 0 FROM meta WHERE key = 'witness_key';`,
+  // Cosignatures by rotation keys (SPEC §1.2 cosignature_next, stored at first need), by the
+  // anchor's log leaf index and the key (hex).
+  `CREATE TABLE witness_cosignatures (leaf_index INTEGER NOT NULL, key TEXT NOT NULL, signature BLOB NOT NULL,
+                                      PRIMARY KEY (leaf_index, key)) WITHOUT ROWID;`,
 ];
 
 /** The schema this build writes: one version per migration. */

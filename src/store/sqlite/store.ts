@@ -114,6 +114,14 @@ export class SqliteStore implements WitnessStore {
     return this.keys.entries();
   }
 
+  witnessCosignature(leafIndex: number, key: string): Promise<Uint8Array | undefined> {
+    return this.keys.witnessCosignature(leafIndex, key);
+  }
+
+  putWitnessCosignature(leafIndex: number, key: string, signature: Uint8Array): Promise<Uint8Array> {
+    return this.keys.putWitnessCosignature(leafIndex, key, signature);
+  }
+
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.c.mutex.run(async () => {
       if (this.c.closed) throw new StoreUnavailableError('store: closed');

@@ -76,4 +76,17 @@ export function keyHistoryConformance(factory: () => StoreFactory): void {
         [K1],
       );
     }));
+
+  void test('a rotation key cosignature is stored at first need: the first value wins and survives a reopen', () =>
+    withStore(factory, async (s0, f, use) => {
+      await s0.bindIdentity(ID);
+      assert.equal(await s0.witnessCosignature(7, K2), undefined);
+      const sig = new Uint8Array(64).fill(0x5a);
+      assert.deepEqual(await s0.putWitnessCosignature(7, K2, sig), sig);
+      assert.deepEqual(await s0.putWitnessCosignature(7, K2, new Uint8Array(64).fill(0x11)), sig, 'the first stored value is kept');
+      assert.equal(await s0.witnessCosignature(7, K3), undefined, 'per key');
+      assert.equal(await s0.witnessCosignature(8, K2), undefined, 'per leaf');
+      const s = use(await f.reopen(s0));
+      assert.deepEqual(await s.witnessCosignature(7, K2), sig);
+    }));
 }
