@@ -180,8 +180,14 @@ void test('after a key rotation and after a restart, old and new tokens verify',
   assert.equal((await relyingPartyVerify(third, ROOT.did)).kid, entry.kid);
 });
 
+/** rpFetch in openid-client's customFetch shape (its requests here are GETs without a body). */
+const oidcFetch =
+  (rewrite: (url: string) => string = (u) => u): oidc.CustomFetch =>
+  (url, init) =>
+    rpFetch(rewrite(url), { method: init.method, headers: init.headers, signal: init.signal ?? undefined });
+
 void test('openid-client discovers the issuer over HTTPS; the JWKS it names verifies the token; a mismatched issuer is refused', async () => {
-  const config = await oidc.discovery(new URL(ISSUER), AUDIENCE, undefined, oidc.None(), { [oidc.customFetch]: rpFetch });
+  const config = await oidc.discovery(new URL(ISSUER), AUDIENCE, undefined, oidc.None(), { [oidc.customFetch]: oidcFetch() });
   const meta = config.serverMetadata();
   assert.equal(meta.issuer, ISSUER);
   assert.equal(meta.jwks_uri, `${ISSUER}/.well-known/jwks.json`);
@@ -193,8 +199,7 @@ void test('openid-client discovers the issuer over HTTPS; the JWKS it names veri
   // the bridge's `issuer` member names exactly the configured URL.
   await assert.rejects(
     oidc.discovery(new URL(`${ISSUER}/tenant`), AUDIENCE, undefined, oidc.None(), {
-      [oidc.customFetch]: (url: string, init: Parameters<typeof rpFetch>[1]) =>
-        rpFetch(url.replace('/tenant/.well-known/', '/.well-known/'), init),
+      [oidc.customFetch]: oidcFetch((u) => u.replace('/tenant/.well-known/', '/.well-known/')),
     }),
     (e: Error & { code?: string }) => e.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' && /issuer/.test(e.message),
   );
