@@ -17,12 +17,15 @@ import { parseFinalizedBundle, verifyFinalizedBundle } from '../src/verify/final
 import { verifyPartySignature, verifyReceipt } from '../src/verify/receipt.ts';
 import { makeWitnessSet, memberPin, witnessSetSaid } from '../src/verify/witness-set.ts';
 import { startGateFixture } from './token-gate.ts';
+import { cryptoBackend, setCryptoBackend } from '../src/verify/crypto.ts';
+import { sha256 as nodeSha256 } from '../src/crypto/sha256.ts';
 
 void generateKeyPairSync;
 const N = Number(process.env.BENCH_N ?? 300);
 const dir = mkdtempSync(join(tmpdir(), 'tb-prof-gate-'));
 const keyring = await SigningKeyring.open(join(dir, 'keys'), { alg: 'RS256', maxTtl: 3600, create: true }, Math.floor(Date.now() / 1000));
 const fx = await startGateFixture(keyring);
+if (process.env.BENCH_NODE_SHA === '1') setCryptoBackend({ ...cryptoBackend(), sha256: nodeSha256 });
 try {
   const doc = fx.bundle;
   const bundle = await parseFinalizedBundle(doc);
