@@ -51,7 +51,13 @@ export async function encodeFinalizedBundle(b: FinalizedBundle): Promise<Finaliz
     v: FINALIZED_V,
     anchor: encodeAnchor(b.anchor),
     witness_set: await encodeWitnessSet(b.witnessSet),
-    receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })),
+    // cosignature_next (SPEC §1.2) is kept: during a witness-key rotation it is what a verifier
+    // pinned to the next key counts (a bridge pinning the new set, §7.2)
+    receipts: b.receipts.map((r) => ({
+      cosignature: r.cosignature,
+      ...(r.cosignature_next === undefined ? {} : { cosignature_next: r.cosignature_next }),
+      inclusion: r.inclusion,
+    })),
   };
 }
 
