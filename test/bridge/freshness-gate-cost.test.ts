@@ -255,10 +255,10 @@ void describe(
       behind = await startBridge({ ...base, clock: () => Date.now() - 40_000 }, log);
     });
     after(async () => {
-      await ahead?.close();
-      await behind?.close();
-      await Promise.all((ws ?? []).map((w) => w.stop()));
-      await server?.stop();
+      await ahead.close();
+      await behind.close();
+      await Promise.all(ws.map((w) => w.stop()));
+      await server.stop();
       tmp.cleanup();
     });
 

@@ -198,8 +198,8 @@ void describe('a real K1→K2 witness-key rotation across two pinned --anchor-wi
     bridge = await startBridge(config, log);
   });
   after(async () => {
-    await bridge?.close();
-    for (const w of ws ?? []) await w.stop();
+    await bridge.close();
+    for (const w of ws) await w.stop();
     tmp.cleanup();
   });
 
