@@ -19,13 +19,14 @@ import { attestationChainDigest, buildChainState, type ChainStateDocument } from
 import { decodeAttestation, type AttestationWire } from '../../src/bridge/attestation.ts';
 import { BridgeError } from '../../src/bridge/errors.ts';
 import { DEFAULT_ANCHOR_SCOPE } from '../../src/bridge/freshness-gate.ts';
-import { GateVerdictCache } from '../../src/bridge/gate-verdicts.ts';
+import { GateVerdictCache, type GateVerdict } from '../../src/bridge/gate-verdicts.ts';
 import { startBridge, type RunningBridge } from '../../src/bridge/node.ts';
 import { MemoryNonceStore } from '../../src/bridge/nonces.ts';
 import { keriNonTransferablePrefix } from '../../src/bridge/root.ts';
 import { TokenService } from '../../src/bridge/service.ts';
 import { generateSigningKeyPem, loadSigningKey, type SigningKey } from '../../src/bridge/signing.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { checkEd25519PublicKey } from '../../src/crypto/ed25519-strict.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import { decodeHex, encodeHex } from '../../src/encoding/hex.ts';
 import { encodeFinalizedBundle } from '../../src/verify/finalize.ts';
@@ -288,3 +289,48 @@ void describe(
     });
   },
 );
+
+void describe('the pieces: the bounded verdict cache and the remembered on-curve test', () => {
+  void it('GateVerdictCache: least recently used out first, bounded; no key for a document without canonical JSON', () => {
+    const c = new GateVerdictCache(2);
+    const v = (said: string): GateVerdict => ({ said, valid: 2, bundle: {} as GateVerdict['bundle'] });
+    const [ka, kb, kc] = [{ a: 1 }, { b: 1 }, { c: 1 }].map((d) => c.keyOf(d));
+    assert.equal(c.keyOf({ b: 1, a: 2 }), c.keyOf({ a: 2, b: 1 }), 'the key is of the canonical form');
+    c.set(ka, v('A'));
+    c.set(kb, v('B'));
+    assert.equal(c.get(ka)?.said, 'A'); // A is now the most recently used
+    c.set(kc, v('C')); // evicts B
+    assert.equal(c.size, 2);
+    assert.equal(c.get(kb), undefined);
+    assert.deepEqual([c.get(ka)?.said, c.get(kc)?.said], ['A', 'C']);
+    assert.equal(c.keyOf({ n: 1n }), undefined, 'a bigint has no JSON form: never cached');
+    c.set(undefined, v('X'));
+    assert.equal(c.size, 2);
+  });
+
+  void it('checkEd25519PublicKey answers the same on repeated calls (valid, not on the curve, small order)', () => {
+    const valid = decodeHex('d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a', 32); // RFC 8032 test 1
+    // y = 2: (y² − 1)/(d·y² + 1) is not a square mod p
+    const offCurve = new Uint8Array(32);
+    offCurve[0] = 2;
+    const identity = new Uint8Array(32);
+    identity[0] = 1;
+    for (let i = 0; i < 3; i++) {
+      assert.doesNotThrow(() => {
+        checkEd25519PublicKey(valid);
+      });
+      assert.throws(
+        () => {
+          checkEd25519PublicKey(offCurve);
+        },
+        { code: 'not_on_curve' },
+      );
+      assert.throws(
+        () => {
+          checkEd25519PublicKey(identity);
+        },
+        { code: 'small_order_key' },
+      );
+    }
+  });
+});
