@@ -2,8 +2,10 @@
  * The witness-finalized freshness gate (SPEC §7.2 rev 4, `--require-finalized-anchor`): a token needs
  * a fresh k-of-n finalized anchor that commits to the exact chain presented. Checks G1–G8, cheapest
  * first, each with its code; the finality count is the verifier SDK's `verifyFinalized` under the
- * pinned SAID (verifyFinalizedBundle's contract, on the bundle parsed once; src/verify: distinct pinned members only, each receipt verified over THIS anchor under the
- * member's pinned key and origin), never members, keys or threshold from the request, never a peer.
+ * pinned SAID (verifyFinalizedBundle's contract, on the bundle parsed once; src/verify: distinct
+ * pinned members only, each receipt verified over THIS anchor under the member's pinned key and
+ * origin), never members, keys or threshold from the request, never a peer. Final verdicts of the
+ * expensive pure part are remembered by bundle content (gate-verdicts.ts); G3–G7 run every time.
  *
  * Pure but for the floor read (the caller's AnchorFloorReader): the floor is raised only at commit,
  * atomically with the nonce (the NonceStore's consume with a FloorRaise, src/bridge/nonces.ts).
