@@ -14,6 +14,7 @@ import { buildTokenRequest } from '../src/bridge/client.ts';
 import { attestationChainDigest, buildChainState } from '../src/bridge/chain-state.ts';
 import { decodeAttestation } from '../src/bridge/attestation.ts';
 import { DEFAULT_ANCHOR_SCOPE } from '../src/bridge/freshness-gate.ts';
+import { GateVerdictCache } from '../src/bridge/gate-verdicts.ts';
 import type { SigningKeyring } from '../src/bridge/signing-keyring.ts';
 import { MemoryNonceStore } from '../src/bridge/nonces.ts';
 import { keriNonTransferablePrefix } from '../src/bridge/root.ts';
@@ -23,7 +24,7 @@ import { deriveSeedId } from '../src/anchor/seed.ts';
 import { decodeHex, encodeHex } from '../src/encoding/hex.ts';
 import { encodeFinalizedBundle } from '../src/verify/finalize.ts';
 import { parseReceipt, type Receipt } from '../src/verify/receipt.ts';
-import { witnessSetSaid } from '../src/verify/witness-set.ts';
+import { witnessSetSaid, type WitnessSet } from '../src/verify/witness-set.ts';
 import { edParty, signAnchor } from '../test/helpers/anchors.ts';
 import { setOf, startWitnesses } from '../test/helpers/client-witnesses.ts';
 import { post as postJson } from '../test/helpers/witness.ts';
@@ -35,16 +36,30 @@ const AUD = 'sts.amazonaws.com';
 export interface Timed {
   tokens_per_s: number;
   ms_per_token: number;
+  cpu_ms_per_token: number;
   ratio_to_ceiling: number;
   tokens: number;
 }
 
-export async function measureGate(o: {
-  keyring: SigningKeyring;
-  /** Requests built per measured run (more than the run can use). */
-  poolSize: number;
-  timed: (name: string, pool: unknown[], one: (body: unknown) => Promise<void>) => Promise<Timed>;
-}): Promise<Record<string, unknown>> {
+/** The gate's bench fixture: three witnesses, one 2-of-3 bundle, request and service factories. */
+export type GateMode = 'off' | 'full' | 'cached';
+
+export interface GateFixture {
+  set: WitnessSet;
+  said: string;
+  /** The finalized bundle (parsed JSON), as a request carries it. */
+  bundle: Record<string, unknown>;
+  /** Fresh requests (each its own nonce), with or without `finalized_anchor`. */
+  requests: (n: number, gated: boolean) => unknown[];
+  /** 'off': no gate; 'full': every bundle verified in full; 'cached': with the gate's verdict cache (as `serve` runs it). */
+  service: (gate: GateMode) => TokenService;
+  links: number;
+  receipts: number;
+  stop: () => Promise<void>;
+}
+
+export async function startGateFixture(keyring: SigningKeyring): Promise<GateFixture> {
+  const o = { keyring };
   const dir = mkdtempSync(join(tmpdir(), 'tb-bench-gate-'));
   const party = edParty(0x71);
   const did = `did:keri:${keriNonTransferablePrefix(party.publicKey)}`;
@@ -65,6 +80,10 @@ export async function measureGate(o: {
   const ws = await startWitnesses(join(dir, 'w'), 3, {
     parties: [{ id: did, keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }] }],
   });
+  const stop = async (): Promise<void> => {
+    await Promise.all(ws.map((w) => w.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     const set = setOf(ws, 2);
     const said = await witnessSetSaid(set);
@@ -116,7 +135,7 @@ export async function measureGate(o: {
             ),
           ) as unknown,
       );
-    const service = (gated: boolean): TokenService =>
+    const service = (mode: GateMode): TokenService =>
       new TokenService({
         policy: {
           issuer: ISSUER,
@@ -130,41 +149,93 @@ export async function measureGate(o: {
         trustedRoots: () => undefined,
         signingKey: () => o.keyring.active,
         nonces: new MemoryNonceStore(1_000_000),
-        ...(gated ? { gate: { sets: [{ set, said }], freshnessSeconds: 3600, scope: DEFAULT_ANCHOR_SCOPE } } : {}),
+        ...(mode === 'off'
+          ? {}
+          : {
+              gate: {
+                sets: [{ set, said }],
+                freshnessSeconds: 3600,
+                scope: DEFAULT_ANCHOR_SCOPE,
+                ...(mode === 'cached' ? { verdicts: new GateVerdictCache() } : {}),
+              },
+            }),
       });
-    const off = service(false);
-    const on = service(true);
+    return {
+      set,
+      said,
+      bundle: bundle as Record<string, unknown>,
+      requests,
+      service,
+      links: links.length,
+      receipts: receipts.length,
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+export async function measureGate(o: {
+  keyring: SigningKeyring;
+  /** Requests built per measured run (more than the run can use). */
+  poolSize: number;
+  timed: (name: string, pool: unknown[], one: (body: unknown) => Promise<void>) => Promise<Timed>;
+}): Promise<Record<string, unknown>> {
+  const fx = await startGateFixture(o.keyring);
+  const { requests, service } = fx;
+  try {
+    const off = service('off');
+    const full = service('full');
+    const cached = service('cached');
     // Each request must mint: a refusal would measure the error path.
     await off.exchange(requests(1, false)[0]);
-    const probe = await on.exchange(requests(1, true)[0]);
-    if (probe.response.access_token === '') throw new Error('gated exchange minted no token');
+    for (const s of [full, cached]) {
+      const probe = await s.exchange(requests(1, true)[0]);
+      if (probe.response.access_token === '') throw new Error('gated exchange minted no token');
+    }
     const poolSize = o.poolSize;
-    const rounds: { off: Timed; on: Timed }[] = [];
-    // Alternate off/on twice so drift on a shared machine hits both sides.
+    const rounds: { off: Timed; on_full: Timed; on_cached: Timed }[] = [];
+    // Interleaved (off, full, cached) twice so drift on a shared machine hits every side.
     for (let i = 0; i < 2; i++) {
       const a = await o.timed('gate_off', requests(poolSize, false), async (b) => {
         await off.exchange(b);
       });
-      const b = await o.timed('gate_on', requests(poolSize, true), async (b2) => {
-        await on.exchange(b2);
+      const b = await o.timed('gate_on_full', requests(poolSize, true), async (b2) => {
+        await full.exchange(b2);
       });
-      rounds.push({ off: a, on: b });
+      const c = await o.timed('gate_on_cached', requests(poolSize, true), async (b3) => {
+        await cached.exchange(b3);
+      });
+      rounds.push({ off: a, on_full: b, on_cached: c });
     }
-    const offRate = rounds.reduce((m, r) => m + r.off.tokens_per_s, 0) / rounds.length;
-    const onRate = rounds.reduce((m, r) => m + r.on.tokens_per_s, 0) / rounds.length;
+    const mean = (f: (r: (typeof rounds)[number]) => Timed): number => rounds.reduce((m, r) => m + f(r).tokens_per_s, 0) / rounds.length;
+    const cpu = (f: (r: (typeof rounds)[number]) => Timed): number =>
+      Number((rounds.reduce((m, r) => m + f(r).cpu_ms_per_token, 0) / rounds.length).toFixed(3));
+    const offRate = mean((r) => r.off);
+    const fullRate = mean((r) => r.on_full);
+    const cachedRate = mean((r) => r.on_cached);
+    const cpuOff = cpu((r) => r.off);
+    const cpuFull = cpu((r) => r.on_full);
+    const cpuCached = cpu((r) => r.on_cached);
     return {
-      chain_links: links.length,
+      chain_links: fx.links,
       witnesses: 3,
       threshold: 2,
-      receipts: receipts.length,
+      receipts: fx.receipts,
       rounds,
       gate_off_tokens_per_s: Math.round(offRate),
-      gate_on_tokens_per_s: Math.round(onRate),
-      on_over_off: Number((onRate / offRate).toFixed(2)),
-      gate_cost_ms_per_token: Number((1000 / onRate - 1000 / offRate).toFixed(3)),
+      gate_on_full_tokens_per_s: Math.round(fullRate),
+      gate_on_cached_tokens_per_s: Math.round(cachedRate),
+      full_over_off: Number((fullRate / offRate).toFixed(2)),
+      cached_over_off: Number((cachedRate / offRate).toFixed(2)),
+      gate_full_cost_ms_per_token: Number((1000 / fullRate - 1000 / offRate).toFixed(3)),
+      gate_cached_cost_ms_per_token: Number((1000 / cachedRate - 1000 / offRate).toFixed(3)),
+      cpu_ms_per_token: { off: cpuOff, on_full: cpuFull, on_cached: cpuCached },
+      cpu_full_over_off: Number((cpuFull / cpuOff).toFixed(2)),
+      cpu_cached_over_off: Number((cpuCached / cpuOff).toFixed(2)),
     };
   } finally {
-    await Promise.all(ws.map((w) => w.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    await fx.stop();
   }
 }

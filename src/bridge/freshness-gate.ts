@@ -1,9 +1,11 @@
 /**
  * The witness-finalized freshness gate (SPEC §7.2 rev 4, `--require-finalized-anchor`): a token needs
  * a fresh k-of-n finalized anchor that commits to the exact chain presented. Checks G1–G8, cheapest
- * first, each with its code; the finality count is the verifier SDK's `verifyFinalizedBundle`
- * (src/verify: distinct pinned members only, each receipt verified over THIS anchor under the
- * member's pinned key and origin), never members, keys or threshold from the request, never a peer.
+ * first, each with its code; the finality count is the verifier SDK's `verifyFinalized` under the
+ * pinned SAID (verifyFinalizedBundle's contract, on the bundle parsed once; src/verify: distinct
+ * pinned members only, each receipt verified over THIS anchor under the member's pinned key and
+ * origin), never members, keys or threshold from the request, never a peer. Final verdicts of the
+ * expensive pure part are remembered by bundle content (gate-verdicts.ts); G3–G7 run every time.
  *
  * Pure but for the floor read (the caller's AnchorFloorReader): the floor is raised only at commit,
  * atomically with the nonce (the NonceStore's consume with a FloorRaise, src/bridge/nonces.ts).
@@ -15,7 +17,7 @@ import { isJsonObject } from '../encoding/json.ts';
 import {
   makeWitnessSet,
   parseFinalizedBundle,
-  verifyFinalizedBundle,
+  verifyFinalized,
   VerificationError,
   witnessSetSaid,
   type FinalizedBundle,
@@ -25,6 +27,7 @@ import { rowAhead } from '../registry/tip-raise.ts';
 import type { Attestation } from './attestation.ts';
 import { attestationChainDigest, chainInclusionFailure, MAX_PROOF_HASHES, type ChainInclusion } from './chain-state.ts';
 import { BridgeError, malformed } from './errors.ts';
+import type { GateVerdictCache } from './gate-verdicts.ts';
 import { DID_KERI, keriNonTransferablePrefix } from './root.ts';
 import type { KelRootSnapshot } from './roots-kel.ts';
 import type { TrustedRoots } from './trusted-roots.ts';
@@ -44,6 +47,8 @@ export interface GatePolicy {
   sets: readonly PinnedWitnessSet[];
   freshnessSeconds: number;
   scope: string;
+  /** Final verdicts of G2 and G8 by bundle (gate-verdicts.ts); none: every bundle verified in full. */
+  verdicts?: GateVerdictCache;
 }
 
 /** The `finalized_anchor` member of `/token`, decoded (shape only). */
@@ -232,9 +237,17 @@ export async function verifyAnchorBundle(
   now: number,
   hooks: { before?: (bundle: FinalizedBundle) => Promise<void>; skipTime?: boolean } = {},
 ): Promise<GateResult> {
-  const bundle = await parseBundle(doc, '/finalized_anchor/bundle');
+  // A bundle already found final under a pinned set skips the parse, G2's recomputation and G8
+  // (gate-verdicts.ts); every other check runs on every request.
+  const cacheKey = policy.verdicts?.keyOf(doc);
+  const known = policy.verdicts?.get(cacheKey);
+  const knownSet =
+    known === undefined
+      ? undefined
+      : policy.sets.find((s) => s.said === known.said && s.set.threshold === known.bundle.anchor.witnessSet.threshold);
+  const bundle = knownSet !== undefined ? known!.bundle : await parseBundle(doc, '/finalized_anchor/bundle');
   // G2
-  const pinned = await matchPinned(bundle, policy.sets);
+  const pinned = knownSet ?? (await matchPinned(bundle, policy.sets));
   // G3
   const agent = agentGiven ?? root;
   if (!root.startsWith(DID_KERI) || !agent.startsWith(DID_KERI))
@@ -265,18 +278,25 @@ export async function verifyAnchorBundle(
   // G7
   const problem = partyKeyProblem(anchor, root, agent, roots, kel);
   if (problem !== null) throw new BridgeError('anchor_party_invalid', problem);
-  // G8 (also re-checks G2 and the party signature: the SDK's pinned contract)
-  const party = { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
-  const result = await verifyFinalizedBundle(doc, { witnessSet: pinned.set, party });
-  if (!result.final) {
-    if (result.code === 'party_signature_invalid' || result.code === 'party_key_mismatch')
-      throw new BridgeError('anchor_party_invalid', result.reason);
-    if (result.code === 'threshold_not_met') throw new BridgeError('anchor_not_final', result.reason);
-    throw new BridgeError('anchor_witness_set_mismatch', result.reason);
+  // G8 (also re-checks G2 and the party signature: the SDK's pinned contract, verifyFinalizedBundle's
+  // with the pinned SAID, on the bundle parsed once)
+  let valid: number;
+  if (knownSet !== undefined) valid = known!.valid;
+  else {
+    const party = { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
+    const result = await verifyFinalized(anchor, bundle.witnessSet, bundle.receipts, { expectedSaid: pinned.said, party });
+    if (!result.final) {
+      if (result.code === 'party_signature_invalid' || result.code === 'party_key_mismatch')
+        throw new BridgeError('anchor_party_invalid', result.reason);
+      if (result.code === 'threshold_not_met') throw new BridgeError('anchor_not_final', result.reason);
+      throw new BridgeError('anchor_witness_set_mismatch', result.reason);
+    }
+    valid = result.valid;
+    policy.verdicts?.set(cacheKey, { bundle, said: pinned.said, valid });
   }
   const seed = encodeHex(anchor.seedId);
   return {
-    claim: { ws: pinned.said, seed, idx: anchor.index, ts: anchor.timestamp, k: pinned.set.threshold, n: result.valid },
+    claim: { ws: pinned.said, seed, idx: anchor.index, ts: anchor.timestamp, k: pinned.set.threshold, n: valid },
     raise: { seed, idx: anchor.index, head: encodeHex(anchor.head) },
     ageSeconds: now - anchor.timestamp,
   };

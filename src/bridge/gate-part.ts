@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseWitnessSet, witnessSetSaid } from '../verify/index.ts';
 import { BridgeConfigError } from './errors.ts';
+import { GateVerdictCache } from './gate-verdicts.ts';
 import { DEFAULT_ANCHOR_FRESHNESS_SECONDS, DEFAULT_ANCHOR_SCOPE, type GatePolicy, type PinnedWitnessSet } from './freshness-gate.ts';
 
 export interface GateConfig {
@@ -58,6 +59,7 @@ export async function loadGatePolicy(c: GateConfig): Promise<GatePolicy | undefi
     sets,
     freshnessSeconds: c.anchorFreshnessSeconds ?? DEFAULT_ANCHOR_FRESHNESS_SECONDS,
     scope: c.anchorScope ?? DEFAULT_ANCHOR_SCOPE,
+    verdicts: new GateVerdictCache(),
   };
 }
 

@@ -35,8 +35,9 @@ export const Q = {
                     RETURNING n.key)
             SELECT f.key, f.key IN (SELECT key FROM ins) AS inserted FROM fresh f`,
   // For keys that did not fit the capacity (stale, held by a live row: replayed, or full), and peek.
+  // `now_ms`: the database's clock of this statement (the freshness gate's G4 reads it with peek).
   live: `WITH ${dbNow(4)}
-         SELECT t.key, abs(t.iat - c.now_ms / 1000) > $3::bigint AS stale,
+         SELECT t.key, c.now_ms, abs(t.iat - c.now_ms / 1000) > $3::bigint AS stale,
                 EXISTS (SELECT 1 FROM tb_nonces n WHERE n.key = t.key AND n.expires_at > c.now_ms) AS live
          FROM unnest($1::text[], $2::bigint[]) AS t(key, iat), c`,
   // SPEC §7.2 commit, one statement: the floor raise and the nonce together, or neither.

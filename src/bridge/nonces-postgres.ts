@@ -252,10 +252,20 @@ export class PostgresNonceStore implements NonceStore, KelTipStore {
 
   /** One statement, on the database's clock; `now` is ignored. */
   async peek(key: string, iat: number): Promise<PeekResult> {
+    return (await this.peekAt(key, iat)).result;
+  }
+
+  /** peek, and the database's clock (unix ms) that statement read: the freshness gate's "now" (G4). */
+  async peekAt(key: string, iat: number): Promise<{ result: PeekResult; nowMs: number }> {
     if (this.closed) throw new StoreUnavailableError('nonce store: closed');
-    const r = await this.query<{ stale: boolean; live: boolean }>(Q.live, [[key], [iat], POP_MAX_SKEW_SECONDS, this.dbClockParam()]);
+    const r = await this.query<{ now_ms: string | number; stale: boolean; live: boolean }>(Q.live, [
+      [key],
+      [iat],
+      POP_MAX_SKEW_SECONDS,
+      this.dbClockParam(),
+    ]);
     const row = r.rows[0]!;
-    return row.stale ? 'stale' : row.live ? 'replayed' : 'unused';
+    return { result: row.stale ? 'stale' : row.live ? 'replayed' : 'unused', nowMs: Number(row.now_ms) };
   }
 
   /** Send the queue as one batch unless one is in flight (then it goes when that one returns). */

@@ -94,6 +94,12 @@ export interface NonceStore {
    * `consume` decides: two requests may both read 'unused'.
    */
   peek(key: string, iat: number, now: number): Promise<PeekResult>;
+  /**
+   * PostgreSQL only: `peek`, and the database's clock (unix ms) of the same statement — one round
+   * trip. The freshness gate checks the anchor's age (G4) on it, the clock that also judges `iat`
+   * (SPEC §7 rev 4). The other stores have one clock, the caller's `now`.
+   */
+  peekAt?(key: string, iat: number, now: number): Promise<{ result: PeekResult; nowMs: number }>;
   /** A trivial query: resolves while the store serves, rejects (StoreUnavailableError) while it does not (`/health`). */
   probe(): Promise<void>;
   close(): Promise<void>;

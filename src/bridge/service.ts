@@ -127,14 +127,23 @@ export class TokenService {
     const { grant } = decision;
     const nonce = grant.nonceKey === null || grant.proofIat === null ? null : { key: grant.nonceKey, iat: grant.proofIat };
     // SPEC §7 check order: a read first, so a replayed proof fails before the gate and the signature.
-    if (nonce !== null) refuseNonce(await this.nonces.peek(nonce.key, nonce.iat, now), nonce.iat);
-    // SPEC §7.2: the finalized-anchor gate, after the nonce read
+    // The store's clock: the database's for PostgreSQL (read by the same statement as the nonce, or
+    // this process's clock plus the last measured skew without one), else this process's.
+    let storeNow = now + (this.nonces.clockSkewMs ?? 0);
+    if (nonce !== null) {
+      if (this.nonces.peekAt !== undefined) {
+        const read = await this.nonces.peekAt(nonce.key, nonce.iat, now);
+        refuseNonce(read.result, nonce.iat);
+        storeNow = read.nowMs;
+      } else refuseNonce(await this.nonces.peek(nonce.key, nonce.iat, now), nonce.iat);
+    }
+    // SPEC §7.2: the finalized-anchor gate, after the nonce read; G4 on the store's clock
     let gate: Awaited<ReturnType<typeof checkFreshness>> | undefined;
     if (this.opts.gate !== undefined) {
       const floors = this.nonces;
       if (floors.floor === undefined) throw new BridgeError('store_unavailable', 'this nonce store keeps no anchor floors');
       gate = await checkFreshness(
-        { request: grant.request.finalizedAnchor, chain: grant.request.chain, roots, kel, now: Math.floor(now / 1000) },
+        { request: grant.request.finalizedAnchor, chain: grant.request.chain, roots, kel, now: Math.floor(storeNow / 1000) },
         this.opts.gate,
         { floor: (seed) => floors.floor!(seed) },
       );

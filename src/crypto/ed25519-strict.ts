@@ -139,8 +139,29 @@ function decompresses(publicKey: Uint8Array): boolean {
 export function checkEd25519PublicKey(publicKey: Uint8Array): void {
   if (publicKey.length !== 32) throw new KeyError('invalid_public_key', `Ed25519 public key must be 32 bytes, got ${publicKey.length}`);
   if (!isCanonicalPoint(publicKey, 0)) throw new KeyError('non_canonical_key', 'non-canonical Ed25519 point encoding');
-  if (!decompresses(publicKey)) throw new KeyError('not_on_curve', 'Ed25519 public key is not a point on the curve');
+  if (!onCurve(publicKey)) throw new KeyError('not_on_curve', 'Ed25519 public key is not a point on the curve');
   if (isSmallOrderEncoding(publicKey, 0)) throw new KeyError('small_order_key', 'Ed25519 public key has small order');
+}
+
+/**
+ * `decompresses`, remembered for the last ON_CURVE_MEMO keys: the BigInt square test costs about
+ * half a millisecond, and the verifier re-validates the same few pinned keys on every call (each
+ * witness set parsed or rebuilt, each note key), which made key validation most of the freshness
+ * gate's cost (issue 30). A pure function of the 32 bytes, so remembering it changes no verdict.
+ */
+const ON_CURVE_MEMO = 1024;
+const onCurveMemo = new Map<string, boolean>();
+
+function onCurve(publicKey: Uint8Array): boolean {
+  let id = '';
+  for (let i = 0; i < 32; i++) id += String.fromCharCode(publicKey[i]!);
+  let known = onCurveMemo.get(id);
+  if (known === undefined) {
+    known = decompresses(publicKey);
+    if (onCurveMemo.size >= ON_CURVE_MEMO) onCurveMemo.delete(onCurveMemo.keys().next().value!);
+    onCurveMemo.set(id, known);
+  }
+  return known;
 }
 
 export function isValidEd25519PublicKey(publicKey: Uint8Array): boolean {

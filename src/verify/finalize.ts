@@ -11,7 +11,14 @@
 import { decodeAnchor, encodeAnchor } from '../anchor/codec.ts';
 import type { Anchor, AnchorWire } from '../anchor/types.ts';
 import { VerificationError, UsageError } from './errors.ts';
-import { parseReceipt, verifyPartyPin, verifyPartySignature, verifyReceipt, type PinnedParty, type Receipt } from './receipt.ts';
+import {
+  checkPartyKeyPinned,
+  parseReceipt,
+  verifyPartySignature,
+  verifyWitnessReceipt,
+  type PinnedParty,
+  type Receipt,
+} from './receipt.ts';
 import {
   encodeWitnessSet,
   findMember,
@@ -44,7 +51,13 @@ export async function encodeFinalizedBundle(b: FinalizedBundle): Promise<Finaliz
     v: FINALIZED_V,
     anchor: encodeAnchor(b.anchor),
     witness_set: await encodeWitnessSet(b.witnessSet),
-    receipts: b.receipts.map((r) => ({ cosignature: r.cosignature, inclusion: r.inclusion })),
+    // cosignature_next (SPEC §1.2) is kept: during a witness-key rotation it is what a verifier
+    // pinned to the next key counts (a bridge pinning the new set, §7.2)
+    receipts: b.receipts.map((r) => ({
+      cosignature: r.cosignature,
+      ...(r.cosignature_next === undefined ? {} : { cosignature_next: r.cosignature_next }),
+      inclusion: r.inclusion,
+    })),
   };
 }
 
@@ -108,15 +121,16 @@ export async function verifyFinalized(
   const said = await witnessSetSaid(set);
   const unbound = setBindingFailure(anchor, set, said, opts);
   if (unbound !== undefined) return unbound;
+  // The party's part is the anchor's, the same for every receipt: its signature is verified once
+  // here (verifyReceipt would repeat it per receipt), then each receipt's witness part.
   if (!(await verifyPartySignature(anchor)))
     return notFinal(set, said, 'party_signature_invalid', 'the party signature of the anchor does not verify');
-  const party: PinnedParty = opts.party ?? { curve: anchor.sigParty.curve, publicKey: anchor.sigParty.publicKey };
   if (opts.party !== undefined) {
     try {
-      await verifyPartyPin(anchor, opts.party);
+      checkPartyKeyPinned(anchor, opts.party);
     } catch (e) {
       if (!(e instanceof VerificationError)) throw e;
-      return notFinal(set, said, e.code === 'party_signature_invalid' ? 'party_signature_invalid' : 'party_key_mismatch', e.message);
+      return notFinal(set, said, 'party_key_mismatch', e.message);
     }
   }
   const results: (MemberResult | undefined)[] = [];
@@ -127,7 +141,7 @@ export async function verifyFinalized(
       continue;
     }
     try {
-      const v = await verifyReceipt(anchor, r, memberPin(member), party);
+      const v = await verifyWitnessReceipt(anchor, r, memberPin(member));
       results.push({ name: member.name, status: 'valid', treeSize: v.treeSize, leafIndex: v.leafIndex });
     } catch (e) {
       if (!(e instanceof VerificationError)) throw e;
