@@ -13,12 +13,14 @@ import { spawnServe } from '../test/helpers/spawn-serve.ts';
 /**
  * `anchor-witness serve <args>` as a child (listening on a free loopback port, its stderr shown);
  * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
- * BENCH_CHILD_STDOUT shows).
+ * BENCH_CHILD_STDOUT shows). `entry` runs another checkout's bin/anchor-witness.js (A/B runs).
  */
 export async function spawnWitness(
   args: string[],
+  entry?: string,
 ): Promise<{ url: URL; pid: number; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
   const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
+    ...(entry === undefined ? {} : { entry }),
     nodeArgs: [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
       ...(process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean),
