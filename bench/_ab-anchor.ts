@@ -20,17 +20,30 @@ import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { signAnchor } from '../src/client/party.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
-import { batchTotals, closedLoop, groupCommit, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuMs, type ThreadCpu } from './_load.ts';
+import {
+  batchTotals,
+  closedLoop,
+  groupCommit,
+  LoadClient,
+  makeLanes,
+  openLoop,
+  spawnWitness,
+  threadCpuMs,
+  type ThreadCpu,
+} from './_load.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 256);
 const PAIRS = Number(process.env.BENCH_AB_PAIRS ?? 3);
 const RATE = Number(process.env.BENCH_AB_RATE ?? 0);
-const variants = (process.env.BENCH_AB ?? '').split(',').filter(Boolean).map((v) => {
-  const [label, checkout] = v.split('=');
-  if (label === undefined || checkout === undefined) throw new Error(`BENCH_AB: ${v} is not label=/path`);
-  return { label, entry: join(checkout, 'bin', 'anchor-witness.js') };
-});
+const variants = (process.env.BENCH_AB ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((v) => {
+    const [label, checkout] = v.split('=');
+    if (label === undefined || checkout === undefined) throw new Error(`BENCH_AB: ${v} is not label=/path`);
+    return { label, entry: join(checkout, 'bin', 'anchor-witness.js') };
+  });
 if (variants.length < 2) throw new Error('BENCH_AB=label=/checkout,label=/checkout (two or more) is required');
 
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-ab-'));
@@ -172,7 +185,9 @@ try {
     summary[v.label] = Object.fromEntries(
       [...keys, 'efficiency'].map((k) => [
         k,
-        mine.map((r) => (k === 'efficiency' ? Number((cryptoBest / Number(r.cpu_us_per_anchor)).toFixed(3)) : r[k])).filter((x) => x !== undefined),
+        mine
+          .map((r) => (k === 'efficiency' ? Number((cryptoBest / Number(r.cpu_us_per_anchor)).toFixed(3)) : r[k]))
+          .filter((x) => x !== undefined),
       ]),
     );
   }
