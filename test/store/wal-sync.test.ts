@@ -91,8 +91,9 @@ void test('a write transaction, a read that sees it and a cosign CAS resolve onl
       batch.append(fill(7));
       return Promise.resolve('done');
     });
-    // The transaction commits within a few turns; its promise must still wait for the gate.
-    await sleep(50);
+    // The transaction commits within a few turns (bounded wait, not a timing assertion); its
+    // promise must still wait for the gate.
+    for (let i = 0; i < 500 && g.calls() === before; i++) await sleep(10);
     assert.equal(g.calls(), before + 1, 'the commit asked for one fdatasync');
     const read = store.log.checkpoint(); // the reader already sees the commit: held back too
     const cas = store.cosign.updateOrigin(0, origin(1));
@@ -117,8 +118,16 @@ void test('commits made while an fdatasync runs share the next one (group commit
   try {
     g.close();
     const before = g.calls();
-    const results = Array.from({ length: 20 }, (_, i) => store.transaction(() => Promise.resolve(i)));
-    await sleep(100); // all 20 commit: the write lane is not held during the fdatasync
+    let ran = 0;
+    const results = Array.from({ length: 20 }, (_, i) =>
+      store.transaction(() => {
+        ran++;
+        return Promise.resolve(i);
+      }),
+    );
+    // All 20 commit while the first fdatasync is stalled: the write lane is not held during it.
+    for (let i = 0; i < 500 && ran < 20; i++) await sleep(10);
+    await sleep(20); // the last one's COMMIT follows its function within the same few turns
     g.open();
     assert.deepEqual(await Promise.all(results), [...Array(20).keys()]);
     const flushes = g.calls() - before;
