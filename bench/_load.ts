@@ -3,6 +3,7 @@ import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { encodeAnchor } from '../src/anchor/codec.ts';
 import { deriveSeedId } from '../src/anchor/seed.ts';
@@ -13,12 +14,17 @@ import { spawnServe } from '../test/helpers/spawn-serve.ts';
 /**
  * `anchor-witness serve <args>` as a child (listening on a free loopback port, its stderr shown);
  * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
- * BENCH_CHILD_STDOUT shows).
+ * BENCH_CHILD_STDOUT shows). `entry`, or BENCH_WITNESS_CHECKOUT=<dir> for every bench, runs
+ * another checkout's bin/anchor-witness.js (before/after runs of a lever).
  */
 export async function spawnWitness(
   args: string[],
+  entry?: string,
 ): Promise<{ url: URL; pid: number; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
+  const checkout = process.env.BENCH_WITNESS_CHECKOUT;
+  const program = entry ?? (checkout === undefined ? undefined : join(checkout, 'bin', 'anchor-witness.js'));
   const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
+    ...(program === undefined ? {} : { entry: program }),
     nodeArgs: [
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
       ...(process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean),

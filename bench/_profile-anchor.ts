@@ -1,6 +1,6 @@
 /**
  * `node bench/_profile-anchor.ts`: a CPU profile of the anchor path. Starts the witness (role
- * anchor, SQLite, synchronous=FULL) with `--cpu-prof` (one profile per thread: the event loop and
+ * anchor, SQLite, commits synced before replies) with `--cpu-prof` (one profile per thread: the event loop and
  * each worker), drives it for BENCH_SECONDS (default 15) with BENCH_CONCURRENCY (default 256)
  * closed-loop clients of pre-signed anchors, stops it, and prints as JSON the top
  * BENCH_PROFILE_TOP (default 10) functions and areas by self time, per thread kind and for all

@@ -1,6 +1,6 @@
 /**
  * Anchor throughput and latency over loopback, against a witness child process (SQLite, WAL,
- * synchronous=FULL), with keep-alive connections, many seeds and parties, pre-signed anchors.
+ * every commit synced before its replies), with keep-alive connections, many seeds and parties, pre-signed anchors.
  * Reports anchors/s, p50/p99 at full load and at half the peak rate, the crypto ceiling measured
  * in the same run (1 strict Ed25519 verify + 1 sign per anchor), and store append + inclusion-proof
  * cost at log sizes 1e3, 1e5, 1e6 (flat is the goal) with RSS at 1e6 entries.

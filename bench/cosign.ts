@@ -1,6 +1,6 @@
 /**
  * add-checkpoint throughput: 64 logs (origins) growing in parallel with real consistency proofs,
- * against a witness child process (role cosign, SQLite, synchronous=FULL) and, as the yardstick,
+ * against a witness child process (role cosign, SQLite; commits durable before each reply) and, as the yardstick,
  * the durable Go reference witness of bench/go-witness (x/mod note + tlog, append + fsync per
  * cosignature), with the same lean load client (bench/_load.ts LoadClient, one keep-alive
  * connection per origin) and the phases interleaved (ours, Go, ours, Go, …). Per phase: requests/s,

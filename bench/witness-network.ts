@@ -3,7 +3,7 @@
  * `logs/v0` list of 40 000 logs (Ed25519 and ML-DSA-44 log keys mixed; qpd 216 each, i.e. 100
  * requests/s over the list, as the witness-network's "100qps-40klogs" list asks) and then serves
  * add-checkpoint with Poisson arrivals spread uniformly over the logs, open loop (latency counted
- * from each request's due time), over keep-alive loopback, SQLite with synchronous=FULL.
+ * from each request's due time), over keep-alive loopback, SQLite (every commit synced before its replies).
  *
  * Reported: the first start (it waits for the list's first read, i.e. importing every origin), a
  * restart with the origins already imported, RSS after the restart and after the load, errors by

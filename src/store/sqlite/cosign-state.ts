@@ -96,7 +96,7 @@ export class SqliteCosignState implements CosignStateStorage {
   /**
    * Compare-and-swap of an origin's state, group-committed: calls that arrive while a commit is
    * running share the next transaction (one fsync), each checked in call order against the state
-   * the earlier ones left, each with its own result.
+   * the earlier ones left, each with its own result once the commit is durable.
    */
   updateOrigin(expectedSize: number, next: OriginState): Promise<boolean> {
     return new Promise((resolve, reject) => {
@@ -110,6 +110,7 @@ export class SqliteCosignState implements CosignStateStorage {
     const batch = this.queue.splice(0);
     try {
       if (this.c.closed) throw new StoreUnavailableError('store: closed');
+      this.c.sync.check();
       const results = guard(() =>
         this.c.writer
           .transaction(() =>
@@ -131,9 +132,17 @@ export class SqliteCosignState implements CosignStateStorage {
           )
           .immediate(),
       );
-      batch.forEach((b, i) => {
-        b.resolve(results[i]!);
-      });
+      // The lane is free again; each caller hears its result once the commit is durable.
+      void this.c.sync.durable(this.c.sync.committed()).then(
+        () => {
+          batch.forEach((b, i) => {
+            b.resolve(results[i]!);
+          });
+        },
+        (e: unknown) => {
+          for (const b of batch) b.reject(e);
+        },
+      );
     } catch (e) {
       for (const b of batch) b.reject(e);
     }

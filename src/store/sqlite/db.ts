@@ -1,7 +1,9 @@
 /**
- * The SQLite store's connections (better-sqlite3, WAL, synchronous=FULL): a writer used only
- * inside write transactions (serialized by a mutex), a reader that sees committed state only, and
- * a worker thread that checkpoints the WAL. Every concern (log.ts, anchor-state.ts,
+ * The SQLite store's connections (better-sqlite3, WAL): a writer used only inside write
+ * transactions (serialized by a mutex; synchronous=NORMAL, its commits made durable by WalSync's
+ * fdatasync off the event loop before anything built on them is released), a reader that sees
+ * committed state only (its results released once what it could see is durable), and a worker
+ * thread that checkpoints the WAL (synchronous=FULL). Every concern (log.ts, anchor-state.ts,
  * cosign-state.ts) prepares its statements on these and reports driver faults through `guard`.
  */
 import Database from 'better-sqlite3';
@@ -10,6 +12,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
+import { WalSync } from './wal-sync.ts';
 
 const UNAVAILABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL|NOMEM|PERM)/;
 
@@ -28,6 +31,7 @@ export function openDb(path: string): Db {
   // A short busy timeout: the checkpointer may hold the WAL index briefly.
   const db = new Database(path, { timeout: 2000 });
   db.pragma('journal_mode = WAL');
+  // The writer switches to NORMAL once migrated (SqliteStore.open): WalSync syncs its commits.
   db.pragma('synchronous = FULL');
   db.pragma('wal_autocheckpoint = 0');
   db.pragma('foreign_keys = ON');
@@ -41,29 +45,41 @@ export class SqliteConnections {
   readonly reader: Db;
   /** Write transactions (the log and anchor state, cosign CAS batches, evidence) one at a time. */
   readonly mutex = new Mutex();
+  /** The writer's commits made durable (fdatasync of the WAL on the thread pool, grouped). */
+  readonly sync: WalSync;
   closed = false;
 
-  constructor(writer: Db, reader: Db) {
+  constructor(writer: Db, reader: Db, sync: WalSync) {
     this.writer = writer;
     this.reader = reader;
+    this.sync = sync;
   }
 
-  /** A read on committed state: driver faults and use after close reject with store_unavailable. */
+  /**
+   * A read on committed state, released once every commit it could have seen is durable (a reply
+   * never shows state a power cut could take back). Driver faults and use after close reject
+   * with store_unavailable.
+   */
   read<T>(fn: () => T): Promise<T> {
     try {
       if (this.closed) throw new StoreUnavailableError('store: closed');
-      return Promise.resolve(guard(fn));
+      this.sync.check();
+      return this.sync.settle(guard(fn));
     } catch (e) {
       return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
   }
 
-  /** A write lane turn: refused after close. */
-  write<T>(fn: () => T): Promise<T> {
-    return this.mutex.run(() => {
+  /** A write lane turn (its own transaction or a single statement): resolved once durable; refused after close. */
+  async write<T>(fn: () => T): Promise<T> {
+    const { value, gen } = await this.mutex.run(() => {
       if (this.closed) throw new StoreUnavailableError('store: closed');
-      return Promise.resolve(guard(fn));
+      this.sync.check();
+      // A throw rolls the turn back (better-sqlite3 transactions; a failed single statement commits nothing).
+      return Promise.resolve({ value: guard(fn), gen: this.sync.committed() });
     });
+    await this.sync.durable(gen);
+    return value;
   }
 }
 

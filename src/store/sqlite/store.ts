@@ -10,7 +10,7 @@
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { StoreOpenError, StoreUnavailableError } from '../errors.ts';
 import { bindWitnessKey } from '../key-binding.ts';
 import type { StoreCapabilities, StoreIdentity, StoreTransaction, KeyRotationRecord, WitnessKeyRecord, WitnessStore } from '../types.ts';
@@ -22,6 +22,7 @@ import { SqliteLogWitness } from './log-witness.ts';
 import { SqliteKelLedger } from './kel-ledger.ts';
 import { SqliteKeyHistory } from './key-history.ts';
 import { migrate } from './schema.ts';
+import { WalSync, type WalFlush } from './wal-sync.ts';
 
 export { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
 
@@ -42,10 +43,10 @@ export class SqliteStore implements WitnessStore {
   private readonly commit;
   private readonly rollback;
 
-  private constructor(lock: Db, writer: Db, reader: Db, checkpointer: { stop: () => Promise<void> }) {
+  private constructor(lock: Db, writer: Db, reader: Db, checkpointer: { stop: () => Promise<void> }, sync: WalSync) {
     this.lock = lock;
     this.checkpointer = checkpointer;
-    this.c = new SqliteConnections(writer, reader);
+    this.c = new SqliteConnections(writer, reader, sync);
     this.log = new SqliteLog(this.c);
     this.anchors = new SqliteAnchorState(this.c);
     this.cosign = new SqliteCosignState(this.c);
@@ -57,8 +58,11 @@ export class SqliteStore implements WitnessStore {
     this.rollback = writer.prepare('ROLLBACK');
   }
 
-  /** Open (creating parents and schema); refuses a store locked by another process. */
-  static open(path: string): SqliteStore {
+  /**
+   * Open (creating parents and schema); refuses a store locked by another process. `flush`
+   * replaces the WAL's fdatasync (tests: a slow or failing disk).
+   */
+  static open(path: string, opts: { flush?: WalFlush } = {}): SqliteStore {
     mkdirSync(dirname(path), { recursive: true });
     let lock: Db;
     try {
@@ -75,8 +79,11 @@ export class SqliteStore implements WitnessStore {
     try {
       const writer = openDb(path);
       migrate(writer, path);
+      // From here on the writer's COMMIT does not fsync; WalSync does, off the event loop.
+      writer.pragma('synchronous = NORMAL');
       const reader = openDb(path);
-      return new SqliteStore(lock, writer, reader, startCheckpointer(path));
+      const sync = new WalSync(`${resolve(path)}-wal`, opts.flush);
+      return new SqliteStore(lock, writer, reader, startCheckpointer(path), sync);
     } catch (e) {
       lock.close();
       if (e instanceof StoreOpenError) throw e;
@@ -122,9 +129,15 @@ export class SqliteStore implements WitnessStore {
     return this.keys.putWitnessCosignature(leafIndex, key, signature);
   }
 
+  /**
+   * BEGIN IMMEDIATE … COMMIT in the write lane. The lane is free again as soon as COMMIT returns;
+   * the promise resolves once the commit is durable (WalSync: an fdatasync of the WAL that began
+   * after the COMMIT has completed), so no reply is built on a commit a power cut could undo.
+   */
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    return this.c.mutex.run(async () => {
+    const { result, gen } = await this.c.mutex.run(async () => {
       if (this.c.closed) throw new StoreUnavailableError('store: closed');
+      this.c.sync.check();
       guard(() => this.begin.run());
       let done = false;
       try {
@@ -144,7 +157,7 @@ export class SqliteStore implements WitnessStore {
         }
         guard(() => this.commit.run());
         done = true;
-        return result;
+        return { result, gen: this.c.sync.committed() };
       } finally {
         if (!done && this.c.writer.inTransaction) {
           try {
@@ -155,22 +168,26 @@ export class SqliteStore implements WitnessStore {
         }
       }
     });
+    await this.c.sync.durable(gen);
+    return result;
   }
 
   async close(): Promise<void> {
     if (this.c.closed) return;
     await this.checkpointer.stop();
-    await this.c.mutex.run(() => {
+    await this.c.mutex.run(async () => {
       this.c.closed = true;
+      await this.c.sync.durable().catch(() => undefined); // the last commits' replies are waiting on it
       try {
+        this.c.writer.pragma('synchronous = FULL');
         this.c.writer.pragma('wal_checkpoint(TRUNCATE)');
       } catch {
         // The WAL is replayed at the next open anyway.
       }
+      this.c.sync.close();
       this.c.reader.close();
       this.c.writer.close();
       this.lock.close();
-      return Promise.resolve();
     });
   }
 }
