@@ -29,6 +29,8 @@ export interface KelWitnessConfig {
   dev: boolean;
   limits?: Partial<KelWitnessLimits>;
   now?: () => number;
+  /** After each commit that stored or witnessed an event of `prefix` (the registry's `ledger:` source reloads). */
+  committed?: (prefix: string) => void;
 }
 
 /** The role's `/health` section (SPEC §3.6.9). */
@@ -92,6 +94,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
       outcome: (t, outcome) => {
         events.inc({ t, outcome });
       },
+      ...(config.committed === undefined ? {} : { committed: config.committed }),
       duplicity: (stored) => {
         (stored ? duplicities : unstored).inc();
       },

@@ -53,6 +53,8 @@ const newTally = (): Tally => ({ witnessed: 0, bytes: 0, newPrefix: false });
 
 export interface KelWitnessEvents {
   outcome?(t: string, outcome: string): void;
+  /** A transaction that stored or witnessed an event of `prefix` committed (the `ledger:` source reloads). */
+  committed?(prefix: string): void;
   duplicity?(stored: boolean): void;
   escrowInvalid?(): void;
 }
@@ -180,6 +182,7 @@ export class KelWitness {
       return out;
     });
     this.quotas.charge(c.e.i, ip, tally);
+    if (tally.witnessed > 0 || tally.bytes > 0) this.events.committed?.(c.e.i);
     return value;
   }
 
