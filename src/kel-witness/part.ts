@@ -5,7 +5,7 @@
  * "One node, many parts"); its key is `NodeKeys.kel` (one key, one purpose is checked there).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';
 import { decodeQb64, IDENTIFIER_CODES } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
@@ -84,6 +84,12 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
     help: 'Escrowed KERI events dropped as invalid',
     registers: [metrics],
   });
+  const groups = new Histogram({
+    name: 'kel_commit_group_events',
+    help: 'Witnessed-event transactions committed together (group commit), per commit',
+    buckets: [1, 2, 4, 8, 16, 32],
+    registers: [metrics],
+  });
   const service = new KelWitness({
     identity,
     allow,
@@ -95,6 +101,9 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
         events.inc({ t, outcome });
       },
       ...(config.committed === undefined ? {} : { committed: config.committed }),
+      grouped: (size) => {
+        groups.observe(size);
+      },
       duplicity: (stored) => {
         (stored ? duplicities : unstored).inc();
       },
