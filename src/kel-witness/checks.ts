@@ -8,7 +8,7 @@ import type { IndexedSignature } from '../keri/attachments.ts';
 import { CesrError, keriTimestamp, parseWitnessAttachments, type WitnessAttachments } from '../keri/cesr-attachments.ts';
 import { KelError } from '../keri/errors.ts';
 import { computeSaid, parseEvent, type KelEvent } from '../keri/event.ts';
-import { checkSignatures } from '../keri/signatures.ts';
+import { checkSignatures, type KelSignatureVerifier } from '../keri/signatures.ts';
 import { parseTholder, tholderMet } from '../keri/tholder.ts';
 import { verifyRange, type ParsedEvent, type WalkState } from '../keri/verify.ts';
 import type { KelLedgerEvent } from '../store/types.ts';
@@ -24,6 +24,8 @@ export interface Candidate {
   att: WitnessAttachments;
   /** The `-A` group followed by the `-G` group, as stored. */
   attachment: string;
+  /** The signature checks' answers, computed off the event loop (preverify.ts); default: verified here. */
+  verify?: KelSignatureVerifier;
 }
 
 const EVENT_TYPES = new Set(['icp', 'rot', 'ixn', 'dip', 'drt']);
@@ -69,6 +71,9 @@ export function parseSubmission(
   return { kind: 'candidate', c: { e, text, body, header: header ?? '', att, attachment: att.controllerText + att.sourceSealText } };
 }
 
+/** An `ixn`'s signers are known only from the ledger: check 6 bounds its signatures by this instead. */
+export const MAX_IXN_SIGNATURES = 64;
+
 /** A ledger row's event, parsed again. */
 export function parsedStored(row: KelLedgerEvent): KelEvent {
   return parseEvent(JSON.parse(row.event), row.sn);
@@ -81,13 +86,13 @@ export function statelessCheck(c: Candidate): KelOutcome | null {
   if (e.v !== e.expectedVersion) return invalid('version_mismatch', e.sn, `v is ${e.v}, the event's size needs ${e.expectedVersion}`);
   const said = computeSaid(e);
   if (e.d !== said) return invalid('said_mismatch', e.sn, `d is ${e.d}, the SAID is ${said}`);
-  if (e.t === 'ixn') return sigs.length > 64 ? invalid('malformed', e.sn, 'too many signatures') : null;
+  if (e.t === 'ixn') return sigs.length > MAX_IXN_SIGNATURES ? invalid('malformed', e.sn, 'too many signatures') : null;
   if (sigs.length > 2 * Math.max(1, e.keys.length))
     return invalid('malformed', e.sn, `${sigs.length} signatures for ${e.keys.length} key(s)`);
   const kt = parseTholder(e.kt, e.keys.length, 'kt');
   if (typeof kt === 'string') return invalid('threshold_invalid', e.sn, kt);
   if (!kt.weighted && (kt.value < 1 || kt.value > e.keys.length)) return invalid('threshold_invalid', e.sn, 'kt is not satisfiable by k');
-  const check = checkSignatures(e.keys, e.bytes, sigs, { met: (indices) => tholderMet(kt, indices), text: kt.text }, null);
+  const check = checkSignatures(e.keys, e.bytes, sigs, { met: (indices) => tholderMet(kt, indices), text: kt.text }, null, c.verify);
   if (!check.ok) return invalid('signature_invalid', e.sn, check.detail);
   return null;
 }
@@ -103,7 +108,7 @@ export function verifyAt(
   if (prev !== undefined) events[e.sn - 1] = { event: parsedStored(prev), attachment: { signatures: [], sourceSeals: [] } };
   events[e.sn] = { event: e, attachment: { signatures: c.att.controller ?? [], sourceSeals: c.att.sourceSeals } };
   if (prev === undefined && e.sn !== 0) return { ok: false, outcome: invalid('sequence_invalid', e.sn, 'no accepted event precedes it') };
-  const r = verifyRange(e.i, events, e.sn, prior);
+  const r = verifyRange(e.i, events, e.sn, prior, c.verify);
   if (!r.ok) return { ok: false, outcome: invalid(r.reason, r.seq, r.detail) };
   return { ok: true, state: r.states[r.states.length - 1]! };
 }

@@ -19,6 +19,7 @@ import { registerKelEventRoute } from './event-read.ts';
 import { registerKsnRoute } from './ksn-read.ts';
 import { ownOobi, queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
+import type { SignatureWorkers } from './preverify.ts';
 
 export const CESR_JSON = 'application/json+cesr';
 const JSON_TYPE = 'application/json';
@@ -55,6 +56,8 @@ export interface KelWitnessContext {
   readonly log: TransparencyLog<WitnessStore>;
   readonly metrics: Registry;
   readonly dev: boolean;
+  /** The node's signature pool (worker threads): request signatures are verified there. */
+  readonly pool?: SignatureWorkers;
 }
 
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
@@ -92,6 +95,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: Omit<K
   });
   const service = new KelWitness({
     identity,
+    ...(ctx.pool === undefined ? {} : { workers: ctx.pool }),
     allow,
     log,
     limits: config.limits,

@@ -22,6 +22,7 @@ import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
 import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits } from './quota.ts';
 import { GroupCommit } from './group-commit.ts';
 import { PrefixBytes, type PrefixBytesAt } from './prefix-bytes.ts';
+import { candidateVerifier, type SignatureWorkers } from './preverify.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
@@ -75,6 +76,8 @@ export interface KelWitnessOptions {
   classifier?: ConflictClassifier;
   /** The clock (tests). */
   now?: () => number;
+  /** The node's signature pool: request signatures are verified there, off the event loop. */
+  workers?: SignatureWorkers;
   events?: KelWitnessEvents;
 }
 
@@ -90,6 +93,7 @@ export class KelWitness {
   readonly quotas: KelQuotas;
   private readonly group: GroupCommit;
   private readonly prefixBytes = new PrefixBytes();
+  private readonly workers: SignatureWorkers | undefined;
 
   constructor(o: KelWitnessOptions) {
     this.identity = o.identity;
@@ -98,6 +102,7 @@ export class KelWitness {
     this.limits = { ...DEFAULT_KEL_WITNESS_LIMITS, ...o.limits };
     this.classifier = o.classifier ?? simpleConflictClassifier;
     this.now = o.now ?? Date.now;
+    this.workers = o.workers;
     this.events = o.events ?? {};
     this.escrow = new KelEscrow(this.limits.escrow);
     this.quotas = new KelQuotas(this.limits, this.now);
@@ -145,7 +150,8 @@ export class KelWitness {
     if (this.quotas.needsCounts) await this.refreshCounts();
     const quota = this.quotas.check(e.i, ip, inception !== undefined, c.body.length + c.attachment.length);
     if (quota !== null) return quota;
-    // Check 6: stateless rules.
+    // Check 6: stateless rules (signatures verified on the workers first: preverify.ts).
+    c.verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p));
     const stateless = statelessCheck(c);
     if (stateless !== null) return stateless;
     const value = await this.commit(c, route, ip);
