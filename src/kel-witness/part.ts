@@ -5,7 +5,7 @@
  * "One node, many parts"); its key is `NodeKeys.kel` (one key, one purpose is checked there).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { canonicalize } from '../encoding/jcs.ts';
 import { decodeQb64 } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
@@ -24,6 +24,7 @@ import { parseSn, validPrefix } from './query-params.ts';
 import { queryKel, receiptsBody } from './reads.ts';
 import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
 import { nextKelStamp, parseKelUrls } from './urls.ts';
+import type { SignatureWorkers } from './preverify.ts';
 
 export const CESR_JSON = 'application/json+cesr';
 const JSON_TYPE = 'application/json';
@@ -37,6 +38,8 @@ export interface KelWitnessConfig {
   kelLimits?: Partial<KelWitnessLimits> | undefined;
   /** The role's clock (tests). */
   kelNow?: (() => number) | undefined;
+  /** After each commit that stored or witnessed an event of `prefix` (the registry's `ledger:` source reloads). */
+  committed?: ((prefix: string) => void) | undefined;
 }
 
 /** The role's `/health` section (SPEC §3.6.9). */
@@ -77,6 +80,8 @@ export interface KelWitnessContext {
   readonly log: TransparencyLog<WitnessStore>;
   readonly metrics: Registry;
   readonly dev: boolean;
+  /** The node's signature pool (worker threads): request signatures are verified there. */
+  readonly pool?: SignatureWorkers;
 }
 
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
@@ -111,8 +116,15 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
     help: 'Escrowed KERI events dropped as invalid',
     registers: [metrics],
   });
+  const groups = new Histogram({
+    name: 'kel_commit_group_events',
+    help: 'Witnessed-event transactions committed together (group commit), per commit',
+    buckets: [1, 2, 4, 8, 16, 32],
+    registers: [metrics],
+  });
   const service = new KelWitness({
     identity,
+    ...(ctx.pool === undefined ? {} : { workers: ctx.pool }),
     allow,
     log,
     limits: config.kelLimits,
@@ -120,6 +132,10 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
     events: {
       outcome: (t, outcome) => {
         events.inc({ t, outcome });
+      },
+      ...(config.committed === undefined ? {} : { committed: config.committed }),
+      grouped: (size) => {
+        groups.observe(size);
       },
       duplicity: (stored) => {
         (stored ? duplicities : unstored).inc();

@@ -5,15 +5,12 @@
  * store transaction. Conflicts become recoveries, `stale`/`superseded` refusals or duplicity
  * proofs; out-of-order and catch-up events wait in the escrow (escrow-flow.ts).
  */
-import { decodeUtf8, isJsonObject, parseStrictJson } from '../encoding/json.ts';
-import { CesrError, coupleGroup, parseWitnessAttachments, receiptMessage, type WitnessAttachments } from '../keri/cesr-attachments.ts';
-import { KelError } from '../keri/errors.ts';
-import { parseEvent, type KelEvent } from '../keri/event.ts';
+import { coupleGroup, receiptMessage, type WitnessAttachments } from '../keri/cesr-attachments.ts';
 import type { LogBatch } from '../log/batch.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { KelLedgerEvent, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { admits, type KelAllowList } from './allow.ts';
-import { ledgerRow, parsedStored, statelessCheck, verifyAt, type Candidate } from './checks.ts';
+import { ledgerRow, parsedStored, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
 import { simpleConflictClassifier, type ConflictClassifier } from './conflicts.ts';
 import { buildProof, duplicityEntry, eventEntry, type KelDuplicityProof, type ProofEvent } from './duplicity.ts';
 import { KelEscrow, type EscrowLimits, DEFAULT_ESCROW_LIMITS } from './escrow.ts';
@@ -23,6 +20,9 @@ import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-sta
 import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
 import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
 import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits } from './quota.ts';
+import { GroupCommit } from './group-commit.ts';
+import { PrefixBytes, type PrefixBytesAt } from './prefix-bytes.ts';
+import { candidateVerifier, type SignatureWorkers } from './preverify.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
@@ -32,6 +32,8 @@ export interface KelWitnessLimits extends KelQuotaLimits {
   maxBytes: number;
   maxProofsPerPrefix: number;
   escrow: EscrowLimits;
+  /** Events committed together at most (group-commit.ts; 1: one transaction per event). */
+  maxGroup: number;
 }
 
 export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
@@ -40,21 +42,30 @@ export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
   maxBytes: 8 * 1024 * 1024,
   maxProofsPerPrefix: 16,
   escrow: DEFAULT_ESCROW_LIMITS,
+  maxGroup: 32,
 };
 
 /** What one transaction stored, charged to the client's quotas after its commit. */
 interface Tally {
   witnessed: number;
   bytes: number;
-  newPrefix: boolean;
+  /** Whether the prefix was held when the job began. */
+  held: boolean;
+  /** Check 9's stored bytes of the prefix, then the new tip's (learned after the commit). */
+  bytesBefore?: number;
+  tipAfter?: PrefixBytesAt;
 }
 
-const newTally = (): Tally => ({ witnessed: 0, bytes: 0, newPrefix: false });
+const newTally = (): Tally => ({ witnessed: 0, bytes: 0, held: false });
 
 export interface KelWitnessEvents {
   outcome?(t: string, outcome: string): void;
+  /** A transaction that stored or witnessed an event of `prefix` committed (the `ledger:` source reloads). */
+  committed?(prefix: string): void;
   duplicity?(stored: boolean): void;
   escrowInvalid?(): void;
+  /** A group of `size` events' transactions committed as one (group-commit.ts). */
+  grouped?(size: number): void;
 }
 
 export interface KelWitnessOptions {
@@ -65,13 +76,9 @@ export interface KelWitnessOptions {
   classifier?: ConflictClassifier;
   /** The clock (tests). */
   now?: () => number;
+  /** The node's signature pool: request signatures are verified there, off the event loop. */
+  workers?: SignatureWorkers;
   events?: KelWitnessEvents;
-}
-
-const EVENT_TYPES = new Set(['icp', 'rot', 'ixn', 'dip', 'drt']);
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.from(a).equals(Buffer.from(b));
 }
 
 export class KelWitness {
@@ -84,6 +91,9 @@ export class KelWitness {
   private readonly now: () => number;
   private readonly events: KelWitnessEvents;
   readonly quotas: KelQuotas;
+  private readonly group: GroupCommit;
+  private readonly prefixBytes = new PrefixBytes();
+  private readonly workers: SignatureWorkers | undefined;
 
   constructor(o: KelWitnessOptions) {
     this.identity = o.identity;
@@ -92,9 +102,11 @@ export class KelWitness {
     this.limits = { ...DEFAULT_KEL_WITNESS_LIMITS, ...o.limits };
     this.classifier = o.classifier ?? simpleConflictClassifier;
     this.now = o.now ?? Date.now;
+    this.workers = o.workers;
     this.events = o.events ?? {};
     this.escrow = new KelEscrow(this.limits.escrow);
     this.quotas = new KelQuotas(this.limits, this.now);
+    this.group = new GroupCommit(this.log, this.limits.maxGroup, (n) => this.events.grouped?.(n));
   }
 
   /** Read the held count and ledger bytes the capacity bounds use (at start and every minute). */
@@ -110,35 +122,11 @@ export class KelWitness {
   async submit(route: KelRoute, body: Uint8Array, header: string | undefined, ip: string): Promise<KelOutcome> {
     const limited = this.quotas.admit(ip);
     if (limited !== null) return limited;
-    let att: WitnessAttachments;
-    try {
-      att = parseWitnessAttachments(header ?? '', route === 'receipts');
-    } catch (e) {
-      if (e instanceof CesrError) return problem(400, 'malformed_cesr', e.message);
-      throw e;
-    }
-    let value: unknown;
-    let text: string;
-    try {
-      text = decodeUtf8(body);
-      value = parseStrictJson(text);
-    } catch (e) {
-      return problem(400, 'malformed_body', `the body is not a JSON message: ${(e as Error).message}`);
-    }
-    if (route === 'root' && isJsonObject(value) && !EVENT_TYPES.has(String(value.t))) {
-      if (value.t === 'rct') return this.peerReceipts(value, att);
-      return { kind: 'accepted' }; // rpy, qry, exn, …: ignored after the JSON parse
-    }
-    let e: KelEvent;
-    try {
-      e = parseEvent(value);
-    } catch (err) {
-      if (err instanceof KelError) return problem(400, 'malformed_body', err.message);
-      throw err;
-    }
-    if (!sameBytes(e.bytes, body)) return problem(400, 'malformed_body', "the body is not the event's canonical serialization B(e)");
-    if (att.sourceSeals.length > 0 && e.t !== 'dip' && e.t !== 'drt') return problem(400, 'malformed_cesr', '-G is only for dip and drt');
-    const c: Candidate = { e, text, body, header: header ?? '', att, attachment: att.controllerText + att.sourceSealText };
+    const parsed = parseSubmission(route, body, header);
+    if (parsed.kind === 'message') return parsed.value.t === 'rct' ? this.peerReceipts(parsed.value, parsed.att) : { kind: 'accepted' };
+    if (parsed.kind !== 'candidate') return parsed;
+    const c = parsed.c;
+    const { e } = c;
     const out = await this.decide(c, route, ip);
     this.events.outcome?.(e.t, outcomeLabel(out));
     return out;
@@ -162,7 +150,8 @@ export class KelWitness {
     if (this.quotas.needsCounts) await this.refreshCounts();
     const quota = this.quotas.check(e.i, ip, inception !== undefined, c.body.length + c.attachment.length);
     if (quota !== null) return quota;
-    // Check 6: stateless rules.
+    // Check 6: stateless rules (signatures verified on the workers first: preverify.ts).
+    c.verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p));
     const stateless = statelessCheck(c);
     if (stateless !== null) return stateless;
     const value = await this.commit(c, route, ip);
@@ -170,16 +159,15 @@ export class KelWitness {
     return value;
   }
 
-  /** Checks 7–11 in one transaction; what it stored is charged to `ip`'s quotas after the commit. */
+  /** Checks 7–11 in one transaction (shared with concurrent events: group-commit.ts); charged to `ip` after the commit. */
   private async commit(c: Candidate, route: KelRoute, ip: string): Promise<KelOutcome> {
-    const tally = newTally();
-    const { value } = await this.log.transaction(async (tx, b) => {
-      const wasHeld = (await tx.kel.tip(c.e.i)) !== undefined;
-      const out = await this.inTransaction(tx, b, c, route, ip, tally);
-      tally.newPrefix = !wasHeld && tally.bytes > 0;
-      return out;
+    const { value, tally } = await this.group.submit(c.e.i, async (tx, b) => {
+      const t = newTally(); // a job may run twice (its group failed): count the run that commits
+      return { value: await this.inTransaction(tx, b, c, route, ip, t), tally: t };
     });
-    this.quotas.charge(c.e.i, ip, tally);
+    this.quotas.charge(c.e.i, ip, { ...tally, newPrefix: !tally.held && tally.bytes > 0 });
+    if (tally.tipAfter !== undefined) this.prefixBytes.learn(tally.tipAfter);
+    if (tally.witnessed > 0 || tally.bytes > 0) this.events.committed?.(c.e.i);
     return value;
   }
 
@@ -195,6 +183,7 @@ export class KelWitness {
     const { e } = c;
     await tx.kel.lockPrefix(e.i);
     let tip = await tx.kel.tip(e.i);
+    tally.held = tip !== undefined;
     const inception = e.t === 'icp' || e.t === 'dip';
     // Check 7: out of order, or a non-inception of a prefix not held.
     if (tip === undefined ? !inception : e.sn > tip.sn + 1) {
@@ -211,7 +200,8 @@ export class KelWitness {
     // Check 9: against the state at sn − 1.
     if (tip !== undefined && tip.ordinal + 1 >= this.limits.maxEvents)
       return invalid('oversize', e.sn, `the KEL holds ${this.limits.maxEvents} events`);
-    if (tip !== undefined && (await tx.kel.prefixBytes(e.i)) + c.body.length + c.attachment.length > this.limits.maxBytes)
+    tally.bytesBefore = tip === undefined ? 0 : await this.prefixBytes.at(tx.kel, tip);
+    if (tip !== undefined && tally.bytesBefore + c.body.length + c.attachment.length > this.limits.maxBytes)
       return invalid('oversize', e.sn, `the KEL would exceed ${this.limits.maxBytes} bytes`);
     const prior = tip === undefined ? null : decodeLedgerState(tip.keyState);
     const v = verifyAt(c, tip, prior);
@@ -243,7 +233,7 @@ export class KelWitness {
     const signature = await this.identity.sign(e.bytes);
     const receipt = receiptMessage(e.i, e.s, e.d) + coupleGroup([{ prefix: this.identity.prefix, signature }]);
     const leafIndex = batch.append(eventEntry(this.identity.prefix, e, this.now(), superseded));
-    await tx.kel.putEvent({ ...this.row(c, state), witnessed: true, receipt, leafIndex });
+    this.stored(tally, await tx.kel.putEvent({ ...this.row(c, state), witnessed: true, receipt, leafIndex }));
     await tx.kel.putReceipt({
       prefix: e.i,
       said: e.d,
@@ -255,13 +245,23 @@ export class KelWitness {
     return route === 'receipts' ? { kind: 'receipt', body: receipt } : { kind: 'accepted' };
   }
 
+  /** The new tip's stored bytes, when check 9 read the bytes before it (a recovery or catch-up reads them again next time). */
+  private stored(tally: Tally, row: KelLedgerEvent): void {
+    const size = row.event.length + row.attachment.length;
+    tally.tipAfter =
+      tally.bytesBefore === undefined
+        ? undefined
+        : { prefix: row.prefix, ordinal: row.ordinal, said: row.said, bytes: tally.bytesBefore + size };
+    tally.bytesBefore = tally.tipAfter?.bytes;
+  }
+
   private row(c: Candidate, state: LedgerState): Omit<KelLedgerEvent, 'ordinal'> {
     return ledgerRow(c, state, this.now());
   }
 
   private async put(tx: StoreTransaction, c: Candidate, state: LedgerState, witnessed: boolean, tally: Tally): Promise<void> {
     tally.bytes += c.body.length + c.attachment.length;
-    await tx.kel.putEvent({ ...this.row(c, state), witnessed });
+    this.stored(tally, await tx.kel.putEvent({ ...this.row(c, state), witnessed }));
     await this.storePeerReceipts(tx, c.e.i, c.e.d, c.e.bytes, state.backers, c.att);
   }
 
@@ -383,7 +383,8 @@ export class KelWitness {
     return true;
   }
 
-  private processEscrow(prefix: string): Promise<void> {
+  private async processEscrow(prefix: string): Promise<void> {
+    if (this.escrow.entries(prefix).length === 0) return; // nothing waits: no tip read
     return drainEscrow(this.escrow, prefix, {
       tip: (p) => this.ledger.tip(p),
       admit: (c, ip) => this.commit(c, 'root', ip),

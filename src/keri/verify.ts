@@ -11,7 +11,7 @@ import type { EventAttachment } from './attachments.ts';
 import type { KelReason } from './errors.ts';
 import { computeSaid, type KelEvent } from './event.ts';
 import { decodeQb64 } from './qb64.ts';
-import { checkSignatures, type Threshold } from './signatures.ts';
+import { checkSignatures, type KelSignatureVerifier, type Threshold } from './signatures.ts';
 import { parseTholder, tholderMet, type Tholder } from './tholder.ts';
 import type { KelKey } from './types.ts';
 
@@ -174,9 +174,16 @@ function stateAfter(e: KelEvent, j: number, prior: WalkState | null, backers: st
 
 /**
  * Rules 2–7 over events[from…] (events[0…from) already verified, `prior` the state after event
- * from − 1, null when from = 0). On success, the state after each verified event.
+ * from − 1, null when from = 0). On success, the state after each verified event. `verify` checks
+ * one signature (default: verifyKelSignature).
  */
-export function verifyRange(prefix: string, events: readonly ParsedEvent[], from: number, prior: WalkState | null): RangeResult {
+export function verifyRange(
+  prefix: string,
+  events: readonly ParsedEvent[],
+  from: number,
+  prior: WalkState | null,
+  verify?: KelSignatureVerifier,
+): RangeResult {
   for (let j = from; j < events.length; j++) {
     const f = checkLinks(prefix, events, j);
     if (f !== null) return { ok: false, ...f };
@@ -211,7 +218,7 @@ export function verifyRange(prefix: string, events: readonly ParsedEvent[], from
     // later event lose to it): the signatures of the rest are not verified.
     if (firsts[0] === null && firsts[1] === null) {
       const prior = (e.t === 'rot' || e.t === 'drt') && state !== null ? { n: state.n, nt: counting(state.nt) } : null;
-      const check = checkSignatures(keys, e.bytes, attachment.signatures, counting(kt), prior);
+      const check = checkSignatures(keys, e.bytes, attachment.signatures, counting(kt), prior, verify);
       if (!check.ok) {
         const kind = check.rule === 5 ? 'signature_invalid' : 'prior_next_unmet';
         keep(check.rule, { reason: kind, seq: j, detail: check.detail });

@@ -6,6 +6,10 @@
  * prefix's KEL is read again only when its tip changed (the source hash is its accepted SAIDs);
  * reading happens on the main thread (the store's connections live there) and the worker verifies
  * the copy as any other (src/registry/kel-worker.ts, locator kind `ledger`).
+ *
+ * `watches` tells the registry whether a commit of the ledger for a prefix concerns it (SPEC
+ * §3.6.8 "a reload after commits"): a prefix supplied at the last reload, a registry id (held or
+ * not yet), or a `dip` delegated by a `"delegates": true` entry.
  */
 import { sha256Hex } from '../crypto/sha256.ts';
 import type { KelLimits, RawKel } from '../keri/index.ts';
@@ -24,6 +28,12 @@ export class LedgerKelFeed {
   private readonly ledger: LedgerFeedReads;
   /** Per prefix, the tip it was read at and the copy read then. */
   private readonly cache = new Map<string, { tip: string; raw: RawKel }>();
+  /** What the last `list` looked for and supplied. */
+  private last: { ids: ReadonlySet<string>; delegating: ReadonlySet<string>; listed: ReadonlySet<string> } = {
+    ids: new Set(),
+    delegating: new Set(),
+    listed: new Set(),
+  };
 
   constructor(ledger: LedgerFeedReads) {
     this.ledger = ledger;
@@ -43,7 +53,21 @@ export class LedgerKelFeed {
     for (const id of ids) await add(id);
     for (const root of delegating) for (const agent of await this.ledger.delegatesOf(root)) await add(agent);
     for (const p of this.cache.keys()) if (!out.has(p)) this.cache.delete(p);
+    this.last = { ids: new Set(ids), delegating: new Set(delegating), listed: out };
     return [...out];
+  }
+
+  /**
+   * Whether a commit of `prefix` in the ledger may change what the last `list` supplied: a prefix
+   * it supplied or looked for, or (one read) a `dip` whose delegator is a delegating entry.
+   */
+  async watches(prefix: string): Promise<boolean> {
+    const { ids, delegating, listed } = this.last;
+    if (listed.has(prefix) || ids.has(prefix)) return true;
+    if (delegating.size === 0) return false;
+    const icp = await this.ledger.accepted(prefix, 0);
+    const di = icp?.t === 'dip' ? dipDelegator(icp.event) : null;
+    return di !== null && delegating.has(di);
   }
 
   /** The accepted KEL of a held prefix (null: not held), read again only when its tip moved. */

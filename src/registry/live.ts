@@ -12,6 +12,11 @@
  * a whole (every current state is kept); anything about one identifier refuses that identifier
  * only. Reloads run one at a time; requests made meanwhile are merged into one more. SIGHUP
  * reloads the registry file and the source together and reports one outcome.
+ *
+ * With `ledger:` (SPEC §3.6.8) the KERI witness role reports each of its commits
+ * (`ledgerCommitted`); a commit for a prefix the registry reads there schedules a reload 1 s later
+ * (commits meanwhile join it: a burst is one reload, and a steady stream still reloads every
+ * second). Another replica's commits are seen at the next poll.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename } from 'node:path';
@@ -39,7 +44,7 @@ export interface KelInvalidEvent {
 }
 
 export interface KelRegistryEvents {
-  /** A reload published a new snapshot (`why`: start, SIGHUP, rename, poll, registry). */
+  /** A reload published a new snapshot (`why`: start, SIGHUP, rename, poll, commit, registry). */
   loaded?: (why: string, counts: KelCounts) => void;
   /** A reload failed as a whole; the previous snapshot stays. */
   failed?: (why: string, reason: string) => void;
@@ -93,6 +98,9 @@ export function readKelSource(spec: KelSourceSpec, limits: KelLimits, gitCache?:
 
 const DID_KERI = 'did:keri:';
 
+/** A ledger commit's reload waits this long, so a burst of commits is one reload (SPEC §3.6.8). */
+const COMMIT_DEBOUNCE_MS = 1000;
+
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 export class KelPartyRegistry {
@@ -113,6 +121,9 @@ export class KelPartyRegistry {
   private stopped = false;
   private readonly watchers: FSWatcher[] = [];
   private debounce: NodeJS.Timeout | undefined;
+  /** The reload a ledger commit scheduled (1 s after the first commit since the last one ran). */
+  private afterCommit: NodeJS.Timeout | undefined;
+  private readonly feed: LedgerKelFeed | undefined;
   private poll: NodeJS.Timeout | undefined;
   private readonly onHup = (): void => {
     // One outcome for the file and the source: a broken file is a failed reload, never also "reloaded".
@@ -125,6 +136,7 @@ export class KelPartyRegistry {
 
   private constructor(opts: KelRegistryOptions) {
     this.opts = opts;
+    this.feed = opts.ledger === undefined ? undefined : new LedgerKelFeed(opts.ledger);
     this.evaluator = new KelEvaluator(
       opts.source,
       opts.limits,
@@ -133,7 +145,7 @@ export class KelPartyRegistry {
         workerDied: (prefix, reason) => opts.events?.workerDied?.(prefix, reason),
         sourceConflict: (prefix, detail) => opts.events?.sourceConflict?.(prefix, detail),
       },
-      opts.ledger === undefined ? undefined : new LedgerKelFeed(opts.ledger),
+      this.feed,
     );
     this.file = new Reloadable(
       opts.registryFile,
@@ -196,6 +208,25 @@ export class KelPartyRegistry {
     return this.queued;
   }
 
+  /**
+   * The KERI witness role committed an event of `prefix` to its ledger (SPEC §3.6.8): when the
+   * `ledger:` source supplies (or looks for) that prefix, reload 1 s after the first such commit.
+   */
+  ledgerCommitted(prefix: string): void {
+    if (this.feed === undefined || this.stopped || this.afterCommit !== undefined) return;
+    void this.feed.watches(prefix).then(
+      (watched) => {
+        if (!watched || this.stopped || this.afterCommit !== undefined) return;
+        this.afterCommit = setTimeout(() => {
+          this.afterCommit = undefined;
+          void this.reload('commit');
+        }, COMMIT_DEBOUNCE_MS);
+        this.afterCommit.unref();
+      },
+      () => undefined, // the store cannot be read: the next poll reloads
+    );
+  }
+
   start(): void {
     this.file.start(1000, false);
     process.on('SIGHUP', this.onHup);
@@ -222,6 +253,7 @@ export class KelPartyRegistry {
     process.off('SIGHUP', this.onHup);
     for (const w of this.watchers) w.close();
     clearTimeout(this.debounce);
+    clearTimeout(this.afterCommit);
     clearInterval(this.poll);
     await this.queued?.catch(() => undefined);
     await this.running?.catch(() => undefined);

@@ -63,6 +63,8 @@ export interface RegistryStatus {
 export interface RegistryPart extends NodePart<undefined, RegistryStatus> {
   current(): PartyRegistry;
   status: () => RegistryStatus;
+  /** The KERI witness role committed an event of `prefix` (`--kel-source ledger:` reloads after it, SPEC §3.6.8). */
+  ledgerCommitted?: (prefix: string) => void;
 }
 
 export async function startRegistryPart(ctx: RegistryPartContext, o: RegistryPartOptions): Promise<RegistryPart> {
@@ -77,6 +79,9 @@ export async function startRegistryPart(ctx: RegistryPartContext, o: RegistryPar
       name: 'registry',
       current: () => kel.current(),
       status: () => ({ kel: kel.status() }),
+      ledgerCommitted: (prefix) => {
+        kel.ledgerCommitted(prefix);
+      },
       reload: () => {
         hup();
         return { part: 'registry', error: null };

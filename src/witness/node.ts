@@ -153,7 +153,8 @@ export async function startWitness(config: WitnessConfig, log: FastifyBaseLogger
     let cosign: CosignPart | undefined;
     if (keys.cosign.length > 0) cosign = use(await startCosignPart(ctx, config));
     let kel: KelWitnessPart | undefined;
-    if (config.roles.includes('kel')) kel = use(await startKelWitnessPart(ctx, config));
+    // --kel-source ledger: reloads after commits (docs/protocol.md §3.6.8)
+    if (config.roles.includes('kel')) kel = use(await startKelWitnessPart(ctx, { ...config, committed: registry?.ledgerCommitted }));
 
     // Up or down, from the requests and a probe every 5 s (a read of the stored checkpoint).
     const storeHealth = new StoreHealth(store instanceof SqliteStore ? 'sqlite' : 'postgres', log, { probe: () => store.log.checkpoint() });

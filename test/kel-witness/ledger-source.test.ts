@@ -58,3 +58,46 @@ void test('ledger: a controller witnessed here is a party without a KEL file; it
     await reg.stop();
   }
 });
+
+void test('ledger: commits of a watched prefix reload once per burst (debounced 1 s); commits of other held prefixes never reload', async (t) => {
+  const tmp = tempDir();
+  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { rateLimit: null } });
+  t.after(async () => {
+    await node.close();
+    tmp.cleanup();
+  });
+  const w = node.kel!.identity.prefix;
+  const party = await Controller.create(123);
+  const stranger = await Controller.create(124);
+  for (const c of [party, stranger]) {
+    const icp = c.incept([w]);
+    assert.equal((await send(node.url, '/receipts', icp.raw, c.sign(icp))).status, 200);
+  }
+  const registryFile = join(tmp.dir, 'registry.json');
+  writeFileSync(registryFile, JSON.stringify({ parties: [{ id: `did:keri:${party.pre}` }] }));
+  const reloads: string[] = [];
+  const reg = await KelPartyRegistry.open({
+    registryFile,
+    source: [{ kind: 'ledger', path: '' }],
+    limits: DEFAULT_KEL_LIMITS,
+    pollSeconds: 0,
+    store: node.store.anchors,
+    ledger: node.store.kelLedger,
+    events: { loaded: (why) => reloads.push(why) },
+  });
+  const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  try {
+    reloads.length = 0;
+    for (let i = 0; i < 20; i++) reg.ledgerCommitted(stranger.pre);
+    await settle(2500);
+    assert.deepEqual(reloads, [], 'a held prefix the registry does not read never reloads it');
+    for (let i = 0; i < 20; i++) {
+      reg.ledgerCommitted(party.pre);
+      await settle(10);
+    }
+    await settle(2500);
+    assert.deepEqual(reloads, ['commit'], 'a burst of 20 commits is one reload');
+  } finally {
+    await reg.stop();
+  }
+});
