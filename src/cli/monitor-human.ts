@@ -52,8 +52,16 @@ function evidenceLines(f: Finding, files: ReadonlyMap<string, string>): string[]
       ];
     }
     case 'duplicity':
-    case 'forged_duplicity':
       return [duplicityProofLine(f.evidence.duplicity_proof)];
+    case 'forged_duplicity': {
+      // The party's key did not sign it: nothing to check with `verify duplicity` (SPEC §6.2).
+      const ev = f.evidence.duplicity_proof;
+      const size = `${String(ev.bytes)} bytes, sha256 ${ev.sha256}${ev.truncated ? ', first 4 KiB' : ''}`;
+      return [
+        `  what the witness served as a duplicity proof (unverified excerpt, not evidence of anything: the party's key did not sign it; ${size}):`,
+        `  ${ev.excerpt}`,
+      ];
+    }
     case 'forged_anchor':
       return [`  co-signed: ${stringifyJson({ anchor: f.evidence.anchor, cosignature: f.evidence.cosignature })}`];
     case 'log_equivocation': {

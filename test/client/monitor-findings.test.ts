@@ -21,7 +21,11 @@ const HUMAN: Record<FindingKind, readonly string[]> = {
   equivocation: ['  w1.example co-signed: {"anchor":{', '  w1.example co-signed: {"anchor":{'],
   duplicity: ['  duplicity proof (check with: anchor-witness verify duplicity FILE):', '  {"seed_id":'],
   forged_anchor: ['  co-signed: {"anchor":{'],
-  forged_duplicity: ['  duplicity proof (check with: anchor-witness verify duplicity FILE):', '  {"unverified":true,'],
+  // What the witness served is not a proof: marked unverified, no `verify duplicity` advice, the excerpt as sent.
+  forged_duplicity: [
+    "  what the witness served as a duplicity proof (unverified excerpt, not evidence of anything: the party's key did not sign it; 5 bytes, sha256 0303",
+    '  <b>x',
+  ],
   log_rollback: ['  previous checkpoint:', ...indented(3, 'AAAA'), '  current checkpoint:', ...indented(2, 'BBBB')],
   log_equivocation: [
     '  checkpoint a:',
