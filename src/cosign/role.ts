@@ -220,10 +220,13 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
 
   // The size gauges of the logs file's origins before serving; those of the (possibly many)
   // imported origins in the background.
+  // The background part ends at stop(): a store closed by the shutdown is no failure to report.
   const configuredOrigins = new Set(logs.configured().map((l) => l.origin));
+  let stopped = false;
   const restoreSizes = async (imported: boolean): Promise<void> => {
     if (metrics === undefined) return;
     for (const origin of logs.current().keys()) {
+      if (stopped) return;
       if (configuredOrigins.has(origin) === imported) continue;
       const state = await opts.store.getOrigin(origin);
       if (state !== undefined) metrics.size.set({ origin }, state.size);
@@ -231,7 +234,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
   };
   await restoreSizes(false);
   restoreSizes(true).catch((e: unknown) => {
-    log?.warn({ err: e }, 'cosign: could not read the cosigned sizes of imported logs for the metrics');
+    if (!stopped) log?.warn({ err: e }, 'cosign: could not read the cosigned sizes of imported logs for the metrics');
   });
 
   // SIGHUP re-reads the lists too (the logs file listens for it on its own).
@@ -277,6 +280,7 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
       return logs.reload();
     },
     stop: () => {
+      stopped = true;
       logs.stop();
       lists.stop();
       process.off('SIGHUP', onHup);
