@@ -252,8 +252,14 @@ void test('connections: over the per-IP cap a request is answered 503 overloaded
     assert.match(c, /\r\nretry-after: 1\r\n/i);
     assert.match(c, /\r\nconnection: close\r\n/i);
     assert.match(c, /"code":"overloaded"/);
-    // the silent one over the cap is closed after its grace (2 s), not at accept
-    await until(() => sockets[3]!.closed, 10_000);
+    // the silent one over the cap is closed after its grace (2 s), not at accept. It stayed open once
+    // in CI (stop 35, not reproduced in 22 runs alone or under CPU load): say what the server held.
+    await until(() => sockets[3]!.closed, 10_000).catch((e: unknown) => {
+      const held = sockets.map((x) => `${x.sock.localPort ?? '?'}:${x.closed ? `closed@${Math.round(x.closedAt)}` : 'open'}`);
+      throw new Error(
+        `${(e as Error).message}; client sockets ${held.join(' ')}; server ${JSON.stringify(loadSnapshot(s.app))}; ${Math.round(performance.now() - t0)} ms after the first connect`,
+      );
+    });
     assert.ok(sockets[3]!.closedAt >= 1500, `closed after ${Math.round(sockets[3]!.closedAt)} ms`);
     for (const e of sockets) e.sock.destroy();
     await until(() => loadSnapshot(s.app).connections === 0);
