@@ -21,6 +21,17 @@ CREATE TABLE IF NOT EXISTS tb_anchor_floor (seed text PRIMARY KEY, idx bigint NO
 export const dbNow = (n: number): string =>
   `c AS (SELECT COALESCE($${n}::bigint, floor(extract(epoch FROM now()) * 1000)::bigint) AS now_ms)`;
 
+/**
+ * The §7.2 floor rule, shared by the token commit and POST /anchor-floor: a seed's row moves only
+ * ahead (same head: to the higher index; another head: only past the floor's index), never lower.
+ * It follows `INSERT INTO tb_anchor_floor AS t (seed, idx, head, updated_at) SELECT …`.
+ */
+const FLOOR_RAISE = `ON CONFLICT (seed) DO UPDATE
+                     SET idx = greatest(t.idx, excluded.idx),
+                         head = CASE WHEN excluded.idx > t.idx THEN excluded.head ELSE t.head END,
+                         updated_at = CASE WHEN excluded.idx > t.idx THEN excluded.updated_at ELSE t.updated_at END
+                     WHERE t.head = excluded.head OR excluded.idx > t.idx`;
+
 export const Q = {
   // $1 keys (sorted, distinct), $2 their iats, $3 the iat skew (s), $4 the minimum retention (s).
   // A key with a fresh iat is inserted, or replaces an expired row; a returned key is accepted.
@@ -55,11 +66,7 @@ export const Q = {
                      AND (SELECT room FROM r)),
             fl AS (INSERT INTO tb_anchor_floor AS t (seed, idx, head, updated_at)
                      SELECT $6, $7::bigint, $8, c.now_ms FROM c, ok
-                   ON CONFLICT (seed) DO UPDATE
-                     SET idx = greatest(t.idx, excluded.idx),
-                         head = CASE WHEN excluded.idx > t.idx THEN excluded.head ELSE t.head END,
-                         updated_at = CASE WHEN excluded.idx > t.idx THEN excluded.updated_at ELSE t.updated_at END
-                     WHERE t.head = excluded.head OR excluded.idx > t.idx
+                   ${FLOOR_RAISE}
                    RETURNING t.idx),
             ins AS (INSERT INTO tb_nonces AS n (key, expires_at)
                       SELECT $1, greatest(($2::bigint + $3::bigint + 1) * 1000, c.now_ms + $4::bigint * 1000) FROM c
@@ -78,11 +85,7 @@ export const Q = {
                                          ELSE (SELECT count(*) FROM tb_anchor_floor) < $5::bigint END),
             fl AS (INSERT INTO tb_anchor_floor AS t (seed, idx, head, updated_at)
                      SELECT $1, $2::bigint, $3, c.now_ms FROM c, room
-                   ON CONFLICT (seed) DO UPDATE
-                     SET idx = greatest(t.idx, excluded.idx),
-                         head = CASE WHEN excluded.idx > t.idx THEN excluded.head ELSE t.head END,
-                         updated_at = CASE WHEN excluded.idx > t.idx THEN excluded.updated_at ELSE t.updated_at END
-                     WHERE t.head = excluded.head OR excluded.idx > t.idx
+                   ${FLOOR_RAISE}
                    RETURNING t.idx, t.head)
             SELECT EXISTS (SELECT 1 FROM room) AS room_ok, (SELECT idx FROM fl) AS idx, (SELECT head FROM fl) AS head`,
   floor: 'SELECT idx, head FROM tb_anchor_floor WHERE seed = $1',
