@@ -26,6 +26,8 @@ export interface Candidate {
   attachment: string;
   /** The signature checks' answers, computed off the event loop (preverify.ts); default: verified here. */
   verify?: KelSignatureVerifier;
+  /** Check 6's outcome when a verification worker computed it (offload.ts); default: statelessCheck here. */
+  stateless?: KelOutcome | null;
 }
 
 const EVENT_TYPES = new Set(['icp', 'rot', 'ixn', 'dip', 'drt']);

@@ -23,6 +23,7 @@ import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits }
 import { GroupCommit } from './group-commit.ts';
 import { PrefixBytes, type PrefixBytesAt } from './prefix-bytes.ts';
 import { candidateVerifier, type SignatureWorkers } from './preverify.ts';
+import { DEFAULT_OFFLOAD_MAX_PENDING, type KelOffload } from './offload.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
@@ -34,6 +35,10 @@ export interface KelWitnessLimits extends KelQuotaLimits {
   escrow: EscrowLimits;
   /** Events committed together at most (group-commit.ts; 1: one transaction per event). */
   maxGroup: number;
+  /** Verification worker threads (offload.ts; null: as many as the node's signature pool, 0: none). */
+  offloadWorkers: number | null;
+  /** Jobs waiting for them at most; past it 503 `overloaded`. */
+  offloadMaxPending: number;
 }
 
 export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
@@ -43,6 +48,8 @@ export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
   maxProofsPerPrefix: 16,
   escrow: DEFAULT_ESCROW_LIMITS,
   maxGroup: 32,
+  offloadWorkers: null,
+  offloadMaxPending: DEFAULT_OFFLOAD_MAX_PENDING,
 };
 
 /** What one transaction stored, charged to the client's quotas after its commit. */
@@ -78,6 +85,8 @@ export interface KelWitnessOptions {
   now?: () => number;
   /** The node's signature pool: request signatures are verified there, off the event loop. */
   workers?: SignatureWorkers;
+  /** The role's verification workers: large and P-256 requests are checked there (offload.ts). */
+  offload?: KelOffload;
   events?: KelWitnessEvents;
 }
 
@@ -94,6 +103,7 @@ export class KelWitness {
   private readonly group: GroupCommit;
   private readonly prefixBytes = new PrefixBytes();
   private readonly workers: SignatureWorkers | undefined;
+  private readonly offload: KelOffload | undefined;
 
   constructor(o: KelWitnessOptions) {
     this.identity = o.identity;
@@ -103,6 +113,7 @@ export class KelWitness {
     this.classifier = o.classifier ?? simpleConflictClassifier;
     this.now = o.now ?? Date.now;
     this.workers = o.workers;
+    this.offload = o.offload;
     this.events = o.events ?? {};
     this.escrow = new KelEscrow(this.limits.escrow);
     this.quotas = new KelQuotas(this.limits, this.now);
@@ -122,7 +133,11 @@ export class KelWitness {
   async submit(route: KelRoute, body: Uint8Array, header: string | undefined, ip: string): Promise<KelOutcome> {
     const limited = this.quotas.admit(ip);
     if (limited !== null) return limited;
-    const parsed = parseSubmission(route, body, header);
+    // Checks 2–3 (and 6): a large or P-256 request on a verification worker (offload.ts).
+    const parsed =
+      this.offload?.wants(body, header ?? '') === true
+        ? await this.offload.submission(route, body, header ?? '')
+        : parseSubmission(route, body, header);
     if (parsed.kind === 'message') return parsed.value.t === 'rct' ? this.peerReceipts(parsed.value, parsed.att) : { kind: 'accepted' };
     if (parsed.kind !== 'candidate') return parsed;
     const c = parsed.c;
@@ -151,8 +166,10 @@ export class KelWitness {
     const quota = this.quotas.check(e.i, ip, inception !== undefined, c.body.length + c.attachment.length);
     if (quota !== null) return quota;
     // Check 6: stateless rules (signatures verified on the workers first: preverify.ts).
-    c.verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p));
-    const stateless = statelessCheck(c);
+    const verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p), this.offload);
+    if (typeof verify === 'object') return verify; // the verification workers are at capacity
+    c.verify = verify;
+    const stateless = c.stateless !== undefined ? c.stateless : statelessCheck(c);
     if (stateless !== null) return stateless;
     const value = await this.commit(c, route, ip);
     if (value.kind === 'receipt' || value.kind === 'accepted') await this.processEscrow(e.i);
