@@ -13,44 +13,22 @@ import { admits, type KelAllowList } from './allow.ts';
 import { ledgerRow, parsedStored, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
 import { simpleConflictClassifier, type ConflictClassifier } from './conflicts.ts';
 import { buildProof, duplicityEntry, eventEntry, type KelDuplicityProof, type ProofEvent } from './duplicity.ts';
-import { KelEscrow, type EscrowLimits, DEFAULT_ESCROW_LIMITS } from './escrow.ts';
+import { KelEscrow } from './escrow.ts';
 import { catchUpChain, drainEscrow, escrowedDelegator, holdInEscrow } from './escrow-flow.ts';
 import type { KelIdentity } from './identity.ts';
 import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
 import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
 import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
-import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits } from './quota.ts';
+import { KelQuotas, quotaClient } from './quota.ts';
 import { GroupCommit } from './group-commit.ts';
 import { PrefixBytes, type PrefixBytesAt } from './prefix-bytes.ts';
 import { candidateVerifier, type SignatureWorkers } from './preverify.ts';
-import { DEFAULT_OFFLOAD_MAX_PENDING, type KelOffload } from './offload.ts';
+import type { KelOffload } from './offload.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
-export interface KelWitnessLimits extends KelQuotaLimits {
-  /** Per prefix: `--kel-max-events`, `--kel-max-bytes` (stored events and attachments, superseded included). */
-  maxEvents: number;
-  maxBytes: number;
-  maxProofsPerPrefix: number;
-  escrow: EscrowLimits;
-  /** Events committed together at most (group-commit.ts; 1: one transaction per event). */
-  maxGroup: number;
-  /** Verification worker threads (offload.ts; null: as many as the node's signature pool, 0: none). */
-  offloadWorkers: number | null;
-  /** Jobs waiting for them at most; past it 503 `overloaded`. */
-  offloadMaxPending: number;
-}
-
-export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
-  ...DEFAULT_KEL_QUOTA_LIMITS,
-  maxEvents: 10_000,
-  maxBytes: 8 * 1024 * 1024,
-  maxProofsPerPrefix: 16,
-  escrow: DEFAULT_ESCROW_LIMITS,
-  maxGroup: 32,
-  offloadWorkers: null,
-  offloadMaxPending: DEFAULT_OFFLOAD_MAX_PENDING,
-};
+export { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
+import { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
 
 /** What one transaction stored, charged to the client's quotas after its commit. */
 interface Tally {
