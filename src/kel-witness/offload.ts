@@ -10,7 +10,8 @@
  * Bounded: at most `maxPending` jobs wait for the workers; past that a request is answered 503
  * `overloaded` (Retry-After: 1), as the rest of the node answers when it is at capacity. Workers
  * start on the first job; one that dies (or reports a bug) has its jobs redone on the event loop
- * and is started again on the next job, so an outcome never depends on the workers.
+ * and is started again on a job 5 s later at the earliest (jobs meanwhile go to another worker or
+ * stay on the event loop), so an outcome never depends on the workers.
  */
 import { Worker } from 'node:worker_threads';
 import type { IndexedSignature } from '../keri/attachments.ts';
@@ -75,7 +76,12 @@ interface Pending {
 interface Slot {
   worker: Worker | undefined;
   pending: Map<number, Pending>;
+  /** After its worker stopped unasked: not started again before this time (ms), its jobs done here meanwhile. */
+  restartAt: number;
 }
+
+/** How long a slot whose worker stopped waits before starting another (a worker that cannot start is not retried per request). */
+const RESTART_DELAY_MS = 5_000;
 
 /** The job on the event loop: the same pure checks a worker runs. */
 function here(job: Job): Answer {
@@ -96,7 +102,7 @@ export class KelOffload {
 
   /** `size` worker threads (0: everything on the event loop, no bound). */
   constructor(size: number, o: { maxPending?: number; events?: KelOffloadEvents } = {}) {
-    this.slots = Array.from({ length: size }, () => ({ worker: undefined, pending: new Map() }));
+    this.slots = Array.from({ length: size }, () => ({ worker: undefined, pending: new Map(), restartAt: 0 }));
     this.maxPending = o.maxPending ?? DEFAULT_OFFLOAD_MAX_PENDING;
     this.events = o.events ?? {};
   }
@@ -141,7 +147,10 @@ export class KelOffload {
       this.events.rejected?.();
       return Promise.resolve(null);
     }
-    const slot = this.slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+    const now = Date.now();
+    const usable = this.slots.filter((s) => s.worker !== undefined || s.restartAt <= now);
+    if (usable.length === 0) return Promise.resolve(here(job));
+    const slot = usable.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const worker = (slot.worker ??= this.start(slot));
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -171,11 +180,15 @@ export class KelOffload {
       this.events.job?.(r.job);
       p.resolve(r);
     });
-    w.on('error', (e: unknown) => {
-      this.events.workerFailed?.(e instanceof Error ? e.message : String(e));
+    w.on('error', () => {
+      // followed by 'exit', which counts it and redoes its jobs
     });
     w.on('exit', () => {
-      if (slot.worker === w) slot.worker = undefined;
+      if (slot.worker === w) {
+        slot.worker = undefined;
+        slot.restartAt = Date.now() + RESTART_DELAY_MS;
+        this.events.workerFailed?.('the worker stopped');
+      }
       this.redo(slot);
     });
     return w;

@@ -134,6 +134,11 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
     help: 'KERI requests answered 503 overloaded: the verification workers had their bound of jobs waiting',
     registers: [metrics],
   });
+  const workerFailures = new Counter({
+    name: 'kel_offload_worker_failures_total',
+    help: 'KERI verification workers that stopped or reported a bug (their jobs were done on the event loop)',
+    registers: [metrics],
+  });
   const bounds = { ...DEFAULT_KEL_WITNESS_LIMITS, ...config.kelLimits };
   const offload = new KelOffload(bounds.offloadWorkers ?? ctx.pool?.size ?? 0, {
     maxPending: bounds.offloadMaxPending,
@@ -143,6 +148,9 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
       },
       rejected: () => {
         offloadRejected.inc();
+      },
+      workerFailed: () => {
+        workerFailures.inc();
       },
     },
   });
