@@ -41,9 +41,11 @@ export function submissionJob(route: KelRoute, body: Uint8Array, header: string)
   if (parsed.kind === 'message') return parsed;
   if (parsed.kind !== 'candidate') return { kind: 'outcome', outcome: parsed };
   const { c } = parsed;
+  const seen = new Map<string, boolean>();
+  c.verify = (key, message, signature) => verifyOnce(seen, key, message, signature);
   const stateless = statelessCheck(c);
   const sigs = c.att.controller ?? [];
-  const answers = stateless === null && c.e.t !== 'ixn' ? verifyAll(c.e.bytes, c.e.keys, sigs) : null;
+  const answers = stateless === null && c.e.t !== 'ixn' ? verifyAll(c.e.bytes, c.e.keys, sigs, seen) : null;
   return { kind: 'candidate', event: compact(c.e), att: c.att, stateless, answers };
 }
 
@@ -53,22 +55,30 @@ function compact(e: KelEvent): CompactEvent {
   return { t, v, d, i, s, sn, p, kt, k, keys, nt, n, bt, b, br, ba, c, di, expectedVersion };
 }
 
+/** verifyKelSignature (the one verifier: strict Ed25519, P-256), once per distinct (key, signature) of one message. */
+function verifyOnce(seen: Map<string, boolean>, key: KelKey, message: Uint8Array, signature: Uint8Array): boolean {
+  const id = signatureId(key, signature);
+  let ok = seen.get(id);
+  if (ok === undefined) {
+    ok = verifyKelSignature(key, message, signature);
+    seen.set(id, ok);
+  }
+  return ok;
+}
+
 /**
  * Each signature verified against `keys[index]` (false for an index out of range), once per
- * distinct signature. verifyKelSignature: the one verifier (strict Ed25519, P-256).
+ * distinct signature (`seen`: answers already known for this message).
  */
-export function verifyAll(message: Uint8Array, keys: readonly KelKey[], signatures: readonly IndexedSignature[]): boolean[] {
-  const seen = new Map<string, boolean>();
+export function verifyAll(
+  message: Uint8Array,
+  keys: readonly KelKey[],
+  signatures: readonly IndexedSignature[],
+  seen = new Map<string, boolean>(),
+): boolean[] {
   return signatures.map((s) => {
     const key = keys[s.index];
-    if (key === undefined) return false;
-    const id = signatureId(key, s.signature);
-    let ok = seen.get(id);
-    if (ok === undefined) {
-      ok = verifyKelSignature(key, message, s.signature);
-      seen.set(id, ok);
-    }
-    return ok;
+    return key === undefined ? false : verifyOnce(seen, key, message, s.signature);
   });
 }
 

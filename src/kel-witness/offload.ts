@@ -123,7 +123,7 @@ export class KelOffload {
 
   /** Checks 2–3 and 6 of a request on a worker: parseSubmission's answer (check 6's outcome in `c.stateless`), or 503. */
   async submission(route: KelRoute, body: Uint8Array, header: string): Promise<OffloadedSubmission> {
-    const a = await this.run({ job: 'submission', route, body: Uint8Array.from(body), header });
+    const a = await this.run({ job: 'submission', route, body: new Uint8Array(body), header });
     if (a === null) return overloaded();
     if (a.job !== 'submission') throw new Error('kel offload: a signatures answer to a submission');
     const r = a.result;
