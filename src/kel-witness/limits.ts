@@ -3,7 +3,7 @@
  * ledger's, the escrow's, group commit's and the verification workers' (offload.ts).
  */
 import { DEFAULT_ESCROW_LIMITS, type EscrowLimits } from './escrow.ts';
-import { DEFAULT_OFFLOAD_MAX_PENDING } from './offload.ts';
+import { DEFAULT_OFFLOAD_MAX_PENDING, OFFLOAD_MIN_BYTES } from './offload.ts';
 import { DEFAULT_KEL_QUOTA_LIMITS, type KelQuotaLimits } from './quota.ts';
 
 export interface KelWitnessLimits extends KelQuotaLimits {
@@ -18,6 +18,8 @@ export interface KelWitnessLimits extends KelQuotaLimits {
   offloadWorkers: number | null;
   /** Jobs waiting for them at most; past it 503 `overloaded`. */
   offloadMaxPending: number;
+  /** Requests of this many bytes (body and `CESR-ATTACHMENT`) or more go to them (OFFLOAD_MIN_BYTES). */
+  offloadMinBytes: number;
 }
 
 export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
@@ -29,4 +31,5 @@ export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
   maxGroup: 32,
   offloadWorkers: null,
   offloadMaxPending: DEFAULT_OFFLOAD_MAX_PENDING,
+  offloadMinBytes: OFFLOAD_MIN_BYTES,
 };

@@ -48,8 +48,8 @@ export interface KelOffloadEvents {
 const P256_KEYS = ['"1AAJ', '"1AAI'];
 
 /** Whether a request is worth a worker: large, or naming a P-256 key (a mere routing hint: the outcome is the same either way). */
-export function offloadWanted(body: Uint8Array, header: string): boolean {
-  if (body.length + header.length >= OFFLOAD_MIN_BYTES) return true;
+export function offloadWanted(body: Uint8Array, header: string, minBytes = OFFLOAD_MIN_BYTES): boolean {
+  if (body.length + header.length >= minBytes) return true;
   const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   return P256_KEYS.some((k) => b.includes(k, 0, 'latin1'));
 }
@@ -96,14 +96,16 @@ const overloaded = (): KelOutcome =>
 export class KelOffload {
   private readonly slots: Slot[];
   private readonly maxPending: number;
+  private readonly minBytes: number;
   private readonly events: KelOffloadEvents;
   private nextId = 1;
   private closed = false;
 
   /** `size` worker threads (0: everything on the event loop, no bound). */
-  constructor(size: number, o: { maxPending?: number; events?: KelOffloadEvents } = {}) {
+  constructor(size: number, o: { maxPending?: number; minBytes?: number; events?: KelOffloadEvents } = {}) {
     this.slots = Array.from({ length: size }, () => ({ worker: undefined, pending: new Map(), restartAt: 0 }));
     this.maxPending = o.maxPending ?? DEFAULT_OFFLOAD_MAX_PENDING;
+    this.minBytes = o.minBytes ?? OFFLOAD_MIN_BYTES;
     this.events = o.events ?? {};
   }
 
@@ -118,7 +120,7 @@ export class KelOffload {
 
   /** Whether a request goes to a worker (offloadWanted, and there are workers). */
   wants(body: Uint8Array, header: string): boolean {
-    return this.slots.length > 0 && !this.closed && offloadWanted(body, header);
+    return this.slots.length > 0 && !this.closed && offloadWanted(body, header, this.minBytes);
   }
 
   /** Checks 2–3 and 6 of a request on a worker: parseSubmission's answer (check 6's outcome in `c.stateless`), or 503. */

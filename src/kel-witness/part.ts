@@ -142,6 +142,7 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
   const bounds = { ...DEFAULT_KEL_WITNESS_LIMITS, ...config.kelLimits };
   const offload = new KelOffload(bounds.offloadWorkers ?? ctx.pool?.size ?? 0, {
     maxPending: bounds.offloadMaxPending,
+    minBytes: bounds.offloadMinBytes,
     events: {
       job: (job) => {
         offloaded.inc({ job });
