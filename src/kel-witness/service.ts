@@ -10,7 +10,7 @@ import type { LogBatch } from '../log/batch.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { KelLedgerEvent, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { admits, type KelAllowList } from './allow.ts';
-import { ledgerRow, parsedStored, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
+import { ledgerRow, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
 import { simpleConflictClassifier, type ConflictClassifier } from './conflicts.ts';
 import { buildProof, duplicityEntry, eventEntry, type KelDuplicityProof, type ProofEvent } from './duplicity.ts';
 import { KelEscrow } from './escrow.ts';
@@ -132,7 +132,7 @@ export class KelWitness {
     const delegator =
       inception !== undefined
         ? inception.t === 'dip'
-          ? parsedStored(inception).di
+          ? decodeLedgerState(inception.keyState).delegator
           : null
         : e.t === 'dip'
           ? e.di

@@ -20,6 +20,7 @@ import { signEvent } from '../../src/keri/build.ts';
 import { parseWitnessAttachments } from '../../src/keri/cesr-attachments.ts';
 import { parseEvent } from '../../src/keri/event.ts';
 import { decodeQb64 } from '../../src/keri/qb64.ts';
+import { storedLazily } from '../../src/kel-witness/checks.ts';
 import { KelOffload } from '../../src/kel-witness/offload.ts';
 import type { KelWitnessLimits } from '../../src/kel-witness/service.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
@@ -238,4 +239,11 @@ void test('offload: /health keeps answering while a burst of worst-case bodies i
     slowest < seen.inline.cpuMs * burst,
     `/health's slowest answer with workers ${slowest.toFixed(1)} ms, the burst inline ${(seen.inline.cpuMs * burst).toFixed(0)} ms of event loop`,
   );
+});
+
+void test('offload: the event before a new one is parsed again only if more than its d is read (storedLazily)', () => {
+  const row = { prefix: 'EP', sn: 3, said: 'ED', t: 'ixn', event: 'not json: parsing it throws' } as Parameters<typeof storedLazily>[0];
+  const e = storedLazily(row);
+  assert.deepEqual([e.d, e.i, e.sn, e.t], ['ED', 'EP', 3, 'ixn'], 'from the row, nothing parsed');
+  assert.throws(() => e.a, SyntaxError, 'anything else parses the stored text');
 });
