@@ -5,16 +5,23 @@
 // once (`concurrent`), to a node with group commit (the default) and to one committing each event
 // alone (`maxGroup: 1`), the two interleaved round by round so both see the same machine load.
 // `cpu_ms_per_receipt` is this process's CPU (client and server: they share the process) per receipt.
-//   node bench/kel-receipts.ts [N=300] [C=8] [ROUNDS=2]
+// `worst_case` (SPEC §3.6.2 "Off the event loop", src/kel-witness/offload.ts): W replays of the worst
+// event the grammar allows (32 keys, 256 long seals, ≈ 48 KB), C at a time, to a node checking them
+// inline (offloadWorkers 0) and to one checking them on a verification worker, interleaved round by
+// round: the event loop's CPU time per event (the main thread's: client and server, the client's
+// share being the same in both), the other threads' (workers), and the slowest GET /health meanwhile.
+//   node bench/kel-receipts.ts [N=300] [C=8] [ROUNDS=2] [W=48] (W=0: skip worst_case)
 import { join } from 'node:path';
 import { generateEd25519, signEd25519, verifyEd25519, ed25519PublicKeyBytes } from '../src/crypto/ed25519.ts';
 import type { RunningWitness } from '../src/witness/node.ts';
 import { tempDir } from '../test/helpers/tmp.ts';
 import { Controller, send, startKelNode } from '../test/kel-witness/harness.ts';
+import { worstCase, type Wire } from '../test/kel-witness/offload-events.ts';
 
 const n = Number(process.argv[2] ?? 300);
 const concurrency = Number(process.argv[3] ?? 8);
 const rounds = Number(process.argv[4] ?? 2);
+const worstCount = Number(process.argv[5] ?? 48);
 
 interface Phase {
   receipts: number;
@@ -65,6 +72,92 @@ function ceiling(): number {
   return count / ((performance.now() - t) / 1000);
 }
 
+interface Burst {
+  events: number;
+  /** CPU time of the main thread (the event loop), and of the other threads (the workers). */
+  loopMs: number;
+  otherMs: number;
+  ms: number;
+  slowestHealthMs: number;
+}
+
+/** `count` posts of `m`, `concurrency` at a time (`probing`: while GET /health is polled); the main thread's CPU time. */
+async function burst(node: RunningWitness, m: Wire, count: number, concurrency: number, probing: boolean): Promise<Burst> {
+  let done = !probing;
+  let slowest = 0;
+  const probe = (async () => {
+    while (!done) {
+      const s = performance.now();
+      await (await fetch(`${node.url}/health`)).arrayBuffer();
+      slowest = Math.max(slowest, performance.now() - s);
+    }
+  })();
+  const main0 = process.threadCpuUsage();
+  const all0 = process.cpuUsage();
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        const r = await send(node.url, '/receipts', m.raw, m.att);
+        if (r.status !== 200) throw new Error(`worst case: ${r.status} ${r.text}`);
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  const main = process.threadCpuUsage(main0);
+  const all = process.cpuUsage(all0);
+  done = true;
+  await probe;
+  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+  return { events: count, loopMs: cpuMs(main), otherMs: cpuMs(all) - cpuMs(main), ms, slowestHealthMs: slowest };
+}
+
+async function worstCasePhase(dir: string): Promise<Record<string, unknown>> {
+  const inline = await startKelNode(join(dir, 'inline'), { kelLimits: { ...limits, offloadWorkers: 0 } });
+  const workers = await startKelNode(join(dir, 'workers'), { kelLimits: { ...limits, offloadWorkers: 1 } });
+  try {
+    const m = worstCase(inline.kel!.identity.prefix).icp;
+    const sums: Record<string, Burst> = {};
+    for (const node of [inline, workers]) {
+      await send(node.url, '/receipts', m.raw, m.att); // incepted; then every post is a replay, checked in full
+      await burst(node, m, 8, concurrency, false); // warm
+    }
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, node] of [
+        ['inline', inline],
+        ['workers', workers],
+      ] as const) {
+        // CPU without the /health probe (which answers more often when the loop is free), then the probe.
+        const b = await burst(node, m, worstCount, concurrency, false);
+        b.slowestHealthMs = (await burst(node, m, worstCount, concurrency, true)).slowestHealthMs;
+        const s = sums[name] ?? { events: 0, loopMs: 0, otherMs: 0, ms: 0, slowestHealthMs: 0 };
+        sums[name] = {
+          events: s.events + b.events,
+          loopMs: s.loopMs + b.loopMs,
+          otherMs: s.otherMs + b.otherMs,
+          ms: s.ms + b.ms,
+          slowestHealthMs: Math.max(s.slowestHealthMs, b.slowestHealthMs),
+        };
+      }
+    }
+    const out: Record<string, unknown> = { body_bytes: m.raw.length, attachment_bytes: m.att.length };
+    for (const [name, b] of Object.entries(sums)) {
+      out[name] = {
+        loop_cpu_ms_per_event: +(b.loopMs / b.events).toFixed(2),
+        other_threads_cpu_ms_per_event: +(b.otherMs / b.events).toFixed(2),
+        ms_per_event: +(b.ms / b.events).toFixed(2),
+        slowest_health_ms: +b.slowestHealthMs.toFixed(1),
+      };
+    }
+    return out;
+  } finally {
+    await inline.close();
+    await workers.close();
+  }
+}
+
 const tmp = tempDir();
 const limits = { prefixEventsPerMinute: 1_000_000, rateLimit: null, ipBytesPerDay: 0, newPrefixesPerDay: 0 };
 const grouped = await startKelNode(join(tmp.dir, 'g'), { kelLimits: limits });
@@ -98,6 +191,7 @@ try {
   const count = Number(/^kel_commit_group_events_count (\d+)/m.exec(metrics)?.[1] ?? 0);
   const total = Number(/^kel_commit_group_events_sum (\d+)/m.exec(metrics)?.[1] ?? 0);
   doc.mean_group = count === 0 ? null : +(total / count).toFixed(2);
+  if (worstCount > 0) doc.worst_case = await worstCasePhase(join(tmp.dir, 'w'));
   process.stdout.write(`${JSON.stringify(doc)}\n`);
 } finally {
   await grouped.close();

@@ -26,6 +26,8 @@ export interface Candidate {
   attachment: string;
   /** The signature checks' answers, computed off the event loop (preverify.ts); default: verified here. */
   verify?: KelSignatureVerifier;
+  /** Check 6's outcome when a verification worker computed it (offload.ts); default: statelessCheck here. */
+  stateless?: KelOutcome | null;
 }
 
 const EVENT_TYPES = new Set(['icp', 'rot', 'ixn', 'dip', 'drt']);
@@ -79,6 +81,20 @@ export function parsedStored(row: KelLedgerEvent): KelEvent {
   return parseEvent(JSON.parse(row.event), row.sn);
 }
 
+/**
+ * A ledger row's event, parsed again only if a member other than those the row holds (`t`, `d`,
+ * `i`, `sn`) is read: rule 2 of the next event reads only its `d`, and a stored event may be a
+ * 64 KiB one that was checked on a verification worker (offload.ts).
+ */
+export function storedLazily(row: KelLedgerEvent): KelEvent {
+  let full: KelEvent | undefined;
+  const known: Partial<Record<PropertyKey, unknown>> = { t: row.t, d: row.said, i: row.prefix, sn: row.sn };
+  return new Proxy({} as KelEvent, {
+    get: (_target, member) =>
+      Object.hasOwn(known, member) ? known[member] : (Reflect.get((full ??= parsedStored(row)), member) as unknown),
+  });
+}
+
 /** Check 6: `v`, SAID, and for establishment events the signatures under their own `k` meet kt. */
 export function statelessCheck(c: Candidate): KelOutcome | null {
   const { e } = c;
@@ -105,7 +121,7 @@ export function verifyAt(
 ): { ok: true; state: WalkState } | { ok: false; outcome: KelOutcome } {
   const { e } = c;
   const events: ParsedEvent[] = [];
-  if (prev !== undefined) events[e.sn - 1] = { event: parsedStored(prev), attachment: { signatures: [], sourceSeals: [] } };
+  if (prev !== undefined) events[e.sn - 1] = { event: storedLazily(prev), attachment: { signatures: [], sourceSeals: [] } };
   events[e.sn] = { event: e, attachment: { signatures: c.att.controller ?? [], sourceSeals: c.att.sourceSeals } };
   if (prev === undefined && e.sn !== 0) return { ok: false, outcome: invalid('sequence_invalid', e.sn, 'no accepted event precedes it') };
   const r = verifyRange(e.i, events, e.sn, prior, c.verify);

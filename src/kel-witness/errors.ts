@@ -23,4 +23,5 @@ export type KelWitnessProblemCode =
   | 'kel_event_invalid'
   | 'kel_escrow_full'
   | 'kel_not_witness'
-  | 'kel_recovery_unsupported';
+  | 'kel_recovery_unsupported'
+  | 'overloaded';

@@ -10,7 +10,7 @@ import { canonicalize } from '../encoding/jcs.ts';
 import { decodeQb64 } from '../keri/qb64.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { NodeKey } from '../keys/node-keys.ts';
-import { disposeBy, type NodePart } from '../server/part.ts';
+import type { NodePart } from '../server/part.ts';
 import { sendProblem } from '../server/problem.ts';
 import type { WitnessStore } from '../store/types.ts';
 import { parseKelAllow } from './allow.ts';
@@ -22,7 +22,8 @@ import { KelOobi } from './oobi.ts';
 import { registerOobiRoutes } from './oobi-read.ts';
 import { parseSn, validPrefix } from './query-params.ts';
 import { queryKel, receiptsBody } from './reads.ts';
-import { KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
+import { DEFAULT_KEL_WITNESS_LIMITS, KelWitness, type KelOutcome, type KelRoute, type KelWitnessLimits } from './service.ts';
+import { KelOffload } from './offload.ts';
 import { nextKelStamp, parseKelUrls } from './urls.ts';
 import type { SignatureWorkers } from './preverify.ts';
 
@@ -81,7 +82,7 @@ export interface KelWitnessContext {
   readonly metrics: Registry;
   readonly dev: boolean;
   /** The node's signature pool (worker threads): request signatures are verified there. */
-  readonly pool?: SignatureWorkers;
+  readonly pool?: SignatureWorkers & { readonly size: number };
 }
 
 /** Build the part: binds the store to the prefix (first start) and starts the escrow purge. */
@@ -122,8 +123,49 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
     buckets: [1, 2, 4, 8, 16, 32],
     registers: [metrics],
   });
+  const offloaded = new Counter({
+    name: 'kel_offloaded_total',
+    help: 'KERI requests checked on a verification worker, by job (submission: parse, SAID, signatures; signatures: an ixn)',
+    labelNames: ['job'],
+    registers: [metrics],
+  });
+  const offloadRejected = new Counter({
+    name: 'kel_offload_rejected_total',
+    help: 'KERI requests answered 503 overloaded: the verification workers had their bound of jobs waiting',
+    registers: [metrics],
+  });
+  const workerFailures = new Counter({
+    name: 'kel_offload_worker_failures_total',
+    help: 'KERI verification workers that stopped or reported a bug (their jobs were done on the event loop)',
+    registers: [metrics],
+  });
+  const bounds = { ...DEFAULT_KEL_WITNESS_LIMITS, ...config.kelLimits };
+  const offload = new KelOffload(bounds.offloadWorkers ?? ctx.pool?.size ?? 0, {
+    maxPending: bounds.offloadMaxPending,
+    minBytes: bounds.offloadMinBytes,
+    events: {
+      job: (job) => {
+        offloaded.inc({ job });
+      },
+      rejected: () => {
+        offloadRejected.inc();
+      },
+      workerFailed: () => {
+        workerFailures.inc();
+      },
+    },
+  });
+  new Gauge({
+    name: 'kel_offload_pending',
+    help: 'KERI requests waiting for a verification worker',
+    registers: [metrics],
+    collect() {
+      this.set(offload.pending);
+    },
+  });
   const service = new KelWitness({
     identity,
+    offload,
     ...(ctx.pool === undefined ? {} : { workers: ctx.pool }),
     allow,
     log,
@@ -202,9 +244,10 @@ export async function startKelWitnessPart(ctx: KelWitnessContext, config: KelWit
         oobis: (set?.urls ?? []).map((u) => witnessOobiUrl(u, identity.prefix)),
       };
     },
-    [Symbol.asyncDispose]: disposeBy(() => {
+    [Symbol.asyncDispose]: async () => {
       clearInterval(purge);
-    }),
+      await offload.close();
+    },
   };
 }
 

@@ -4,7 +4,8 @@
  * against the key it names — the event's own `k` for establishment events, the committed current
  * keys for an `ixn`. The §3.5 verifier then runs as always, with those answers: a signature it asks
  * about that was not verified beforehand (a P-256 key, or keys that changed since the read) is
- * verified on the spot by verifyKelSignature, so the outcome never depends on the pool.
+ * verified on the spot by verifyKelSignature, so the outcome never depends on the pool. Large
+ * requests and P-256 signatures go to the role's verification workers instead (offload.ts).
  */
 import { signatureCounters, verifyKelSignature, type KelSignatureVerifier } from '../keri/signatures.ts';
 import type { IndexedSignature } from '../keri/attachments.ts';
@@ -12,6 +13,8 @@ import type { KelKey } from '../keri/types.ts';
 import type { KelLedgerEvent } from '../store/kel-ledger.ts';
 import { MAX_IXN_SIGNATURES, type Candidate } from './checks.ts';
 import { decodeLedgerState } from './key-state.ts';
+import type { KelOffload } from './offload.ts';
+import type { KelOutcome } from './outcome.ts';
 
 /**
  * Fewer signatures than this are verified on the event loop: one Ed25519 check costs less there than
@@ -54,21 +57,36 @@ export async function preverify(
   };
 }
 
+const P256_CODES: ReadonlySet<string> = new Set(['E', 'F', '2E', '2F']);
+
 /**
  * The verifier for a request's event, or undefined when nothing is worth sending (no workers, or
- * more signatures than check 6 allows: it refuses those without verifying). An `ixn`'s keys are
- * the current keys of the committed `tip`.
+ * more signatures than check 6 allows: it refuses those without verifying), or 503 when the
+ * verification workers are at capacity. An event a verification worker parsed has its answers
+ * already (offload.ts). An `ixn`'s keys are the current keys of the committed `tip`: when one of
+ * those it names is a P-256 key, its signatures go to a verification worker (the signature pool
+ * verifies Ed25519 only); the tip is read when the signatures are at least MIN_OFFLOADED or one
+ * carries a P-256 code (keripy's `E`/`F`/`2E`/`2F`).
  */
 export async function candidateVerifier(
   workers: SignatureWorkers | undefined,
   c: Candidate,
   tip: (prefix: string) => Promise<KelLedgerEvent | undefined>,
-): Promise<KelSignatureVerifier | undefined> {
+  offload?: Pick<KelOffload, 'size' | 'signatures'>,
+): Promise<KelSignatureVerifier | KelOutcome | undefined> {
+  if (c.verify !== undefined || (c.stateless !== undefined && c.stateless !== null)) return c.verify; // a worker's answers, or its refusal
   const sigs = c.att.controller ?? [];
   const { e } = c;
-  if (workers === undefined || sigs.length < MIN_OFFLOADED) return undefined;
   if (sigs.length > (e.t === 'ixn' ? MAX_IXN_SIGNATURES : 2 * Math.max(1, e.keys.length))) return undefined;
-  if (e.t !== 'ixn') return preverify(workers, e.bytes, e.keys, sigs);
-  const held = await tip(e.i);
-  return held === undefined ? undefined : preverify(workers, e.bytes, decodeLedgerState(held.keyState).keys, sigs);
+  const offloading = offload !== undefined && offload.size > 0;
+  const many = workers !== undefined && sigs.length >= MIN_OFFLOADED;
+  if (!many && !(offloading && (e.t !== 'ixn' || sigs.some((s) => P256_CODES.has(s.code))))) return undefined;
+  let keys = e.keys;
+  if (e.t === 'ixn') {
+    const held = await tip(e.i);
+    if (held === undefined) return undefined;
+    keys = decodeLedgerState(held.keyState).keys;
+  }
+  if (offloading && sigs.some((s) => keys[s.index]?.curve === 'p256')) return offload.signatures(e.bytes, keys, sigs);
+  return many ? preverify(workers, e.bytes, keys, sigs) : undefined;
 }

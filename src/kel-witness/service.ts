@@ -10,40 +10,25 @@ import type { LogBatch } from '../log/batch.ts';
 import type { TransparencyLog } from '../log/log.ts';
 import type { KelLedgerEvent, StoreTransaction, WitnessStore } from '../store/types.ts';
 import { admits, type KelAllowList } from './allow.ts';
-import { ledgerRow, parsedStored, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
+import { ledgerRow, parseSubmission, statelessCheck, verifyAt, type Candidate } from './checks.ts';
 import { simpleConflictClassifier, type ConflictClassifier } from './conflicts.ts';
 import { buildProof, duplicityEntry, eventEntry, type KelDuplicityProof, type ProofEvent } from './duplicity.ts';
-import { KelEscrow, type EscrowLimits, DEFAULT_ESCROW_LIMITS } from './escrow.ts';
+import { KelEscrow } from './escrow.ts';
 import { catchUpChain, drainEscrow, escrowedDelegator, holdInEscrow } from './escrow-flow.ts';
 import type { KelIdentity } from './identity.ts';
 import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
 import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
 import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
-import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient, type KelQuotaLimits } from './quota.ts';
+import { KelQuotas, quotaClient } from './quota.ts';
 import { GroupCommit } from './group-commit.ts';
 import { PrefixBytes, type PrefixBytesAt } from './prefix-bytes.ts';
 import { candidateVerifier, type SignatureWorkers } from './preverify.ts';
+import type { KelOffload } from './offload.ts';
 
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
-export interface KelWitnessLimits extends KelQuotaLimits {
-  /** Per prefix: `--kel-max-events`, `--kel-max-bytes` (stored events and attachments, superseded included). */
-  maxEvents: number;
-  maxBytes: number;
-  maxProofsPerPrefix: number;
-  escrow: EscrowLimits;
-  /** Events committed together at most (group-commit.ts; 1: one transaction per event). */
-  maxGroup: number;
-}
-
-export const DEFAULT_KEL_WITNESS_LIMITS: KelWitnessLimits = {
-  ...DEFAULT_KEL_QUOTA_LIMITS,
-  maxEvents: 10_000,
-  maxBytes: 8 * 1024 * 1024,
-  maxProofsPerPrefix: 16,
-  escrow: DEFAULT_ESCROW_LIMITS,
-  maxGroup: 32,
-};
+export { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
+import { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
 
 /** What one transaction stored, charged to the client's quotas after its commit. */
 interface Tally {
@@ -78,6 +63,8 @@ export interface KelWitnessOptions {
   now?: () => number;
   /** The node's signature pool: request signatures are verified there, off the event loop. */
   workers?: SignatureWorkers;
+  /** The role's verification workers: large and P-256 requests are checked there (offload.ts). */
+  offload?: KelOffload;
   events?: KelWitnessEvents;
 }
 
@@ -94,6 +81,7 @@ export class KelWitness {
   private readonly group: GroupCommit;
   private readonly prefixBytes = new PrefixBytes();
   private readonly workers: SignatureWorkers | undefined;
+  private readonly offload: KelOffload | undefined;
 
   constructor(o: KelWitnessOptions) {
     this.identity = o.identity;
@@ -103,6 +91,7 @@ export class KelWitness {
     this.classifier = o.classifier ?? simpleConflictClassifier;
     this.now = o.now ?? Date.now;
     this.workers = o.workers;
+    this.offload = o.offload;
     this.events = o.events ?? {};
     this.escrow = new KelEscrow(this.limits.escrow);
     this.quotas = new KelQuotas(this.limits, this.now);
@@ -122,7 +111,11 @@ export class KelWitness {
   async submit(route: KelRoute, body: Uint8Array, header: string | undefined, ip: string): Promise<KelOutcome> {
     const limited = this.quotas.admit(ip);
     if (limited !== null) return limited;
-    const parsed = parseSubmission(route, body, header);
+    // Checks 2–3 (and 6): a large or P-256 request on a verification worker (offload.ts).
+    const parsed =
+      this.offload?.wants(body, header ?? '') === true
+        ? await this.offload.submission(route, body, header ?? '')
+        : parseSubmission(route, body, header);
     if (parsed.kind === 'message') return parsed.value.t === 'rct' ? this.peerReceipts(parsed.value, parsed.att) : { kind: 'accepted' };
     if (parsed.kind !== 'candidate') return parsed;
     const c = parsed.c;
@@ -139,7 +132,7 @@ export class KelWitness {
     const delegator =
       inception !== undefined
         ? inception.t === 'dip'
-          ? parsedStored(inception).di
+          ? decodeLedgerState(inception.keyState).delegator
           : null
         : e.t === 'dip'
           ? e.di
@@ -151,8 +144,10 @@ export class KelWitness {
     const quota = this.quotas.check(e.i, ip, inception !== undefined, c.body.length + c.attachment.length);
     if (quota !== null) return quota;
     // Check 6: stateless rules (signatures verified on the workers first: preverify.ts).
-    c.verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p));
-    const stateless = statelessCheck(c);
+    const verify = await candidateVerifier(this.workers, c, (p) => this.ledger.tip(p), this.offload);
+    if (typeof verify === 'object') return verify; // the verification workers are at capacity
+    c.verify = verify;
+    const stateless = c.stateless !== undefined ? c.stateless : statelessCheck(c);
     if (stateless !== null) return stateless;
     const value = await this.commit(c, route, ip);
     if (value.kind === 'receipt' || value.kind === 'accepted') await this.processEscrow(e.i);

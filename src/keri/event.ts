@@ -282,13 +282,31 @@ export function parseEvent(value: unknown, seq: number | null = null): KelEvent 
 }
 
 /**
+ * computeSaid's answers, per event object (events are not changed after parseEvent): a SAID is
+ * hashed once however many checks ask for it (statelessCheck and rule 2 of the same event).
+ */
+const saids = new WeakMap<KelEvent, string>();
+
+/**
  * SAID(e): the `E` digest of B(e'), where e' has `d` (and an icp/dip's self-addressing `i`) set to
  * 44 `#` and `v` for e''s size. The placeholder is as long as an `E` SAID, so e' and e have the same size.
  */
 export function computeSaid(e: KelEvent): string {
+  const known = saids.get(e);
+  if (known !== undefined) return known;
   const hashed: Record<string, unknown> = { ...e.canonical, v: e.expectedVersion, d: SAID_PLACEHOLDER };
   if ((e.t === 'icp' || e.t === 'dip') && e.i.startsWith('E')) hashed.i = SAID_PLACEHOLDER;
-  return blake3Qb64(serialize(hashed));
+  const said = blake3Qb64(serialize(hashed));
+  saids.set(e, said);
+  return said;
+}
+
+/**
+ * Record `said` as computeSaid's answer for `e`, computed by computeSaid on an equal event
+ * elsewhere (a verification worker: src/kel-witness/offload.ts), so it is not hashed again here.
+ */
+export function rememberSaid(e: KelEvent, said: string): void {
+  saids.set(e, said);
 }
 
 /** True when `i` is a self-addressing prefix (an `E` digest) rather than a basic (key) prefix. */

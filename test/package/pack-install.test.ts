@@ -192,6 +192,9 @@ void test('the tarball holds the compiled package and nothing from the test, ben
     'lib/src/client/index.d.ts',
     'lib/src/verify/index.js',
     'lib/src/verify/index.d.ts',
+    // Worker threads started by URL next to their module (src/registry/kel-evaluator.ts, src/kel-witness/offload.ts).
+    'lib/src/registry/kel-worker.js',
+    'lib/src/kel-witness/offload-worker.js',
   ]) {
     assert.ok(paths.includes(p), `${p} is published`);
   }

@@ -16,6 +16,7 @@ import { VERSION } from '../../src/version.ts';
 import { buildInfo } from '../../src/release/build-info.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { spawnServe } from '../helpers/spawn-serve.ts';
+import { worstCase } from '../kel-witness/offload-events.ts';
 
 // Inside the repository, so the bundle finds better-sqlite3 in node_modules as dist/ does.
 const outDir = join(ROOT, 'dist', `.test-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -260,6 +261,37 @@ void test('no attestation: /build is 404 no_build_attestation, and the verifier 
     // the rest of the bundled node works
     const health = (await (await fetch(`${node.url}/health`)).json()) as { status: string; witness_name: string };
     assert.deepEqual([health.status, health.witness_name], ['ok', 'w.test/b']);
+  } finally {
+    assert.equal(await node.stop(), 0);
+  }
+});
+
+void test("the bundle runs the KERI witness role's verification worker from its own file (a large event is receipted through it)", async () => {
+  const dir = join(work.dir, 'kel');
+  mkdirSync(dir);
+  assert.equal(aw(['keygen', '--out', join(dir, 'kel.pem')]).status, 0);
+  const node = await spawnServe(
+    ['serve', '--listen', '127.0.0.1:0', '--name', 'w.test/k', '--roles', 'kel', '--dev', '--data-dir', join(dir, 'data')].concat([
+      '--kel-key',
+      join(dir, 'kel.pem'),
+      '--verify-threads',
+      '1',
+    ]),
+    { entry: bundleFile },
+  );
+  try {
+    const health = (await (await fetch(`${node.url}/health`)).json()) as { keys: { kel_prefix: string } };
+    const w = health.keys.kel_prefix;
+    const big = worstCase(w);
+    const res = await fetch(`${node.url}/receipts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cesr+json', 'cesr-attachment': big.icp.att },
+      body: big.icp.raw,
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.match(await res.text(), /^\{"v":"KERI10JSON[0-9a-f]{6}_","t":"rct"/);
+    const metrics = await (await fetch(`${node.url}/metrics`)).text();
+    assert.match(metrics, /^kel_offloaded_total\{job="submission"\} 1$/m, 'checked on a worker thread running the bundle');
   } finally {
     assert.equal(await node.stop(), 0);
   }
