@@ -15,7 +15,7 @@
  * Knobs: BENCH_WN_SECONDS (load phase, default 60), BENCH_WN_FULL=1 (the documented 10-minute
  * profile: 600 s), BENCH_WN_LOGS (default 40 000), BENCH_WN_RATE (default 100/s),
  * BENCH_WN_MLDSA_EVERY (every n-th log has an ML-DSA-44 key, default 8), BENCH_WN_PG=0 (skip
- * PostgreSQL).
+ * PostgreSQL), BENCH_WN_SQLITE=0 (skip SQLite).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -216,7 +216,10 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
 }
 
 try {
-  const sqlite = await profile('data-sqlite', [], () => Promise.resolve(dirBytes(join(dir, 'data-sqlite'))));
+  const sqlite =
+    process.env.BENCH_WN_SQLITE === '0'
+      ? { skipped: 'BENCH_WN_SQLITE=0' }
+      : await profile('data-sqlite', [], () => Promise.resolve(dirBytes(join(dir, 'data-sqlite'))));
   let postgres: unknown = { skipped: 'PostgreSQL binaries not found (install Debian postgresql or set PG_BIN)' };
   if (process.env.BENCH_WN_PG === '0') postgres = { skipped: 'BENCH_WN_PG=0' };
   else if (pgBinDir() !== undefined) {
