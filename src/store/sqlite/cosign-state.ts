@@ -41,6 +41,7 @@ class CosignQueries {
   readonly putEmptyOrigin: Statement<[string, Uint8Array, string]>;
   readonly setImportQpd: Statement<[number, string]>;
   readonly listImports: Statement<[], { origin: string; vkeys: string; qpd: number; source: string; imported_at: number }>;
+  readonly cosignedSizes: Statement<[], { origin: string; size: number }>;
 
   constructor(db: Db) {
     this.getOriginSize = db.prepare('SELECT size FROM origins WHERE origin = ?');
@@ -74,6 +75,7 @@ class CosignQueries {
     );
     this.setImportQpd = db.prepare('UPDATE imported_logs SET qpd = ? WHERE origin = ?');
     this.listImports = db.prepare('SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id');
+    this.cosignedSizes = db.prepare("SELECT origin, size FROM origins WHERE checkpoint <> ''");
   }
 }
 
@@ -271,6 +273,10 @@ export class SqliteCosignState implements CosignStateStorage {
         importedAt: r.imported_at,
       })),
     );
+  }
+
+  cosignedSizes(): Promise<Map<string, number>> {
+    return this.c.read(() => new Map(this.r.cosignedSizes.all().map((r) => [r.origin, r.size])));
   }
 
   originKeys(origins: readonly string[]): Promise<Map<string, StoredOriginKeys>> {
