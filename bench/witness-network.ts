@@ -165,13 +165,12 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
   const pending: Promise<void>[] = [];
   const probed = new Map<string, number>();
   let probes = 0;
-  let probing = probe !== undefined;
+  const probing = { on: probe !== undefined };
   const prober = (async () => {
-    while (probing) {
+    while (probe !== undefined && probing.on) {
       await new Promise((res) => setTimeout(res, 500));
-      if (!probing) break;
       probes++;
-      for (const k of (await probe!().catch(() => ['probe_failed'])) ?? []) probed.set(k, (probed.get(k) ?? 0) + 1);
+      for (const k of await probe().catch(() => ['probe_failed'])) probed.set(k, (probed.get(k) ?? 0) + 1);
     }
   })();
   for (const r of reqs) {
@@ -195,7 +194,7 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
   }
   await Promise.all(pending);
   const elapsedS = (performance.now() - start) / 1000;
-  probing = false;
+  probing.on = false;
   await prober;
   const cpuMs = w.cpuMs() - cpu0;
   const rssEnd = rssMiB(pid);

@@ -237,8 +237,9 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         if (state !== undefined) metrics.size.set({ origin }, state.size);
         continue;
       }
+      // read at start: a cosignature made since set the gauge itself (the tally), and is newer
       const size = allSizes.get(origin);
-      if (size !== undefined) metrics.size.set({ origin }, size);
+      if (size !== undefined && (tally.of(origin)?.cosigned ?? 0) === 0) metrics.size.set({ origin }, size);
       // a turn for requests every 1 000 origins
       if (++n % 1000 === 0) await new Promise((r) => setImmediate(r));
     }

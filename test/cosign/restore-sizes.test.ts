@@ -26,7 +26,13 @@ void test('the size gauges of 300 imported origins are restored from one read, n
     const list = join(dir, 'list');
     writeFileSync(list, `logs/v0\n${origins.map((o) => `vkey ${formatVkey(o, SIG_TYPE_ED25519, key)}\nqpd 24`).join('\n')}\n`);
     // A first start imports the list; then two of the origins are cosigned.
-    const first = await createCosignRole({ store: store.cosign, name: WITNESS_NAME, cosignKeys: [cosignKeyC], logsLists: [list], watch: false });
+    const first = await createCosignRole({
+      store: store.cosign,
+      name: WITNESS_NAME,
+      cosignKeys: [cosignKeyC],
+      logsLists: [list],
+      watch: false,
+    });
     assert.equal(first.logs.current().size, 300);
     first.stop();
     for (const [i, size] of [
@@ -35,7 +41,14 @@ void test('the size gauges of 300 imported origins are restored from one read, n
     ] as const) {
       const o = origins[i]!;
       assert.equal(
-        await store.cosign.updateOrigin(0, { origin: o, size, root: fill(size), checkpoint: `${o}\n${size}\n`, cosignatures: '', lastTime: 1 }),
+        await store.cosign.updateOrigin(0, {
+          origin: o,
+          size,
+          root: fill(size),
+          checkpoint: `${o}\n${size}\n`,
+          cosignatures: '',
+          lastTime: 1,
+        }),
         true,
       );
     }

@@ -112,17 +112,19 @@ export class SqliteCosignState implements CosignStateStorage {
       try {
         this.c.sync.check();
       } catch (e) {
-        return Promise.reject(e as Error);
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
       }
       this.remember(origin, hit);
       return Promise.resolve(hit ?? undefined);
     }
     const seen = this.writes;
-    return this.c.read(() => originFromRow(origin, this.r.getOrigin.get(origin))).then((state) => {
-      // Released once durable; still the row's state unless a commit touched the origin meanwhile.
-      if (this.unchangedSince(origin, seen)) this.remember(origin, state ?? null);
-      return state;
-    });
+    return this.c
+      .read(() => originFromRow(origin, this.r.getOrigin.get(origin)))
+      .then((state) => {
+        // Released once durable; still the row's state unless a commit touched the origin meanwhile.
+        if (this.unchangedSince(origin, seen)) this.remember(origin, state ?? null);
+        return state;
+      });
   }
 
   private unchangedSince(origin: string, seen: number): boolean {

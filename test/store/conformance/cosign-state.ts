@@ -37,13 +37,10 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
       assert.equal(await s.updateOrigin(0, origin(2, 100, 'example.com/other')), true);
       const sizes = await s.cosignedSizes?.();
       assert.ok(sizes !== undefined, 'both drivers implement cosignedSizes');
-      assert.deepEqual(
-        [...sizes].sort(),
-        [
-          ['example.com/log', 5],
-          ['example.com/other', 2],
-        ],
-      );
+      assert.deepEqual([...sizes].sort(), [
+        ['example.com/log', 5],
+        ['example.com/other', 2],
+      ]);
     }));
 
   void test('cosign evidence: one row per (origin, hash), listed oldest first, bounded per origin with the oldest evicted; survives reopening', () =>
