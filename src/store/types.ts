@@ -258,11 +258,7 @@ export interface CosignStateStorage {
    * (`anchor-witness cosign forget`, SPEC §5 rev 4).
    */
   forgetOrigin(origin: string): Promise<ForgottenOrigin>;
-  /**
-   * The cosigned size of every origin that has one, in one read (the size gauges at start: one
-   * statement, not one round trip per origin of a 40 000-log list). Optional: callers fall back to
-   * getOrigin per origin.
-   */
+  /** Every cosigned origin's size in one read (start-up gauges); optional: else getOrigin per origin. */
   cosignedSizes?(): Promise<Map<string, number>>;
 }
 
