@@ -15,7 +15,7 @@
  * Knobs: BENCH_WN_SECONDS (load phase, default 60), BENCH_WN_FULL=1 (the documented 10-minute
  * profile: 600 s), BENCH_WN_LOGS (default 40 000), BENCH_WN_RATE (default 100/s),
  * BENCH_WN_MLDSA_EVERY (every n-th log has an ML-DSA-44 key, default 8), BENCH_WN_PG=0 (skip
- * PostgreSQL).
+ * PostgreSQL), BENCH_WN_SQLITE=0 (skip SQLite).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,7 +122,11 @@ const ms = (v: number) => Number(v.toFixed(2));
 writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(generateEd25519().privateKey));
 writeNewKeyFile(join(dir, 'c.pem'), ed25519PrivateKeyToPem(generateEd25519().privateKey));
 
-async function profile(dataDir: string, store: string[], storeBytes: () => Promise<number>) {
+/**
+ * `probe`, sampled every 500 ms during the load: what the store's connections are doing (PostgreSQL:
+ * `state/wait_event` of each of the witness's backends), as shares of the samples.
+ */
+async function profile(dataDir: string, store: string[], storeBytes: () => Promise<number>, probe?: () => Promise<string[]>) {
   const args = [
     '--data-dir',
     join(dir, dataDir),
@@ -159,6 +163,16 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
   const cpu0 = w.cpuMs();
   const start = performance.now();
   const pending: Promise<void>[] = [];
+  const probed = new Map<string, number>();
+  let probes = 0;
+  const probing = { on: probe !== undefined };
+  const prober = (async () => {
+    while (probe !== undefined && probing.on) {
+      await new Promise((res) => setTimeout(res, 500));
+      probes++;
+      for (const k of await probe().catch(() => ['probe_failed'])) probed.set(k, (probed.get(k) ?? 0) + 1);
+    }
+  })();
   for (const r of reqs) {
     const wait = start + r.due - performance.now();
     if (wait > 1) await new Promise((res) => setTimeout(res, wait));
@@ -180,6 +194,8 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
   }
   await Promise.all(pending);
   const elapsedS = (performance.now() - start) / 1000;
+  probing.on = false;
+  await prober;
   const cpuMs = w.cpuMs() - cpu0;
   const rssEnd = rssMiB(pid);
   client.close();
@@ -212,11 +228,22 @@ async function profile(dataDir: string, store: string[], storeBytes: () => Promi
     // between the two stopped states (SQLite: the WAL checkpointed into the database at close)
     store_growth_bytes_per_request: Math.round((bytesStopped - bytesStopped0) / ok),
     store_growth_mib_per_hour: Number(((((bytesStopped - bytesStopped0) / elapsedS) * 3600) / 2 ** 20).toFixed(1)),
+    ...(probe === undefined
+      ? {}
+      : {
+          // mean number of the witness's backends in each state per sample
+          store_connections: Object.fromEntries(
+            [...probed.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, Number((n / Math.max(1, probes)).toFixed(2))]),
+          ),
+        }),
   };
 }
 
 try {
-  const sqlite = await profile('data-sqlite', [], () => Promise.resolve(dirBytes(join(dir, 'data-sqlite'))));
+  const sqlite =
+    process.env.BENCH_WN_SQLITE === '0'
+      ? { skipped: 'BENCH_WN_SQLITE=0' }
+      : await profile('data-sqlite', [], () => Promise.resolve(dirBytes(join(dir, 'data-sqlite'))));
   let postgres: unknown = { skipped: 'PostgreSQL binaries not found (install Debian postgresql or set PG_BIN)' };
   if (process.env.BENCH_WN_PG === '0') postgres = { skipped: 'BENCH_WN_PG=0' };
   else if (pgBinDir() !== undefined) {
@@ -226,8 +253,16 @@ try {
       const c = new pg.Client(url);
       await c.connect();
       try {
-        postgres = await profile('data-pg', ['--store', url], async () =>
-          Number((await c.query<{ n: string }>('select pg_database_size(current_database()) as n')).rows[0]!.n),
+        postgres = await profile(
+          'data-pg',
+          ['--store', url],
+          async () => Number((await c.query<{ n: string }>('select pg_database_size(current_database()) as n')).rows[0]!.n),
+          async () =>
+            (
+              await c.query<{ s: string }>(
+                "select coalesce(state, '?') || '/' || coalesce(wait_event, 'cpu') || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) as s from pg_stat_activity where application_name = 'anchor-witness' and pid <> pg_backend_pid()",
+              )
+            ).rows.map((r) => r.s),
         );
       } finally {
         await c.end();

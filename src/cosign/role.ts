@@ -219,17 +219,29 @@ export async function createCosignRole(opts: CosignRoleOptions): Promise<CosignR
         });
 
   // The size gauges of the logs file's origins before serving; those of the (possibly many)
-  // imported origins in the background.
+  // imported origins in the background. With a store that reads every cosigned size at once
+  // (cosignedSizes), that is one read for both, not one per origin (40 000 round trips to
+  // PostgreSQL with a witness-network list, competing with the first minute's requests).
   // The background part ends at stop(): a store closed by the shutdown is no failure to report.
   const configuredOrigins = new Set(logs.configured().map((l) => l.origin));
   let stopped = false;
+  const allSizes = metrics === undefined || opts.store.cosignedSizes === undefined ? undefined : await opts.store.cosignedSizes();
   const restoreSizes = async (imported: boolean): Promise<void> => {
     if (metrics === undefined) return;
+    let n = 0;
     for (const origin of logs.current().keys()) {
       if (stopped) return;
       if (configuredOrigins.has(origin) === imported) continue;
-      const state = await opts.store.getOrigin(origin);
-      if (state !== undefined) metrics.size.set({ origin }, state.size);
+      if (allSizes === undefined) {
+        const state = await opts.store.getOrigin(origin);
+        if (state !== undefined) metrics.size.set({ origin }, state.size);
+        continue;
+      }
+      // read at start: a cosignature made since set the gauge itself (the tally), and is newer
+      const size = allSizes.get(origin);
+      if (size !== undefined && (tally.of(origin)?.cosigned ?? 0) === 0) metrics.size.set({ origin }, size);
+      // a turn for requests every 1 000 origins
+      if (++n % 1000 === 0) await new Promise((r) => setImmediate(r));
     }
   };
   await restoreSizes(false);

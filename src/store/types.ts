@@ -258,6 +258,8 @@ export interface CosignStateStorage {
    * (`anchor-witness cosign forget`, SPEC §5 rev 4).
    */
   forgetOrigin(origin: string): Promise<ForgottenOrigin>;
+  /** Every cosigned origin's size in one read (start-up gauges); optional: else getOrigin per origin. */
+  cosignedSizes?(): Promise<Map<string, number>>;
 }
 
 // ---------------------------------------------------------------- witnessed own log

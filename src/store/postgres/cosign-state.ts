@@ -58,6 +58,7 @@ const SQL = {
                SELECT origin FROM ins`,
   setImportedQpd: 'UPDATE imported_logs SET qpd = t.q FROM unnest($1::text[], $2::integer[]) AS t(o, q) WHERE imported_logs.origin = t.o',
   listImports: 'SELECT origin, vkeys, qpd, source, imported_at FROM imported_logs ORDER BY id',
+  cosignedSizes: "SELECT origin, size FROM origins WHERE checkpoint <> ''",
 };
 
 /** Rows per import statement (bounded parameter arrays). */
@@ -164,6 +165,11 @@ export class PgCosignState implements CosignStateStorage {
     type Row = { origin: string; vkeys: string; qpd: number; source: string; imported_at: number };
     const res = await this.db.read<Row>('listImports', SQL.listImports, []);
     return res.rows.map((r) => ({ origin: r.origin, vkeys: r.vkeys.split('\n'), qpd: r.qpd, source: r.source, importedAt: r.imported_at }));
+  }
+
+  async cosignedSizes(): Promise<Map<string, number>> {
+    const res = await this.db.read<{ origin: string; size: number }>('cosignedSizes', SQL.cosignedSizes, []);
+    return new Map(res.rows.map((r) => [r.origin, r.size]));
   }
 
   async originKeys(origins: readonly string[]): Promise<Map<string, StoredOriginKeys>> {

@@ -28,6 +28,21 @@ export function cosignStateConformance(factory: () => StoreFactory): void {
       assert.equal(await s.updateOrigin(0, origin(1, 100, 'example.com/other')), true);
     }));
 
+  void test('cosign origins: cosignedSizes lists every cosigned origin with its size (imported, never cosigned ones left out)', () =>
+    withStore(factory, async ({ cosign: s }) => {
+      assert.deepEqual([...((await s.cosignedSizes?.()) ?? new Map())], []);
+      await s.importLogs([{ origin: 'example.com/imported', vkeys: ['k'], qpd: 24, source: 'list', importedAt: 1 }], fill(0));
+      assert.equal(await s.updateOrigin(0, origin(3, 100)), true);
+      assert.equal(await s.updateOrigin(3, origin(5, 101)), true);
+      assert.equal(await s.updateOrigin(0, origin(2, 100, 'example.com/other')), true);
+      const sizes = await s.cosignedSizes?.();
+      assert.ok(sizes !== undefined, 'both drivers implement cosignedSizes');
+      assert.deepEqual([...sizes].sort(), [
+        ['example.com/log', 5],
+        ['example.com/other', 2],
+      ]);
+    }));
+
   void test('cosign evidence: one row per (origin, hash), listed oldest first, bounded per origin with the oldest evicted; survives reopening', () =>
     withStore(factory, async (s0, f, use) => {
       const log = 'example.com/log';
