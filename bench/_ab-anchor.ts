@@ -43,7 +43,8 @@ const variants = (process.env.BENCH_AB ?? '')
   .split(',')
   .filter(Boolean)
   .map((v) => {
-    const [label, rest] = v.split('=');
+    const cut = v.indexOf('=');
+    const [label, rest] = cut < 0 ? [undefined, undefined] : [v.slice(0, cut), v.slice(cut + 1)];
     const [checkout, flags] = (rest ?? '').split('|');
     if (label === undefined || !checkout) throw new Error(`BENCH_AB: ${v} is not label=/path`);
     return { label, entry: join(checkout, 'bin', 'anchor-witness.js'), flags: (flags ?? '').split(' ').filter(Boolean) };
