@@ -2,7 +2,7 @@
  * `node bench/_ab-anchor.ts`: before/after runs of the anchor path, interleaved (A B A B …), for
  * one lever at a time (issue 28). BENCH_AB (required) names the variants as
  * `label=/path/to/checkout,label=/path/to/checkout` (each checkout's bin/anchor-witness.js runs the
- * witness; `label=/path|--flag --flag` adds Node/V8 flags to that variant's witness); BENCH_AB_PAIRS (default 3) rounds of one phase per variant, each on a fresh witness:
+ * witness; `label=/path|--flag --flag|--arg x` adds Node/V8 flags and `serve` arguments to that variant's witness); BENCH_AB_PAIRS (default 3) rounds of one phase per variant, each on a fresh witness:
  * a 2 s warm-up, then BENCH_SECONDS (default 8) of BENCH_CONCURRENCY (default 256) closed-loop
  * clients. Per phase: the witness's CPU µs per anchor (all threads, and by kind of thread),
  * anchors/s and p99; BENCH_AB_RATE (e.g. 600) adds an open-loop phase at that fixed rate (the same
@@ -45,9 +45,14 @@ const variants = (process.env.BENCH_AB ?? '')
   .map((v) => {
     const cut = v.indexOf('=');
     const [label, rest] = cut < 0 ? [undefined, undefined] : [v.slice(0, cut), v.slice(cut + 1)];
-    const [checkout, flags] = (rest ?? '').split('|');
+    const [checkout, flags, args] = (rest ?? '').split('|');
     if (label === undefined || !checkout) throw new Error(`BENCH_AB: ${v} is not label=/path`);
-    return { label, entry: join(checkout, 'bin', 'anchor-witness.js'), flags: (flags ?? '').split(' ').filter(Boolean) };
+    return {
+      label,
+      entry: join(checkout, 'bin', 'anchor-witness.js'),
+      flags: (flags ?? '').split(' ').filter(Boolean),
+      args: (args ?? '').split(' ').filter(Boolean),
+    };
   });
 if (variants.length < 2) throw new Error('BENCH_AB=label=/checkout,label=/checkout (two or more) is required');
 
@@ -88,7 +93,13 @@ const perUs = (a: ThreadCpu, b: ThreadCpu, n: number) => {
   return { ...t, total: t.event_loop + t.workers + t.v8_helpers + t.other };
 };
 
-async function phase(label: string, entry: string, flags: string[], round: number): Promise<Record<string, number | string>> {
+async function phase(
+  label: string,
+  entry: string,
+  flags: string[],
+  args: string[],
+  round: number,
+): Promise<Record<string, number | string>> {
   const w = await spawnWitness(
     [
       '--data-dir',
@@ -107,6 +118,7 @@ async function phase(label: string, entry: string, flags: string[], round: numbe
       '1000000000',
       '--max-queue',
       '100000',
+      ...args,
     ],
     entry,
     true,
@@ -179,7 +191,7 @@ try {
   const rows: Record<string, number | string>[] = [];
   for (let round = 0; round < PAIRS; round++) {
     for (const v of variants) {
-      const row = await phase(v.label, v.entry, v.flags, round);
+      const row = await phase(v.label, v.entry, v.flags, v.args, round);
       rows.push(row);
       process.stdout.write(JSON.stringify(row) + '\n');
     }

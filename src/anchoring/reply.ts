@@ -49,7 +49,7 @@ const rawJSON = (text: string): unknown => (JSON as unknown as RawJsonApi).rawJS
  * native JSON.stringify without a replacer — the bigint goes in as a raw JSON integer literal.
  * Issue 28: the 200 body of POST /v1/anchor is serialized on the event loop once per request.
  */
-export function anchorBodyJson<B extends { anchor: AnchorWire }>(body: B): string {
+export function anchorBodyJson(body: { anchor: AnchorWire }): string {
   const c = body.anchor.cumulative;
   if (typeof c !== 'bigint') return JSON.stringify(body);
   return JSON.stringify({ ...body, anchor: { ...body.anchor, cumulative: rawJSON(c.toString()) } });

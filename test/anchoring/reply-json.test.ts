@@ -19,7 +19,7 @@ import { encodeHex } from '../../src/encoding/hex.ts';
 function nastyText(): string {
   const pool = ['a', 'Z', '/', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '☃', '😀', '\ud800', '\udfff', ' ', '\u2028'];
   let s = '';
-  for (let i = randomInt(0, 24); i > 0; i--) s += pool[randomInt(pool.length)];
+  for (let i = randomInt(0, 24); i > 0; i--) s += pool[randomInt(pool.length)]!;
   return s;
 }
 
@@ -68,7 +68,7 @@ function randomInclusion() {
   };
 }
 
-test('anchorBodyJson writes the bytes of the server serializer (stringifyJson) for random 200 and latest bodies', () => {
+void test('anchorBodyJson writes the bytes of the server serializer (stringifyJson) for random 200 and latest bodies', () => {
   for (let i = 0; i < 2000; i++) {
     const witness = { name: nastyText(), publicKeyHex: randomBytes(32).toString('hex') };
     const next = randomInt(3) === 0 ? { publicKeyHex: randomBytes(32).toString('hex'), signature: randomBytes(64) } : undefined;
@@ -83,7 +83,7 @@ test('anchorBodyJson writes the bytes of the server serializer (stringifyJson) f
   assert.equal(anchorBodyJson({ anchor: wire }), stringifyJson({ anchor: wire }));
 });
 
-test('POST /v1/anchor over loopback: the 200 body is byte for byte what the server serializer writes, for a cumulative beyond 2^53 (2^127 + 12345)', async () => {
+void test('POST /v1/anchor over loopback: the 200 body is byte for byte what the server serializer writes, for a cumulative beyond 2^53 (2^127 + 12345)', async () => {
   const party = edParty(0x31);
   const tmp = tempDir();
   const w = await startTestWitness(tmp.dir, {
