@@ -11,7 +11,7 @@
  *   response (`http.server.response.finish`): p50, p99, max;
  * - `long_turns` (only with BENCH_LOOP_TRACE=1: the ticker and the per-request marks cost CPU): a 2 ms ticker that is late by more than BENCH_LONG_TURN_MS (default 10) marks
  *   the loop busy for that window; each such turn lists what started inside it: GC pauses, the
- *   anchor path's steps (src/anchoring/trace.ts: verify-pool send and reply with their item counts,
+ *   anchor path's steps (src/anchoring/trace.ts: verify-pool send, reply and round trip with their item counts,
  *   batch commits and answers with their request counts), HTTP requests parsed and answered.
  *   Reported: how many, their total time, the share of it spent in GC, and the longest ones.
  */

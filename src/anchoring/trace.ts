@@ -10,7 +10,7 @@ export const ANCHOR_PATH_CHANNEL = 'anchor-witness:anchor-path';
 
 /** What the loop did: `what` names the step, `ms` its duration (0 for a point), `n` how many requests it covered. */
 export interface AnchorPathMark {
-  what: 'verify_send' | 'verify_reply' | 'batch_commit' | 'batch_answer';
+  what: 'verify_send' | 'verify_reply' | 'verify_trip' | 'batch_commit' | 'batch_answer';
   /** performance.now() when the step started. */
   at: number;
   ms: number;

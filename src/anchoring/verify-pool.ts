@@ -132,7 +132,7 @@ function replySize(it: Item): number {
 
 export class SignaturePool {
   private readonly slots: Slot[] = [];
-  private readonly waiting = new Map<number, { items: Pending[]; slot: Slot }>();
+  private readonly waiting = new Map<number, { items: Pending[]; slot: Slot; sentAt: number }>();
   private queue: Pending[] = [];
   private scheduled = false;
   private nextId = 1;
@@ -279,7 +279,7 @@ export class SignaturePool {
       o = at + signLen;
     }
     const id = this.nextId++;
-    this.waiting.set(id, { items, slot });
+    this.waiting.set(id, { items, slot, sentAt: tracing() ? performance.now() : 0 });
     slot.inFlight++;
     slot.worker.postMessage({ id, buf, count: items.length }, [buf]);
   }
@@ -297,7 +297,10 @@ export class SignaturePool {
       it.resolve(valid && size > 1 ? { valid, signature: out.slice(r + 1, r + size) } : { valid });
       r += size;
     }
-    if (t !== 0) mark('verify_reply', t, w.items.length);
+    if (t !== 0) {
+      mark('verify_reply', t, w.items.length);
+      if (w.sentAt !== 0) mark('verify_trip', w.sentAt, w.items.length); // posted → answered, queueing in the worker included
+    }
   }
 
   /** A worker died: do its outstanding items here, and stop using it. */

@@ -68,6 +68,7 @@ void test('each verify trip and each batch publishes one mark with its request c
     // 20 requests submitted in one turn: every one went through one verify trip and one batch
     assert.equal(sum('verify_send'), 20);
     assert.equal(sum('verify_reply'), 20);
+    assert.equal(sum('verify_trip'), 20);
     assert.equal(sum('batch_commit'), 20);
     assert.equal(sum('batch_answer'), 20);
     for (const m of marks) assert.ok(m.ms >= 0 && m.at > 0 && m.n > 0, JSON.stringify(m));
