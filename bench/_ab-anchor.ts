@@ -175,6 +175,7 @@ async function phase(
         open_loop_delay_max_ms: d?.max ?? NaN,
         open_gc_max_ms: Math.max(0, ...gcs.map((g) => g.max_ms)),
         open_generator_late_p99_ms: o.generator.send_late_ms.p99,
+        open_p99_from_send_ms: o.generator.from_send_ms.p99,
         open_generator_delay_p99_ms: o.generator.loop_delay_ms.p99,
       });
       if (process.env.BENCH_AB_LOOP === '1') out.open_loop = JSON.stringify(loop);
