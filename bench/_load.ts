@@ -1,11 +1,11 @@
 /** Shared load-generation pieces for the benchmarks: a witness child process, keep-alive POSTs, pre-signed anchor lanes. */
 import http from 'node:http';
-import { existsSync, readdirSync, readFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { encodeAnchor } from '../src/anchor/codec.ts';
 import { deriveSeedId } from '../src/anchor/seed.ts';
@@ -72,6 +72,7 @@ export async function spawnWitness(
     },
     stop: async () => {
       await w.stop();
+      if (reportFile !== undefined) rmSync(dirname(reportFile), { recursive: true, force: true });
     },
   };
 }
