@@ -2,12 +2,15 @@
  * `node bench/_ab-anchor.ts`: before/after runs of the anchor path, interleaved (A B A B …), for
  * one lever at a time (issue 28). BENCH_AB (required) names the variants as
  * `label=/path/to/checkout,label=/path/to/checkout` (each checkout's bin/anchor-witness.js runs the
- * witness); BENCH_AB_PAIRS (default 3) rounds of one phase per variant, each on a fresh witness:
+ * witness; `label=/path|--flag --flag|--arg x` adds Node/V8 flags and `serve` arguments to that variant's witness); BENCH_AB_PAIRS (default 3) rounds of one phase per variant, each on a fresh witness:
  * a 2 s warm-up, then BENCH_SECONDS (default 8) of BENCH_CONCURRENCY (default 256) closed-loop
  * clients. Per phase: the witness's CPU µs per anchor (all threads, and by kind of thread),
  * anchors/s and p99; BENCH_AB_RATE (e.g. 600) adds an open-loop phase at that fixed rate (the same
  * for every variant) with its p99 and CPU per anchor. The crypto cost per anchor (strict verify +
- * sign, CPU µs, this process, best of the rounds) gives each phase's CPU efficiency. Prints JSON
+ * sign, CPU µs, this process, best of the rounds) gives each phase's CPU efficiency. Every witness
+ * runs with bench/_loop-probe.ts: the open-loop phase also reports the witness's event-loop delay
+ * (p99, max), its longest GC pause and the generator's own lateness and loop delay;
+ * BENCH_AB_LOOP=1 adds the probe's whole report per phase (with BENCH_LOOP_TRACE=1, long turns). Prints JSON
  * lines per phase and, at the end, each figure's B ÷ A ratio per pair. Not part of `npm run bench`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,9 +43,16 @@ const variants = (process.env.BENCH_AB ?? '')
   .split(',')
   .filter(Boolean)
   .map((v) => {
-    const [label, checkout] = v.split('=');
-    if (label === undefined || checkout === undefined) throw new Error(`BENCH_AB: ${v} is not label=/path`);
-    return { label, entry: join(checkout, 'bin', 'anchor-witness.js') };
+    const cut = v.indexOf('=');
+    const [label, rest] = cut < 0 ? [undefined, undefined] : [v.slice(0, cut), v.slice(cut + 1)];
+    const [checkout, flags, args] = (rest ?? '').split('|');
+    if (label === undefined || !checkout) throw new Error(`BENCH_AB: ${v} is not label=/path`);
+    return {
+      label,
+      entry: join(checkout, 'bin', 'anchor-witness.js'),
+      flags: (flags ?? '').split(' ').filter(Boolean),
+      args: (args ?? '').split(' ').filter(Boolean),
+    };
   });
 if (variants.length < 2) throw new Error('BENCH_AB=label=/checkout,label=/checkout (two or more) is required');
 
@@ -83,7 +93,13 @@ const perUs = (a: ThreadCpu, b: ThreadCpu, n: number) => {
   return { ...t, total: t.event_loop + t.workers + t.v8_helpers + t.other };
 };
 
-async function phase(label: string, entry: string, round: number): Promise<Record<string, number | string>> {
+async function phase(
+  label: string,
+  entry: string,
+  flags: string[],
+  args: string[],
+  round: number,
+): Promise<Record<string, number | string>> {
   const w = await spawnWitness(
     [
       '--data-dir',
@@ -102,8 +118,11 @@ async function phase(label: string, entry: string, round: number): Promise<Recor
       '1000000000',
       '--max-queue',
       '100000',
+      ...args,
     ],
     entry,
+    true,
+    flags,
   );
   try {
     for (const l of lanes) l.next = 0; // a fresh witness: the same pre-signed anchors are new to it
@@ -111,6 +130,7 @@ async function phase(label: string, entry: string, round: number): Promise<Recor
     // A connection the server closed as it went idle resets the request sent on it: counted as an error.
     const send = (_w: number, body: Buffer) => client.post('/v1/anchor', body, 'application/json').catch(() => 0);
     await closedLoop(lanes, CONCURRENCY, 2, send); // warm-up
+    await w.loopReport(); // from here on
     const c0 = threadCpuMs(w.pid);
     const b0 = await batchTotals(w.url);
     const t0 = performance.now();
@@ -131,6 +151,8 @@ async function phase(label: string, entry: string, round: number): Promise<Recor
       other_us: Math.round(cpu.other),
       requests_per_commit: groupCommit(b0, b1).requests_per_batch,
     };
+    const peakLoop = await w.loopReport();
+    if (process.env.BENCH_AB_LOOP === '1') out.loop = JSON.stringify(peakLoop);
     if (RATE > 0) {
       const o0 = threadCpuMs(w.pid);
       const o = await openLoop(lanes, RATE, SECONDS, send);
@@ -145,6 +167,18 @@ async function phase(label: string, entry: string, round: number): Promise<Recor
         open_event_loop_us: Math.round(oc.event_loop),
         open_requests_per_commit: groupCommit(b1, b2).requests_per_batch,
       });
+      const loop = await w.loopReport();
+      const d = loop?.delay_ms as { p99: number; max: number } | undefined;
+      const gcs = Object.values((loop?.gc ?? {}) as Record<string, { max_ms: number }>);
+      Object.assign(out, {
+        open_loop_delay_p99_ms: d?.p99 ?? NaN,
+        open_loop_delay_max_ms: d?.max ?? NaN,
+        open_gc_max_ms: Math.max(0, ...gcs.map((g) => g.max_ms)),
+        open_generator_late_p99_ms: o.generator.send_late_ms.p99,
+        open_p99_from_send_ms: o.generator.from_send_ms.p99,
+        open_generator_delay_p99_ms: o.generator.loop_delay_ms.p99,
+      });
+      if (process.env.BENCH_AB_LOOP === '1') out.open_loop = JSON.stringify(loop);
     }
     client.close();
     return out;
@@ -158,7 +192,7 @@ try {
   const rows: Record<string, number | string>[] = [];
   for (let round = 0; round < PAIRS; round++) {
     for (const v of variants) {
-      const row = await phase(v.label, v.entry, round);
+      const row = await phase(v.label, v.entry, v.flags, v.args, round);
       rows.push(row);
       process.stdout.write(JSON.stringify(row) + '\n');
     }
@@ -178,6 +212,9 @@ try {
     'open_p99_ms',
     'open_cpu_us_per_anchor',
     'open_requests_per_commit',
+    'open_loop_delay_p99_ms',
+    'open_loop_delay_max_ms',
+    'open_gc_max_ms',
   ];
   const summary: Record<string, unknown> = { crypto_us_per_anchor: Number(cryptoBest.toFixed(1)), pairs: PAIRS };
   for (const v of [a!, ...others]) {

@@ -1,9 +1,11 @@
 /** Shared load-generation pieces for the benchmarks: a witness child process, keep-alive POSTs, pre-signed anchor lanes. */
 import http from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { tmpdir } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { encodeAnchor } from '../src/anchor/codec.ts';
 import { deriveSeedId } from '../src/anchor/seed.ts';
@@ -16,18 +18,34 @@ import { spawnServe } from '../test/helpers/spawn-serve.ts';
  * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
  * BENCH_CHILD_STDOUT shows). `entry`, or BENCH_WITNESS_CHECKOUT=<dir> for every bench, runs
  * another checkout's bin/anchor-witness.js (before/after runs of a lever).
+ * `nodeFlags` are more Node/V8 flags for this child. `probe` (or BENCH_LOOP_PROBE=1) loads bench/_loop-probe.ts into the child: `loopReport()` then
+ * returns its event-loop delay and GC figures since the previous call (and, with
+ * BENCH_LOOP_TRACE=1, the long-turn tracer's).
  */
 export async function spawnWitness(
   args: string[],
   entry?: string,
-): Promise<{ url: URL; pid: number; cpuMs: () => number; threadCpuMs: () => ThreadCpu; stop: () => Promise<void> }> {
+  probe = process.env.BENCH_LOOP_PROBE === '1',
+  nodeFlags: readonly string[] = [],
+): Promise<{
+  url: URL;
+  pid: number;
+  cpuMs: () => number;
+  threadCpuMs: () => ThreadCpu;
+  loopReport: () => Promise<Record<string, unknown> | undefined>;
+  stop: () => Promise<void>;
+}> {
   const checkout = process.env.BENCH_WITNESS_CHECKOUT;
   const program = entry ?? (checkout === undefined ? undefined : join(checkout, 'bin', 'anchor-witness.js'));
+  const reportFile = probe ? join(mkdtempSync(join(tmpdir(), 'aw-loop-')), 'loop.jsonl') : undefined;
   const w = await spawnServe(['serve', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], {
     ...(program === undefined ? {} : { entry: program }),
+    ...(reportFile === undefined ? {} : { env: { BENCH_LOOP_REPORT: reportFile } }),
     nodeArgs: [
+      ...(reportFile === undefined ? [] : ['--import', join(import.meta.dirname, '_loop-probe.ts')]),
       ...(process.env.BENCH_PROF !== undefined ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
       ...(process.env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      ...nodeFlags,
     ],
     stderr: 'inherit',
     onOtherLine: (l) => {
@@ -40,8 +58,21 @@ export async function spawnWitness(
     pid,
     cpuMs: () => processCpuMs(pid),
     threadCpuMs: () => threadCpuMs(pid),
+    loopReport: async () => {
+      if (reportFile === undefined) return undefined;
+      const lines = () => (existsSync(reportFile) ? readFileSync(reportFile, 'utf8').split('\n').filter(Boolean) : []);
+      const before = lines().length;
+      process.kill(pid, 'SIGUSR2');
+      for (let i = 0; i < 200; i++) {
+        const now = lines();
+        if (now.length > before) return JSON.parse(now[now.length - 1]!) as Record<string, unknown>;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return undefined;
+    },
     stop: async () => {
       await w.stop();
+      if (reportFile !== undefined) rmSync(dirname(reportFile), { recursive: true, force: true });
     },
   };
 }
@@ -360,8 +391,13 @@ export async function openLoop(
   perSecond: number,
   seconds: number,
   send: (i: number, body: Buffer) => Promise<number>,
-): Promise<LoopResult & { achieved_per_s: number; generator_behind_ms_max: number }> {
+): Promise<LoopResult & { achieved_per_s: number; generator_behind_ms_max: number; generator: GeneratorStats }> {
   const latencies: number[] = [];
+  const late: number[] = [];
+  const fromSend: number[] = [];
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const cpu0 = process.cpuUsage();
   let behindMs = 0;
   let errors = 0;
   const total = Math.floor(perSecond * seconds);
@@ -372,22 +408,55 @@ export async function openLoop(
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     else behindMs = Math.max(behindMs, -wait);
+    const sent = performance.now();
+    late.push(sent - due);
     const lane = lanes[i % lanes.length]!;
     const body = lane.bodies[lane.next++];
     if (body === undefined) break;
     pending.push(
       send(i, body).then((status) => {
-        latencies.push(performance.now() - due);
+        const now = performance.now();
+        latencies.push(now - due);
+        fromSend.push(now - sent);
         if (status !== 200) errors++;
       }),
     );
   }
   await Promise.all(pending);
+  delay.disable();
+  const cpu = process.cpuUsage(cpu0);
+  late.sort((a, b) => a - b);
+  fromSend.sort((a, b) => a - b);
+  const at = (xs: number[], p: number) => Number((xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0).toFixed(2));
   return {
     count: latencies.length,
     errors,
     latencies: latencies.sort((a, b) => a - b),
     achieved_per_s: Math.round(latencies.length / ((performance.now() - start) / 1000)),
     generator_behind_ms_max: Number(behindMs.toFixed(2)),
+    generator: {
+      send_late_ms: { p50: at(late, 50), p99: at(late, 99), max: at(late, 100) },
+      from_send_ms: { p50: at(fromSend, 50), p99: at(fromSend, 99) },
+      loop_delay_ms: {
+        p50: Number((delay.percentile(50) / 1e6).toFixed(2)),
+        p99: Number((delay.percentile(99) / 1e6).toFixed(2)),
+        max: Number((delay.max / 1e6).toFixed(2)),
+      },
+      cpu_us_per_request: Math.round((cpu.user + cpu.system) / Math.max(1, latencies.length)),
+    },
   };
+}
+
+/**
+ * The open-loop generator seen from inside: how late each request went out against its due time
+ * (p50/p99/max), its own event-loop delay (monitorEventLoopDelay), and its CPU per request. A
+ * generator that is itself late would show here, and every request's latency already counts from
+ * its due time.
+ */
+export interface GeneratorStats {
+  send_late_ms: { p50: number; p99: number; max: number };
+  /** Latency counted from when each request actually went out: beside the due-time figures, what the generator's lateness adds. */
+  from_send_ms: { p50: number; p99: number };
+  loop_delay_ms: { p50: number; p99: number; max: number };
+  cpu_us_per_request: number;
 }

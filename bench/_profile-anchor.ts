@@ -4,7 +4,8 @@
  * each worker), drives it for BENCH_SECONDS (default 15) with BENCH_CONCURRENCY (default 256)
  * closed-loop clients of pre-signed anchors, stops it, and prints as JSON the top
  * BENCH_PROFILE_TOP (default 10) functions and areas by self time, per thread kind and for all
- * threads together. Not part of `npm run bench` (the profiler itself costs CPU).
+ * threads together. BENCH_PROFILE_RATE=<n> drives it open loop at n anchors/s instead (the
+ * half-peak case). Not part of `npm run bench` (the profiler itself costs CPU).
  * BENCH_PROFILE_KEEP=<dir> keeps the .cpuprofile files there (open them in Chrome DevTools).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,12 +14,13 @@ import { join } from 'node:path';
 import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { closedLoop, LoadClient, makeLanes, spawnWitness } from './_load.ts';
+import { closedLoop, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs } from './_load.ts';
 import { summarizeProfiles, type CpuProfile } from './_cpuprofile.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 256);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 10);
+const RATE = Number(process.env.BENCH_PROFILE_RATE ?? 0);
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-prof-'));
 const profDir = process.env.BENCH_PROFILE_KEEP ?? join(dir, 'prof');
 mkdirSync(profDir, { recursive: true });
@@ -58,7 +60,10 @@ try {
   const t = performance.now();
   // the profile starts with the process: count from the end of the warm-up (µs)
   const afterUs = (t - spawned) * 1000;
-  const r = await closedLoop(lanes, CONCURRENCY, SECONDS, (_w, body) => client.post('/v1/anchor', body, 'application/json'));
+  const send = (_w: number, body: Buffer) => client.post('/v1/anchor', body, 'application/json');
+  const cpu0 = w.threadCpuMs();
+  const r = RATE > 0 ? await openLoop(lanes, RATE, SECONDS, send) : await closedLoop(lanes, CONCURRENCY, SECONDS, send);
+  const cpu1 = w.threadCpuMs();
   const anchorsPerS = Math.round(r.count / ((performance.now() - t) / 1000));
   client.close();
   await w.stop();
@@ -78,6 +83,8 @@ try {
         concurrency: CONCURRENCY,
         anchors: r.count,
         anchors_per_s: anchorsPerS,
+        open_loop_rate: RATE > 0 ? RATE : undefined,
+        witness_cpu_us_per_anchor: threadCpuPerOpUs(cpu0, cpu1, r.count),
         errors: r.errors,
         profiles: files.length,
         all_threads: summary(all),

@@ -13,7 +13,10 @@
  * by kind of thread in `witness_threads`), the load generator, and the crypto ceiling's share;
  * `half_peak.event_loop_cpu_share` is how busy the witness's event loop was at half the peak, and
  * `group_commit` (both phases, from the witness's /metrics) how many requests shared a commit and
- * how long each batch's transaction held the event loop.
+ * how long each batch's transaction held the event loop. `witness_loop` (both phases) is the
+ * witness's event-loop delay (monitorEventLoopDelay p50/p99/max) and GC pauses by kind, from
+ * bench/_loop-probe.ts loaded into the child (BENCH_LOOP_TRACE=1 adds the long-turn tracer);
+ * `half_peak.generator` the open-loop generator's own send lateness and event-loop delay.
  * The ceiling is the best of six one-second rounds; `crypto_ceiling_median_per_s` is their median.
  *
  * `kel_registry` is the same peak load against a second witness whose parties' keys come from KELs
@@ -92,26 +95,30 @@ writeFileSync(join(dir, 'kel-registry.json'), JSON.stringify({ parties: kelParti
 const LAG_SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 10);
 const ORIGIN = 'witness.bench/w/anchors';
 
-const startWitness = (data = 'data', extra: string[] = []) =>
-  spawnWitness([
-    ...extra,
-    '--data-dir',
-    join(dir, data),
-    '--key',
-    join(dir, 'w.pem'),
-    '--name',
-    'witness.bench/w',
-    '--roles',
-    'anchor',
-    '--registry',
-    join(dir, extra.includes('--kel-source') ? 'kel-registry.json' : 'registry.json'),
-    '--party-anchors-per-minute',
-    '1000000000',
-    '--party-new-seeds-per-day',
-    '1000000000',
-    '--max-queue',
-    '100000',
-  ]);
+const startWitness = (data = 'data', extra: string[] = [], probe = false) =>
+  spawnWitness(
+    [
+      ...extra,
+      '--data-dir',
+      join(dir, data),
+      '--key',
+      join(dir, 'w.pem'),
+      '--name',
+      'witness.bench/w',
+      '--roles',
+      'anchor',
+      '--registry',
+      join(dir, extra.includes('--kel-source') ? 'kel-registry.json' : 'registry.json'),
+      '--party-anchors-per-minute',
+      '1000000000',
+      '--party-new-seeds-per-day',
+      '1000000000',
+      '--max-queue',
+      '100000',
+    ],
+    undefined,
+    probe,
+  );
 /** Two peer witnesses (role cosign) that know this witness's log, and the --log-witnesses file naming them. */
 async function startPeers(): Promise<{ file: string; stop: () => Promise<void> }> {
   const logVkey = formatVkey(ORIGIN, SIG_TYPE_ED25519, ed25519PublicKeyBytes(witness.privateKey));
@@ -299,8 +306,9 @@ try {
 
   const perSeed = Math.ceil((SECONDS * 2 * 6000) / (PARTIES * SEEDS_PER_PARTY)) + 4;
   const lanes = makeLanes(parties, SEEDS_PER_PARTY, perSeed);
-  const w = await startWitness();
+  const w = await startWitness('data', [], true);
   await peakLoop(w.url, lanes, 1); // warm-up
+  await w.loopReport(); // the probe's figures start here
   const batches0 = await batchTotals(w.url);
   const cpu0 = { witness: w.cpuMs(), threads: w.threadCpuMs(), generator: process.cpuUsage() };
   const peak = await peakLoop(w.url, lanes, SECONDS);
@@ -313,6 +321,7 @@ try {
     load_generator: Math.round((gen.user + gen.system) / peak.count),
   };
   const peakRate = peak.count / SECONDS;
+  const peakLoopReport = await w.loopReport();
   const halfThreads0 = w.threadCpuMs();
   const halfStart = performance.now();
   const half = await rateLoop(w.url, lanes, Math.max(1, Math.floor(peakRate / 2)), SECONDS);
@@ -321,6 +330,7 @@ try {
   // Share of the half-peak phase's wall time the event loop spent on the CPU (time blocked in
   // fsync is not CPU, so a busy loop can read below 1): near 1, every pause becomes a queue.
   const halfEventLoopCpuShare = (halfThreads1.event_loop - halfThreads0.event_loop) / (performance.now() - halfStart);
+  const halfLoopReport = await w.loopReport();
   await w.stop();
   // The same peak against a witness whose keys come from KELs (dir: source).
   const kw = await startWitness('data-kel', ['--kel-source', `dir:${join(dir, 'kels')}`]);
@@ -387,6 +397,7 @@ try {
       p50_ms: ms(percentile(peak.latencies, 50)),
       p99_ms: ms(percentile(peak.latencies, 99)),
       group_commit: groupCommit(batches0, batches1),
+      witness_loop: peakLoopReport,
     },
     ratio_to_ceiling: Number((peakRate / ceiling).toFixed(3)),
     kel_registry: {
@@ -420,6 +431,10 @@ try {
       event_loop_cpu_share: Number(halfEventLoopCpuShare.toFixed(2)),
       group_commit: groupCommit(batches1, batches2),
       cpu_per_anchor_us: threadCpuPerOpUs(halfThreads0, halfThreads1, half.count),
+      // the witness's event-loop delay and GC pauses (bench/_loop-probe.ts), and the load
+      // generator's own lateness: where a tail comes from
+      witness_loop: halfLoopReport,
+      generator: half.generator,
     },
     witnessed,
     log_scaling: scaling,

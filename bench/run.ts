@@ -76,6 +76,11 @@ export function rowsOf(bench: string, doc: Doc): Row[] {
         notes.push(
           `half-peak p99 ${String(half.p99_ms)} ms${num(half.target_p99_ms) === undefined ? '' : ` (target ${String(half.target_p99_ms)})`}`,
         );
+      const eff = num(o.cpu_efficiency);
+      if (eff !== undefined)
+        notes.push(
+          `CPU efficiency ${String(eff)}${num(o.target_cpu_efficiency) === undefined ? '' : ` (target ${String(o.target_cpu_efficiency)})`}`,
+        );
       const vsGo = num(o.ratio_to_go_reference);
       if (vsGo !== undefined) notes.push(`${String(vsGo)}× the Go reference witness's rate`);
       const errors = isObj(o.peak) ? num(o.peak.errors) : undefined;

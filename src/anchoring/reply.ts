@@ -38,6 +38,23 @@ export interface LatestAnchorBody extends Omit<AnchorResponse, 'replay'> {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+interface RawJsonApi {
+  rawJSON(text: string): unknown;
+}
+const rawJSON = (text: string): unknown => (JSON as unknown as RawJsonApi).rawJSON(text);
+
+/**
+ * The JSON text of a body whose only bigint is its anchor's `cumulative`: what the server's
+ * serializer (stringifyJson, a replacer called on every member) writes, byte for byte, from one
+ * native JSON.stringify without a replacer — the bigint goes in as a raw JSON integer literal.
+ * Issue 28: the 200 body of POST /v1/anchor is serialized on the event loop once per request.
+ */
+export function anchorBodyJson(body: { anchor: AnchorWire }): string {
+  const c = body.anchor.cumulative;
+  if (typeof c !== 'bigint') return JSON.stringify(body);
+  return JSON.stringify({ ...body, anchor: { ...body.anchor, cumulative: rawJSON(c.toString()) } });
+}
+
 function cosignature(witness: WitnessIdentity, record: SeedRecord): CosignatureBody {
   return {
     witness_name: witness.name,
@@ -109,10 +126,11 @@ export function duplicityPage(proofs: readonly DuplicityProof[], limit: number):
 export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outcome: SubmitOutcome): FastifyReply {
   switch (outcome.kind) {
     case 'cosigned':
+      // A string body is sent as it is (the route's serializer is not called).
       return reply
         .code(200)
         .type(JSON_TYPE)
-        .send(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next));
+        .send(anchorBodyJson(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next)));
     case 'duplicity':
       return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
     case 'rejected': {

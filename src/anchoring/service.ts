@@ -26,6 +26,7 @@ import { SeedCache } from './committed-cache.ts';
 import { AnchorAbandonedError } from './errors.ts';
 import { QuotaWindows } from './quota.ts';
 import type { SignaturePool } from './verify-pool.ts';
+import { mark, tracing } from './trace.ts';
 import { isSigner, type Signer } from '../keys/signer.ts';
 
 /** What a submission came to; src/anchoring/reply.ts encodes it. */
@@ -295,6 +296,8 @@ export class AnchorService {
             return { ...decisions, latest };
           });
           const seconds = (performance.now() - started) / 1000;
+          if (tracing()) mark('batch_commit', started, batch.length);
+          const answering = tracing() ? performance.now() : 0;
           // Committed: only now may the caches learn this batch's state.
           for (const [key, record] of value.seeds) this.seedCache?.set(key, record ?? null);
           quota.committed();
@@ -319,6 +322,7 @@ export class AnchorService {
             const r = value.results[i]!;
             p.resolve(typeof r === 'function' ? r(cp!, proofs) : r);
           });
+          if (answering !== 0) mark('batch_answer', answering, batch.length);
         } catch (e) {
           quota.failed();
           for (const p of batch) p.reject(e);

@@ -23,6 +23,7 @@
 import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { encodeHex } from '../encoding/hex.ts';
+import { mark, tracing } from './trace.ts';
 import { ED25519_SPKI_PREFIX, ed25519PublicKeyBytes, ed25519StrictPrecheck, signEd25519, verifyEd25519 } from '../crypto/ed25519.ts';
 import {
   ML_DSA_44_PUBLIC_KEY_LENGTH,
@@ -131,7 +132,7 @@ function replySize(it: Item): number {
 
 export class SignaturePool {
   private readonly slots: Slot[] = [];
-  private readonly waiting = new Map<number, { items: Pending[]; slot: Slot }>();
+  private readonly waiting = new Map<number, { items: Pending[]; slot: Slot; sentAt: number }>();
   private queue: Pending[] = [];
   private scheduled = false;
   private nextId = 1;
@@ -245,8 +246,10 @@ export class SignaturePool {
       return;
     }
     // Spread over the workers: one batch per worker at most per turn.
+    const t = tracing() ? performance.now() : 0;
     const per = Math.ceil(items.length / this.slots.length);
     for (let start = 0; start < items.length; start += per) this.send(items.slice(start, start + per));
+    if (t !== 0) mark('verify_send', t, items.length);
   }
 
   private send(items: Pending[]): void {
@@ -276,7 +279,7 @@ export class SignaturePool {
       o = at + signLen;
     }
     const id = this.nextId++;
-    this.waiting.set(id, { items, slot });
+    this.waiting.set(id, { items, slot, sentAt: tracing() ? performance.now() : 0 });
     slot.inFlight++;
     slot.worker.postMessage({ id, buf, count: items.length }, [buf]);
   }
@@ -286,12 +289,17 @@ export class SignaturePool {
     if (w === undefined) return;
     this.waiting.delete(id);
     w.slot.inFlight--;
+    const t = tracing() ? performance.now() : 0;
     let r = 0;
     for (const it of w.items) {
       const size = replySize(it);
       const valid = out[r] === 1;
       it.resolve(valid && size > 1 ? { valid, signature: out.slice(r + 1, r + size) } : { valid });
       r += size;
+    }
+    if (t !== 0) {
+      mark('verify_reply', t, w.items.length);
+      if (w.sentAt !== 0) mark('verify_trip', w.sentAt, w.items.length); // posted → answered, queueing in the worker included
     }
   }
 

@@ -1,0 +1,123 @@
+// The 200 body of POST /v1/anchor is written by anchorBodyJson (one native JSON.stringify, the
+// cumulative bigint as a raw integer literal) instead of the server's replacer-based serializer
+// (issue 28). No wire change: the bytes must be the old serializer's, for any body.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomInt } from 'node:crypto';
+import { anchorBodyJson, cosignedBody, latestBody } from '../../src/anchoring/reply.ts';
+import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { deriveSeedId } from '../../src/anchor/seed.ts';
+import type { Anchor } from '../../src/anchor/types.ts';
+import { parseStrictJson, stringifyJson } from '../../src/encoding/json.ts';
+import type { SeedRecord } from '../../src/store/types.ts';
+import { edParty, signAnchor } from '../helpers/anchors.ts';
+import { startTestWitness } from '../helpers/witness.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { encodeHex } from '../../src/encoding/hex.ts';
+
+/** Text that JSON must escape: quotes, backslashes, control characters, non-ASCII, lone surrogates. */
+function nastyText(): string {
+  const pool = ['a', 'Z', '/', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '☃', '😀', '\ud800', '\udfff', ' ', '\u2028'];
+  let s = '';
+  for (let i = randomInt(0, 24); i > 0; i--) s += pool[randomInt(pool.length)]!;
+  return s;
+}
+
+function randomCumulative(): bigint {
+  switch (randomInt(5)) {
+    case 0:
+      return 0n;
+    case 1:
+      return BigInt(Number.MAX_SAFE_INTEGER) + BigInt(randomInt(3)) - 1n; // around 2^53
+    case 2:
+      return BigInt('0x' + randomBytes(32).toString('hex')); // up to 2^256
+    case 3:
+      return BigInt('0x' + randomBytes(64).toString('hex')); // longer still
+    default:
+      return BigInt(randomInt(1, 1_000_000));
+  }
+}
+
+function randomRecord(): SeedRecord {
+  const anchor: Anchor = {
+    seedId: randomBytes(32),
+    index: randomInt(1, 2 ** 47),
+    head: randomBytes(32),
+    cumulative: randomCumulative(),
+    timestamp: randomInt(0, 253402300800),
+    witnessSet: { said: nastyText(), threshold: randomInt(1, 100) },
+    sigParty: { curve: randomInt(2) === 0 ? 'ed25519' : 'p256', publicKey: randomBytes(32), signature: randomBytes(64) },
+  };
+  return {
+    seedId: anchor.seedId,
+    owner: nastyText(),
+    createdAt: 0,
+    latest: anchor,
+    cosignature: { signature: randomBytes(64), timestamp: randomInt(0, 253402300800), leafIndex: randomInt(0, 2 ** 40) },
+  };
+}
+
+function randomInclusion() {
+  return {
+    log_origin: nastyText(),
+    leaf_index: randomInt(0, 2 ** 40),
+    tree_size: randomInt(1, 2 ** 40),
+    hashes: Array.from({ length: randomInt(0, 40) }, () => randomBytes(32).toString('base64')),
+    checkpoint: `${nastyText()}\n${randomInt(1, 1e9)}\n${randomBytes(32).toString('base64')}\n\n— ${nastyText()}\n`,
+    tlog_proof: nastyText(),
+  };
+}
+
+void test('anchorBodyJson writes the bytes of the server serializer (stringifyJson) for random 200 and latest bodies', () => {
+  for (let i = 0; i < 2000; i++) {
+    const witness = { name: nastyText(), publicKeyHex: randomBytes(32).toString('hex') };
+    const next = randomInt(3) === 0 ? { publicKeyHex: randomBytes(32).toString('hex'), signature: randomBytes(64) } : undefined;
+    const record = randomRecord();
+    const body = cosignedBody(witness, record, randomInclusion(), randomInt(2) === 0, next);
+    assert.equal(anchorBodyJson(body), stringifyJson(body));
+    const latest = latestBody(witness, record, randomInclusion(), next);
+    assert.equal(anchorBodyJson(latest), stringifyJson(latest));
+  }
+  // a wire anchor whose cumulative is not a bigint (never built by the routes) is still the same text
+  const wire = { ...encodeAnchor(randomRecord().latest), cumulative: 12 };
+  assert.equal(anchorBodyJson({ anchor: wire }), stringifyJson({ anchor: wire }));
+});
+
+void test('POST /v1/anchor over loopback: the 200 body is byte for byte what the server serializer writes, for a cumulative beyond 2^53 (2^127 + 12345)', async () => {
+  const party = edParty(0x31);
+  const tmp = tempDir();
+  const w = await startTestWitness(tmp.dir, {
+    parties: [{ id: 'EJsonAgent', keys: [{ curve: 'ed25519', public_key: encodeHex(party.publicKey) }] }],
+  });
+  try {
+    const seedId = deriveSeedId('did:keri:EJsonAgent', 'did:keri:EJsonAgent', 'json');
+    for (const cumulative of [7n, 2n ** 127n + 12345n]) {
+      const anchor = signAnchor(party, {
+        seedId,
+        index: cumulative === 7n ? 1 : 2,
+        head: randomBytes(32),
+        cumulative,
+        timestamp: Math.floor(Date.now() / 1000),
+      });
+      const res = await fetch(new URL('/v1/anchor', w.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: stringifyJson({
+          anchor: encodeAnchor(anchor),
+          party: { agent: 'did:keri:EJsonAgent', root: 'did:keri:EJsonAgent', scope: 'json' },
+        }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json; charset=utf-8$/);
+      const parsed = parseStrictJson(text, { bigIntegerKeys: new Set(['cumulative']) }) as { anchor: { cumulative: unknown } };
+      assert.equal(BigInt(parsed.anchor.cumulative as string), cumulative);
+      parsed.anchor.cumulative = cumulative;
+      assert.equal(text, stringifyJson(parsed));
+      assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)));
+    }
+  } finally {
+    await w.close();
+    tmp.cleanup();
+  }
+});
