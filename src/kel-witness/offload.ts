@@ -71,6 +71,7 @@ type Answer = { job: 'submission'; result: SubmissionJobResult } | { job: 'signa
 interface Pending {
   job: Job;
   resolve: (a: Answer) => void;
+  reject: (e: unknown) => void;
 }
 
 interface Slot {
@@ -88,6 +89,15 @@ function here(job: Job): Answer {
   return job.job === 'submission'
     ? { job: 'submission', result: submissionJob(job.route, job.body, job.header) }
     : { job: 'signatures', answers: verifyAll(job.message, job.keys, job.signatures) };
+}
+
+/** A job the workers did not answer, done here; what it throws (a bug) goes to its request, never to an event handler. */
+function redoHere(p: Pending): void {
+  try {
+    p.resolve(here(p.job));
+  } catch (e) {
+    p.reject(e);
+  }
 }
 
 const overloaded = (): KelOutcome =>
@@ -155,8 +165,8 @@ export class KelOffload {
     const slot = usable.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const worker = (slot.worker ??= this.start(slot));
     const id = this.nextId++;
-    return new Promise((resolve) => {
-      slot.pending.set(id, { job, resolve });
+    return new Promise((resolve, reject) => {
+      slot.pending.set(id, { job, resolve, reject });
       const request: OffloadRequest = { id, ...job };
       worker.postMessage(request);
     });
@@ -176,7 +186,7 @@ export class KelOffload {
       slot.pending.delete(r.id);
       if (r.job === 'error') {
         this.events.workerFailed?.(r.message.split('\n')[0] ?? r.message);
-        p.resolve(here(p.job));
+        redoHere(p);
         return;
       }
       this.events.job?.(r.job);
@@ -200,7 +210,7 @@ export class KelOffload {
   private redo(slot: Slot): void {
     const jobs = [...slot.pending.values()];
     slot.pending.clear();
-    for (const p of jobs) p.resolve(here(p.job));
+    for (const p of jobs) redoHere(p);
   }
 
   async close(): Promise<void> {

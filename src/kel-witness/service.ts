@@ -17,6 +17,7 @@ import { KelEscrow } from './escrow.ts';
 import { catchUpChain, drainEscrow, escrowedDelegator, holdInEscrow } from './escrow-flow.ts';
 import type { KelIdentity } from './identity.ts';
 import { decodeLedgerState, ledgerStateAfter, type LedgerState } from './key-state.ts';
+import { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
 import { invalid, outcomeLabel, problem, type KelOutcome, type KelRoute } from './outcome.ts';
 import { peerReceiptMessage, storePeerReceipts } from './peer-receipts.ts';
 import { KelQuotas, quotaClient } from './quota.ts';
@@ -28,7 +29,6 @@ import type { KelOffload } from './offload.ts';
 export type { KelOutcome, KelRoute } from './outcome.ts';
 
 export { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
-import { DEFAULT_KEL_WITNESS_LIMITS, type KelWitnessLimits } from './limits.ts';
 
 /** What one transaction stored, charged to the client's quotas after its commit. */
 interface Tally {
