@@ -24,6 +24,7 @@ import { signAnchor } from '../src/client/party.ts';
 import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { percentile, rate } from './_measure.ts';
 import {
+  anchorServeArgs,
   batchTotals,
   closedLoop,
   groupCommit,
@@ -100,30 +101,7 @@ async function phase(
   args: string[],
   round: number,
 ): Promise<Record<string, number | string>> {
-  const w = await spawnWitness(
-    [
-      '--data-dir',
-      join(dir, `data-${label}-${round}`),
-      '--key',
-      join(dir, 'w.pem'),
-      '--name',
-      'witness.bench/w',
-      '--roles',
-      'anchor',
-      '--registry',
-      join(dir, 'registry.json'),
-      '--party-anchors-per-minute',
-      '1000000000',
-      '--party-new-seeds-per-day',
-      '1000000000',
-      '--max-queue',
-      '100000',
-      ...args,
-    ],
-    entry,
-    true,
-    flags,
-  );
+  const w = await spawnWitness([...anchorServeArgs(dir, join(dir, `data-${label}-${round}`)), ...args], entry, true, flags);
   try {
     for (const l of lanes) l.next = 0; // a fresh witness: the same pre-signed anchors are new to it
     const client = new LoadClient(w.url, CONCURRENCY, ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { LoadClient, makeLanes, openLoop, spawnWitness } from './_load.ts';
+import { anchorServeArgs, LoadClient, makeLanes, openLoop, spawnWitness } from './_load.ts';
 
 const RATE = Number(process.env.BENCH_HEAP_RATE ?? 400);
 const GAP = Number(process.env.BENCH_HEAP_GAP_S ?? 2);
@@ -56,29 +56,10 @@ function objects(file: string): Map<number, string> & { sizes: Map<number, numbe
 }
 
 try {
-  const w = await spawnWitness(
-    [
-      '--data-dir',
-      join(dir, 'data'),
-      '--key',
-      join(dir, 'w.pem'),
-      '--name',
-      'witness.bench/w',
-      '--roles',
-      'anchor',
-      '--registry',
-      join(dir, 'registry.json'),
-      '--party-anchors-per-minute',
-      '1000000000',
-      '--party-new-seeds-per-day',
-      '1000000000',
-      '--max-queue',
-      '100000',
-    ],
-    undefined,
-    false,
-    [`--heapsnapshot-signal=SIGUSR1`, `--diagnostic-dir=${snaps}`],
-  );
+  const w = await spawnWitness(anchorServeArgs(dir, join(dir, 'data')), undefined, false, [
+    `--heapsnapshot-signal=SIGUSR1`,
+    `--diagnostic-dir=${snaps}`,
+  ]);
   const lanes = makeLanes(parties, 100, Math.ceil((RATE * (GAP + 12)) / 2000) + 5);
   const client = new LoadClient(w.url, 64, ['127.0.0.1', '127.0.0.2']);
   const send = (_i: number, body: Buffer) => client.post('/v1/anchor', body, 'application/json');

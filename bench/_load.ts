@@ -14,6 +14,32 @@ import { stringifyJson } from '../src/encoding/json.ts';
 import { spawnServe } from '../test/helpers/spawn-serve.ts';
 
 /**
+ * The `serve` arguments of an anchor-role bench witness whose key (`w.pem`) and registry file are in
+ * `dir`: the per-party quotas and the queue opened wide, so that a bench measures the anchor path,
+ * not the limits.
+ */
+export function anchorServeArgs(dir: string, dataDir: string, registry = 'registry.json'): string[] {
+  return [
+    '--data-dir',
+    dataDir,
+    '--key',
+    join(dir, 'w.pem'),
+    '--name',
+    'witness.bench/w',
+    '--roles',
+    'anchor',
+    '--registry',
+    join(dir, registry),
+    '--party-anchors-per-minute',
+    '1000000000',
+    '--party-new-seeds-per-day',
+    '1000000000',
+    '--max-queue',
+    '100000',
+  ];
+}
+
+/**
  * `anchor-witness serve <args>` as a child (listening on a free loopback port, its stderr shown);
  * BENCH_PROF adds --cpu-prof, BENCH_CHILD_NODE_FLAGS other Node/V8 flags (whose stdout lines
  * BENCH_CHILD_STDOUT shows). `entry`, or BENCH_WITNESS_CHECKOUT=<dir> for every bench, runs

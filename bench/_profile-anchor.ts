@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { closedLoop, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs } from './_load.ts';
+import { anchorServeArgs, closedLoop, LoadClient, makeLanes, openLoop, spawnWitness, threadCpuPerOpUs } from './_load.ts';
 import { summarizeProfiles, type CpuProfile } from './_cpuprofile.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -35,24 +35,7 @@ try {
   const before = new Set(readdirSync(profDir));
   process.env.BENCH_PROF = profDir;
   const spawned = performance.now();
-  const w = await spawnWitness([
-    '--data-dir',
-    join(dir, 'data'),
-    '--key',
-    join(dir, 'w.pem'),
-    '--name',
-    'witness.bench/w',
-    '--roles',
-    'anchor',
-    '--registry',
-    join(dir, 'registry.json'),
-    '--party-anchors-per-minute',
-    '1000000000',
-    '--party-new-seeds-per-day',
-    '1000000000',
-    '--max-queue',
-    '100000',
-  ]);
+  const w = await spawnWitness(anchorServeArgs(dir, join(dir, 'data')));
   const lanes = makeLanes(parties, 100, Math.ceil(((SECONDS + 2) * 4000) / 2000) + 5);
   const sources = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
   const client = new LoadClient(w.url, CONCURRENCY, sources);

@@ -25,7 +25,7 @@ import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
 import { pgBinDir, startPgServer, type PgServer } from '../test/helpers/pg-server.ts';
 import { startReplica, type Replica } from '../test/helpers/pg-replicas.ts';
-import { closedLoop, makeLanes, openLoop, post, type Lane } from './_load.ts';
+import { anchorServeArgs, closedLoop, makeLanes, openLoop, post, type Lane } from './_load.ts';
 import { percentile } from './_measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -87,30 +87,7 @@ async function startConfig(server: PgServer, c: Config): Promise<Replica[]> {
   const store = c.store === 'postgres' ? ['--store', await server.createDatabase('bench')] : [];
   return Promise.all(
     Array.from({ length: c.replicas }, (_, i) =>
-      startReplica(
-        [
-          '--data-dir',
-          join(dir, `run${run}-r${i}`),
-          '--key',
-          join(dir, 'w.pem'),
-          '--name',
-          'witness.bench/w',
-          '--roles',
-          'anchor',
-          '--registry',
-          join(dir, 'registry.json'),
-          '--party-anchors-per-minute',
-          '1000000000',
-          '--party-new-seeds-per-day',
-          '1000000000',
-          '--max-queue',
-          '100000',
-          '--log-level',
-          'warn',
-          ...store,
-        ],
-        { stderr: 'inherit' },
-      ),
+      startReplica([...anchorServeArgs(dir, join(dir, `run${run}-r${i}`)), '--log-level', 'warn', ...store], { stderr: 'inherit' }),
     ),
   );
 }

@@ -51,6 +51,7 @@ import { formatVkey } from '../src/note/vkey.ts';
 import { parseCheckpoint } from '../src/note/checkpoint.ts';
 import { parseNote } from '../src/note/signed-note.ts';
 import {
+  anchorServeArgs,
   batchTotals,
   closedLoop,
   groupCommit,
@@ -97,25 +98,7 @@ const ORIGIN = 'witness.bench/w/anchors';
 
 const startWitness = (data = 'data', extra: string[] = [], probe = false) =>
   spawnWitness(
-    [
-      ...extra,
-      '--data-dir',
-      join(dir, data),
-      '--key',
-      join(dir, 'w.pem'),
-      '--name',
-      'witness.bench/w',
-      '--roles',
-      'anchor',
-      '--registry',
-      join(dir, extra.includes('--kel-source') ? 'kel-registry.json' : 'registry.json'),
-      '--party-anchors-per-minute',
-      '1000000000',
-      '--party-new-seeds-per-day',
-      '1000000000',
-      '--max-queue',
-      '100000',
-    ],
+    [...extra, ...anchorServeArgs(dir, join(dir, data), extra.includes('--kel-source') ? 'kel-registry.json' : 'registry.json')],
     undefined,
     probe,
   );
