@@ -7,45 +7,12 @@
 // origin does not leave its older state in the map; key updates and forget are seen at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fdatasync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { fill } from '../helpers/anchors.ts';
 import { sleep } from '../helpers/rel-common.ts';
+import { gatedFlush, settledWithin } from '../helpers/gated-flush.ts';
 import { tempDir } from '../helpers/tmp.ts';
-
-/** A flush that really fdatasyncs, but only while the gate is open. */
-function gatedFlush(): { flush: (fd: number) => Promise<void>; open: () => void; close: () => void } {
-  let gate: Promise<void> = Promise.resolve();
-  let release: () => void = () => undefined;
-  return {
-    flush: async (fd) => {
-      await gate;
-      await new Promise<void>((resolve, reject) => {
-        fdatasync(fd, (e) => {
-          if (e === null) resolve();
-          else reject(e);
-        });
-      });
-    },
-    close: () => {
-      gate = new Promise((r) => (release = r));
-    },
-    open: () => {
-      release();
-    },
-  };
-}
-
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let settled = false;
-  p.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await sleep(ms);
-  return settled;
-}
 
 const state = (origin: string, size: number, logKeys?: string[]) => ({
   origin,

@@ -26,48 +26,12 @@ import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { WalSync } from '../../src/store/sqlite/wal-sync.ts';
 import { edParty, fill, signAnchor } from '../helpers/anchors.ts';
 import { httpRequest, sleep, toJson } from '../helpers/rel-common.ts';
+import { gatedFlush, settledWithin } from '../helpers/gated-flush.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const NAME = 'witness.example/w1';
 const ORIGIN = 'witness.example/w1/anchors';
 const witnessKey = ed25519KeyFromSeed(fill(0x01));
-
-/** A flush that really fdatasyncs, but only once the test opens the gate; counts its calls. */
-function gatedFlush(): { flush: (fd: number) => Promise<void>; open: () => void; close: () => void; calls: () => number } {
-  let gate: Promise<void> = Promise.resolve();
-  let release: () => void = () => undefined;
-  let calls = 0;
-  return {
-    flush: async (fd) => {
-      calls++;
-      await gate;
-      await new Promise<void>((resolve, reject) => {
-        fdatasync(fd, (e) => {
-          if (e === null) resolve();
-          else reject(e);
-        });
-      });
-    },
-    close: () => {
-      gate = new Promise((r) => (release = r));
-    },
-    open: () => {
-      release();
-    },
-    calls: () => calls,
-  };
-}
-
-/** Whether `p` has settled within `ms` (a pending promise stays pending: the gate holds it). */
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let settled = false;
-  p.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await sleep(ms);
-  return settled;
-}
 
 const origin = (size: number) => ({
   origin: 'log.example/a',
