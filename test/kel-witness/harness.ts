@@ -11,7 +11,9 @@ import { ed25519KeyFromSeed, ed25519PrivateKeyToPem } from '../../src/crypto/ed2
 import { writeNewKeyFile } from '../../src/keys/keyfile.ts';
 import { startWitness, type RunningWitness, type WitnessConfig } from '../../src/witness/node.ts';
 import { DEFAULT_QUOTA } from '../../src/anchor/quota-window.ts';
+import type { KelWitnessLimits } from '../../src/kel-witness/service.ts';
 import { fill } from '../helpers/anchors.ts';
+import { tempDir } from '../helpers/tmp.ts';
 
 export async function startKelNode(dir: string, over: Partial<WitnessConfig> = {}, seed = 0x07): Promise<RunningWitness> {
   mkdirSync(dir, { recursive: true });
@@ -44,6 +46,23 @@ export async function startKelNode(dir: string, over: Partial<WitnessConfig> = {
     },
     pino({ level: 'silent' }),
   );
+}
+
+/**
+ * A role-kel node in a temporary directory with these role bounds, closed and removed after the
+ * test; with its `B…` prefix.
+ */
+export async function startKelNodeFor(
+  t: { after: (fn: () => Promise<void>) => void },
+  kelLimits: Partial<KelWitnessLimits>,
+): Promise<{ node: RunningWitness; w: string }> {
+  const tmp = tempDir();
+  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits });
+  t.after(async () => {
+    await node.close();
+    tmp.cleanup();
+  });
+  return { node, w: node.kel!.identity.prefix };
 }
 
 export interface Sent {

@@ -10,28 +10,16 @@
 // * escrow: ≤ 4 SAIDs per sn, ≤ 64 per IP per prefix, 1 000 per IP, total; /64 keying.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { KelEscrow, DEFAULT_ESCROW_LIMITS, type EscrowEntry } from '../../src/kel-witness/escrow.ts';
 import { DEFAULT_KEL_QUOTA_LIMITS, KelQuotas, quotaClient } from '../../src/kel-witness/quota.ts';
 import type { KelWitnessLimits } from '../../src/kel-witness/service.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { Controller, problemOf, send, startKelNode, type Sent } from './harness.ts';
+import { Controller, problemOf, send, startKelNodeFor, type Sent } from './harness.ts';
 
 const OPEN: Partial<KelWitnessLimits> = { rateLimit: null, prefixEventsPerMinute: 10_000, newPrefixesPerDay: 0, ipBytesPerDay: 0 };
 
-async function withNode(
-  t: { after: (fn: () => Promise<void>) => void },
-  limits: Partial<KelWitnessLimits>,
-): Promise<{ node: RunningWitness; w: string }> {
-  const tmp = tempDir();
-  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { ...OPEN, ...limits } });
-  t.after(async () => {
-    await node.close();
-    tmp.cleanup();
-  });
-  return { node, w: node.kel!.identity.prefix };
-}
+const withNode = (t: { after: (fn: () => Promise<void>) => void }, limits: Partial<KelWitnessLimits>) =>
+  startKelNodeFor(t, { ...OPEN, ...limits });
 
 async function inception(node: RunningWitness, w: string, tag: number): Promise<{ ctl: Controller; res: Sent }> {
   const ctl = await Controller.create(tag);

@@ -14,7 +14,6 @@
 //   and /health keeps answering, its slowest answer under the burst's inline event-loop time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { verifyEd25519 } from '../../src/crypto/ed25519.ts';
 import { signEvent } from '../../src/keri/build.ts';
 import { parseWitnessAttachments } from '../../src/keri/cesr-attachments.ts';
@@ -24,24 +23,13 @@ import { storedLazily } from '../../src/kel-witness/checks.ts';
 import { KelOffload } from '../../src/kel-witness/offload.ts';
 import type { KelWitnessLimits } from '../../src/kel-witness/service.ts';
 import type { RunningWitness } from '../../src/witness/node.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { Controller, send, startKelNode, type Sent } from './harness.ts';
+import { Controller, send, startKelNodeFor, type Sent } from './harness.ts';
 import { controller, longSeal, manySeals, wire, worstCase, type Wire } from './offload-events.ts';
 
 const OPEN: Partial<KelWitnessLimits> = { rateLimit: null, prefixEventsPerMinute: 100_000, newPrefixesPerDay: 0, ipBytesPerDay: 0 };
 
-async function withNode(
-  t: { after: (fn: () => Promise<void>) => void },
-  limits: Partial<KelWitnessLimits>,
-): Promise<{ node: RunningWitness; w: string }> {
-  const tmp = tempDir();
-  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { ...OPEN, ...limits } });
-  t.after(async () => {
-    await node.close();
-    tmp.cleanup();
-  });
-  return { node, w: node.kel!.identity.prefix };
-}
+const withNode = (t: { after: (fn: () => Promise<void>) => void }, limits: Partial<KelWitnessLimits>) =>
+  startKelNodeFor(t, { ...OPEN, ...limits });
 
 const post = (node: RunningWitness, m: Wire): Promise<Sent> => send(node.url, '/receipts', m.raw, m.att);
 
