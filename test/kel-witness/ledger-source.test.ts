@@ -11,7 +11,11 @@ import { KelPartyRegistry } from '../../src/registry/live.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { Controller, send, startKelNode } from './harness.ts';
 
-void test('ledger: a controller witnessed here is a party without a KEL file; its rotation takes effect at the next reload', async (t) => {
+/**
+ * A role-kel node in a temporary directory, two controllers (tags `partyTag`, `strangerTag`) it
+ * witnessed, and a registry file that names only the first as a party.
+ */
+async function witnessedPair(t: { after: (fn: () => Promise<void>) => void }, partyTag: number, strangerTag: number) {
   const tmp = tempDir();
   const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { rateLimit: null } });
   t.after(async () => {
@@ -19,14 +23,19 @@ void test('ledger: a controller witnessed here is a party without a KEL file; it
     tmp.cleanup();
   });
   const w = node.kel!.identity.prefix;
-  const party = await Controller.create(121);
-  const stranger = await Controller.create(122);
+  const party = await Controller.create(partyTag);
+  const stranger = await Controller.create(strangerTag);
   for (const c of [party, stranger]) {
     const icp = c.incept([w]);
     assert.equal((await send(node.url, '/receipts', icp.raw, c.sign(icp))).status, 200);
   }
   const registryFile = join(tmp.dir, 'registry.json');
   writeFileSync(registryFile, JSON.stringify({ parties: [{ id: `did:keri:${party.pre}` }] }));
+  return { node, party, stranger, registryFile };
+}
+
+void test('ledger: a controller witnessed here is a party without a KEL file; its rotation takes effect at the next reload', async (t) => {
+  const { node, party, registryFile } = await witnessedPair(t, 121, 122);
   const reg = await KelPartyRegistry.open({
     registryFile,
     source: [{ kind: 'ledger', path: '' }],
@@ -60,21 +69,7 @@ void test('ledger: a controller witnessed here is a party without a KEL file; it
 });
 
 void test('ledger: commits of a watched prefix reload once per burst (debounced 1 s); commits of other held prefixes never reload', async (t) => {
-  const tmp = tempDir();
-  const node = await startKelNode(join(tmp.dir, 'n'), { kelLimits: { rateLimit: null } });
-  t.after(async () => {
-    await node.close();
-    tmp.cleanup();
-  });
-  const w = node.kel!.identity.prefix;
-  const party = await Controller.create(123);
-  const stranger = await Controller.create(124);
-  for (const c of [party, stranger]) {
-    const icp = c.incept([w]);
-    assert.equal((await send(node.url, '/receipts', icp.raw, c.sign(icp))).status, 200);
-  }
-  const registryFile = join(tmp.dir, 'registry.json');
-  writeFileSync(registryFile, JSON.stringify({ parties: [{ id: `did:keri:${party.pre}` }] }));
+  const { node, party, stranger, registryFile } = await witnessedPair(t, 123, 124);
   const reloads: string[] = [];
   const reg = await KelPartyRegistry.open({
     registryFile,
