@@ -44,7 +44,8 @@ writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witness.privateKey));
 const NAME = 'witness.bench/w';
 
 const ms = (v: number) => Number(v.toFixed(2));
-const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(2)));
+const ratio = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || b === 0 ? null : Number((a / b).toFixed(2));
 const statusKiB = (pid: number, field: string) => {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);

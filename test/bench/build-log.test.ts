@@ -54,12 +54,18 @@ function logRows(path: string): LogRows {
       (r) => `${r.idx} ${r.e}`,
     );
     const nodes = (
-      db.prepare('SELECT level, idx, hex(hash) AS h FROM tree_nodes ORDER BY level, idx').all() as { level: number; idx: number; h: string }[]
+      db.prepare('SELECT level, idx, hex(hash) AS h FROM tree_nodes ORDER BY level, idx').all() as {
+        level: number;
+        idx: number;
+        h: string;
+      }[]
     ).map((r) => `${r.level}/${r.idx} ${r.h}`);
     const meta = Object.fromEntries(
       (
         db
-          .prepare("SELECT key, value FROM meta WHERE key IN ('tree_size', 'checkpoint', 'checkpoint_size', 'checkpoint_root') ORDER BY key")
+          .prepare(
+            "SELECT key, value FROM meta WHERE key IN ('tree_size', 'checkpoint', 'checkpoint_size', 'checkpoint_root') ORDER BY key",
+          )
           .all() as { key: string; value: string }[]
       ).map((r) => [r.key, r.value]),
     );
