@@ -152,12 +152,18 @@ try {
     const cpuUs = ((w.cpuMs() - cpu0) * 1000) / r.count;
     client.close();
     const seeds = lanes.filter((l) => l.next > 0).map((l) => l.seed!);
+    let cpuGets = w.cpuMs();
     const latest = await timedGets(w.url, 400, (i) => [`/v1/anchor/${seeds[i % seeds.length]!}`]);
+    const latestCpuUs = ((w.cpuMs() - cpuGets) * 1000) / 400;
     // An old entry's proof as a client builds it from tiles, at the size the witness now signs.
     const note = (await get(w.url, '/log/checkpoint')).body.toString('utf8');
     const size = Number(note.split('\n')[1]);
+    cpuGets = w.cpuMs();
     const old = await timedGets(w.url, 200, (i) => inclusionProofTiles(spread(i + 1, size), size).map((tile) => `/log/${tilePath(tile)}`));
-    const tilesPerProof = inclusionProofTiles(spread(1, size), size).length;
+    const tilesFetched = Array.from({ length: 200 }, (_, i) => inclusionProofTiles(spread(i + 1, size), size).length).reduce(
+      (a, b) => a + b,
+    );
+    const tileCpuUs = ((w.cpuMs() - cpuGets) * 1000) / tilesFetched;
     const rssEnd = rssMiB(w.pid);
     const rssPeak = peakRssMiB(w.pid);
     await w.stop();
@@ -178,9 +184,11 @@ try {
       cpu_us_per_anchor: Math.round(cpuUs),
       latest_with_proof_p50_ms: ms(percentile(latest, 50)),
       latest_with_proof_p99_ms: ms(percentile(latest, 99)),
-      old_entry_proof_tiles: tilesPerProof,
+      latest_with_proof_cpu_us: Math.round(latestCpuUs),
+      old_entry_proof_tiles: Number((tilesFetched / 200).toFixed(1)),
       old_entry_proof_p50_ms: ms(percentile(old, 50)),
       old_entry_proof_p99_ms: ms(percentile(old, 99)),
+      cpu_us_per_tile: Math.round(tileCpuUs),
       db_bytes: statSync(dbPath).size,
       load_avg_1m_before: Number(load0.toFixed(1)),
       load_avg_1m_after: Number(loadavg()[0]!.toFixed(1)),
@@ -192,7 +200,9 @@ try {
     anchors_per_s: ratio(a.anchors_per_s, b.anchors_per_s),
     cpu_us_per_anchor: ratio(a.cpu_us_per_anchor, b.cpu_us_per_anchor),
     latest_with_proof_p50: ratio(a.latest_with_proof_p50_ms, b.latest_with_proof_p50_ms),
+    latest_with_proof_cpu_us: ratio(a.latest_with_proof_cpu_us, b.latest_with_proof_cpu_us),
     old_entry_proof_p50: ratio(a.old_entry_proof_p50_ms, b.old_entry_proof_p50_ms),
+    cpu_us_per_tile: ratio(a.cpu_us_per_tile, b.cpu_us_per_tile),
     start_s: ratio(a.start_s, b.start_s),
     start_cpu_ms: ratio(a.start_cpu_ms, b.start_cpu_ms),
     rss_after_load: ratio(a.rss_mib_after_load, b.rss_mib_after_load),
