@@ -67,7 +67,7 @@ function numberLiteral(): string {
     case 1:
       return '-' + '9'.repeat(randomInt(395, 405));
     case 2:
-      return String(randomInt(-(2 ** 47), 2 ** 47));
+      return String(randomInt(-(2 ** 46), 2 ** 46));
     default:
       return pick(NUMBERS);
   }
