@@ -24,6 +24,9 @@ import { pathToFileURL } from 'node:url';
 
 const ROUNDS = Number(process.env.BENCH_MICRO_ROUNDS ?? 3);
 const BATCH = Number(process.env.BENCH_MICRO_BATCH ?? 100);
+/** BENCH_MICRO_PARTS=json,hex,reply,store (default all): the pieces to measure. */
+const PARTS = new Set((process.env.BENCH_MICRO_PARTS ?? 'json,hex,reply,store').split(','));
+const STORE_SECONDS = Number(process.env.BENCH_MICRO_STORE_SECONDS ?? 3);
 
 type Figures = Record<string, number>;
 
@@ -75,13 +78,16 @@ async function child(tree: string): Promise<Figures> {
     }),
   );
   let k = 0;
-  figures.json_parse_us = cpuPerOp(() => json.parseStrictJson(bodies[k++ % bodies.length]!, { bigIntegerKeys: keys }));
+  if (PARTS.has('json'))
+    figures.json_parse_us = cpuPerOp(() => json.parseStrictJson(bodies[k++ % bodies.length]!, { bigIntegerKeys: keys }));
 
   // hex
   const b32 = randomBytes(32);
   const b64 = randomBytes(64);
-  figures.hex32_us = cpuPerOp(() => hex.encodeHex(b32));
-  figures.hex64_us = cpuPerOp(() => hex.encodeHex(b64));
+  if (PARTS.has('hex')) {
+    figures.hex32_us = cpuPerOp(() => hex.encodeHex(b32));
+    figures.hex64_us = cpuPerOp(() => hex.encodeHex(b64));
+  }
 
   // reply: a batch's replies share the checkpoint note and the cosignature time
   const witness = { name: 'witness.example/anchor', publicKeyHex: randomBytes(32).toString('hex') };
@@ -97,55 +103,66 @@ async function child(tree: string): Promise<Figures> {
     },
     proof: Array.from({ length: 21 }, () => randomBytes(32)),
   }));
-  const inclusions = records.map((r) => proofs.formatInclusion('witness.example/anchor', r.record.cosignature.leafIndex, checkpoint, r.proof));
+  const inclusions = records.map((r) =>
+    proofs.formatInclusion('witness.example/anchor', r.record.cosignature.leafIndex, checkpoint, r.proof),
+  );
   const direct = reply.cosignedBodyJson as
-    | ((w: typeof witness, r: SeedRecord, i: (typeof inclusions)[number], replay: boolean) => string)
-    | undefined;
+    ((w: typeof witness, r: SeedRecord, i: (typeof inclusions)[number], replay: boolean) => string) | undefined;
   let j = 0;
-  figures.reply_us = cpuPerOp(() => {
-    const n = j++ % records.length;
-    const r = records[n]!.record;
-    const inc = inclusions[n]!;
-    if (direct !== undefined) direct(witness, r, inc, false);
-    else reply.anchorBodyJson(reply.cosignedBody(witness, r, inc, false));
-  });
+  if (PARTS.has('reply'))
+    figures.reply_us = cpuPerOp(() => {
+      const n = j++ % records.length;
+      const r = records[n]!.record;
+      const inc = inclusions[n]!;
+      if (direct !== undefined) direct(witness, r, inc, false);
+      else reply.anchorBodyJson(reply.cosignedBody(witness, r, inc, false));
+    });
   let f = 0;
-  figures.format_inclusion_us = cpuPerOp(() => {
-    const r = records[f++ % records.length]!;
-    proofs.formatInclusion('witness.example/anchor', r.record.cosignature.leafIndex, checkpoint, r.proof);
-  });
+  if (PARTS.has('reply'))
+    figures.format_inclusion_us = cpuPerOp(() => {
+      const r = records[f++ % records.length]!;
+      proofs.formatInclusion('witness.example/anchor', r.record.cosignature.leafIndex, checkpoint, r.proof);
+    });
 
   // store: batches of seed upserts and quota events, BEGIN … COMMIT (durable) included
+  if (!PARTS.has('store')) return round3(figures);
   const dir = mkdtempSync(join(tmpdir(), 'aw-micro-'));
   try {
     const store = sqlite.SqliteStore.open(join(dir, 'w.db'));
-    let next = 0;
+    // The records are made before the clock runs (their random bytes would cost more than the rows):
+    // the seeds' anchors in turn, each seed's index rising.
+    const pool: { record: SeedRecord; isNew: boolean; party: string }[] = [];
     const index = new Map<number, number>();
+    for (let i = 0; i < 4 * seeds.length; i++) {
+      const n = i % seeds.length;
+      const ix = (index.get(n) ?? 0) + 1;
+      index.set(n, ix);
+      const s = seeds[n]!;
+      pool.push({
+        record: {
+          seedId: s,
+          owner: parties[n % 20]!,
+          createdAt: 1700000000,
+          latest: anchor(s, ix),
+          cosignature: { signature: b64, timestamp: 1700000000 + ix, leafIndex: i },
+        },
+        isNew: ix === 1,
+        party: parties[n % 20]!,
+      });
+    }
+    let next = 0;
     const batch = async (): Promise<void> => {
       await store.transaction(async (tx) => {
         for (let i = 0; i < BATCH; i++) {
-          const n = next++ % seeds.length;
-          const ix = (index.get(n) ?? 0) + 1;
-          index.set(n, ix);
-          const s = seeds[n]!;
-          await tx.anchors.putSeed(
-            {
-              seedId: s,
-              owner: parties[n % 20]!,
-              createdAt: 1700000000,
-              latest: anchor(s, ix),
-              cosignature: { signature: b64, timestamp: 1700000000 + ix, leafIndex: next },
-            },
-            ix === 1,
-            parties[n % 20]!,
-          );
+          const p = pool[next++ % pool.length]!;
+          await tx.anchors.putSeed(p.record, p.isNew, p.party);
         }
       });
     };
     for (let i = 0; i < 2 * Math.ceil(seeds.length / BATCH); i++) await batch(); // every seed exists
     let anchors = 0;
     const t0 = process.threadCpuUsage();
-    const end = performance.now() + 3000;
+    const end = performance.now() + STORE_SECONDS * 1000;
     while (performance.now() < end) {
       await batch();
       anchors += BATCH;
@@ -156,6 +173,10 @@ async function child(tree: string): Promise<Figures> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return round3(figures);
+}
+
+function round3(figures: Figures): Figures {
   for (const key of Object.keys(figures)) figures[key] = Number(figures[key]!.toFixed(3));
   return figures;
 }
@@ -171,7 +192,10 @@ if (process.argv[2] === '--child') {
   for (let r = 0; r < ROUNDS; r++) {
     const round: Figures[] = [];
     for (const t of trees) {
-      const out = spawnSync(process.execPath, [import.meta.filename, '--child', t.path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+      const out = spawnSync(process.execPath, [import.meta.filename, '--child', t.path], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       if (out.status !== 0) throw new Error(`child for ${t.label} failed (${String(out.status)})`);
       const figures = JSON.parse(out.stdout) as Figures;
       round.push(figures);

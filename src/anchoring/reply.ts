@@ -147,7 +147,6 @@ export function cosignedBodyJson(
   );
 }
 
-
 function cosignature(witness: WitnessIdentity, record: SeedRecord): CosignatureBody {
   return {
     witness_name: witness.name,

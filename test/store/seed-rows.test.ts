@@ -54,7 +54,15 @@ function reference(path: string) {
   return {
     db,
     put(s: SeedRecord, isNew: boolean, party: string): void {
-      putSeed.run(s.seedId, s.owner, s.createdAt, encodeStoredAnchor(s.latest), s.cosignature.signature, s.cosignature.timestamp, s.cosignature.leafIndex);
+      putSeed.run(
+        s.seedId,
+        s.owner,
+        s.createdAt,
+        encodeStoredAnchor(s.latest),
+        s.cosignature.signature,
+        s.cosignature.timestamp,
+        s.cosignature.leafIndex,
+      );
       putEvent.run(party, s.cosignature.timestamp, isNew ? 1 : 0);
     },
     seed(seedId: Uint8Array): SeedRecord | undefined {
@@ -85,7 +93,10 @@ void test(`SQLite seed rows: batches written as multi-row statements (${ROWS_PER
     let reads = 0;
     for (let t = 0; t < 40; t++) {
       // sizes around the statement boundary and far past it
-      const size = t < 6 ? [1, ROWS_PER_STATEMENT - 1, ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 2 * ROWS_PER_STATEMENT + 5, 0][t]! : randomInt(0, 300);
+      const size =
+        t < 6
+          ? [1, ROWS_PER_STATEMENT - 1, ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 2 * ROWS_PER_STATEMENT + 5, 0][t]!
+          : randomInt(0, 300);
       const fail = t >= 6 && randomInt(6) === 0; // a batch that fails after its writes: nothing of it may stay
       const ops: (() => void)[] = [];
       const refOps: (() => void)[] = [];
