@@ -142,14 +142,12 @@ export class SqliteStore implements WitnessStore {
       let done = false;
       try {
         const log = this.log.transaction();
-        const anchors = this.anchors.transaction();
         const result = await fn({
           log,
-          anchors,
+          anchors: this.anchors.transaction(),
           kel: this.kelLedger.transaction(),
           keys: this.keys.transaction(),
         });
-        anchors.flush(); // the batch's buffered seed and party-event rows
         // Quota windows look back one day at most: prune older events each time the log crosses a multiple of 1024.
         const base = log.baseSize;
         if (base !== undefined && Math.floor((await log.size()) / 1024) > Math.floor(base / 1024)) {
