@@ -29,7 +29,6 @@ export interface StrictJsonOptions {
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const ObjectPrototype = Object.prototype;
-const hasOwn = Object.prototype.hasOwnProperty;
 /** An integer literal of at most this many digits is exact as a double and within ±(2^53−1). */
 const SAFE_DIGITS = 15;
 /** The longest integer literal read (sign included); a longer one is `integer literal too long`. */
@@ -131,7 +130,7 @@ class Parser {
       if (t.charCodeAt(this.pos) !== 0x22) this.fail(`expected a member name at offset ${this.pos}`);
       const key = this.string();
       // Every member is an own property of `out`, so an own property of that name is a duplicate.
-      if (hasOwn.call(out, key)) {
+      if (Object.hasOwn(out, key)) {
         this.path.push(key);
         this.fail('duplicate member name');
       }

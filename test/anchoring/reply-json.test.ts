@@ -102,7 +102,7 @@ void test('cosignedBodyJson (the 200 body written directly, with what a batch sh
         shared = randomInclusion();
         break;
       case 3:
-        shared = { ...shared, checkpoint: [...shared.checkpoint].join('') };
+        shared = { ...shared, checkpoint: shared.checkpoint.split('\n').join('\n') };
         break;
       case 4:
         time = randomInt(0, 253402300800);
