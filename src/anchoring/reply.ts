@@ -55,6 +55,98 @@ export function anchorBodyJson(body: { anchor: AnchorWire }): string {
   return JSON.stringify({ ...body, anchor: { ...body.anchor, cumulative: rawJSON(c.toString()) } });
 }
 
+/** JSON.stringify of a number (an integer everywhere here), without the generic call. */
+const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
+
+/**
+ * What the replies of one batch share, kept from the previous reply: the witness's part of the
+ * cosignature, and the JSON of the log origin, of the checkpoint note and of the cosignature time
+ * (the same for every reply of a batch, whose requests mostly share a second). Each text is reused
+ * only while its source is the same value, so it is always that value's.
+ */
+class BatchShared {
+  private witness: WitnessIdentity | undefined;
+  private name = '';
+  private key = '';
+  private head = '';
+  private origin: string | undefined;
+  private originJson = '';
+  private note: string | undefined;
+  private noteJson = '';
+  private time: number | undefined;
+  private timeJson = '';
+
+  /** `{"witness_name":…,"witness_public_key":…,"signature":` of `witness`. */
+  cosignatureHead(w: WitnessIdentity): string {
+    if (w !== this.witness || w.name !== this.name || w.publicKeyHex !== this.key) {
+      this.head = `{"witness_name":${JSON.stringify(w.name)},"witness_public_key":${JSON.stringify(w.publicKeyHex)},"signature":`;
+      this.witness = w;
+      this.name = w.name;
+      this.key = w.publicKeyHex;
+    }
+    return this.head;
+  }
+
+  originText(origin: string): string {
+    if (origin !== this.origin) {
+      this.originJson = JSON.stringify(origin);
+      this.origin = origin;
+    }
+    return this.originJson;
+  }
+
+  noteText(note: string): string {
+    if (note !== this.note) {
+      this.noteJson = JSON.stringify(note);
+      this.note = note;
+    }
+    return this.noteJson;
+  }
+
+  cosignatureTime(seconds: number): string {
+    if (seconds !== this.time) {
+      this.timeJson = JSON.stringify(formatTimestamp(seconds));
+      this.time = seconds;
+    }
+    return this.timeJson;
+  }
+}
+
+const shared = new BatchShared();
+
+/**
+ * The JSON text of the 200 body of POST /v1/anchor, written directly: byte for byte
+ * `anchorBodyJson(cosignedBody(…))` (test/anchoring/reply-json.test.ts compares them), without
+ * building the body's objects, and with what a batch's replies share (BatchShared) serialized once.
+ */
+export function cosignedBodyJson(
+  witness: WitnessIdentity,
+  record: SeedRecord,
+  inclusion: InclusionBody,
+  replay: boolean,
+  next?: NextCosignature,
+): string {
+  const a = record.latest;
+  const c = record.cosignature;
+  const time = shared.cosignatureTime(c.timestamp);
+  const cosig = `${shared.cosignatureHead(witness)}"${encodeHex(c.signature)}","timestamp":${time}}`;
+  const cosigNext =
+    next === undefined
+      ? ''
+      : `,"cosignature_next":{"witness_name":${JSON.stringify(witness.name)},"witness_public_key":${JSON.stringify(next.publicKeyHex)},"signature":"${encodeHex(next.signature)}","timestamp":${time}}`;
+  const i = inclusion;
+  return (
+    `{"anchor":{"seed_id":"${encodeHex(a.seedId)}","index":${jsonNumber(a.index)},"head":"${encodeHex(a.head)}",` +
+    `"cumulative":${a.cumulative.toString()},"timestamp":"${formatTimestamp(a.timestamp)}",` +
+    `"witness_set":{"said":${JSON.stringify(a.witnessSet.said)},"threshold":${jsonNumber(a.witnessSet.threshold)}},` +
+    `"sig_party":{"curve":${JSON.stringify(a.sigParty.curve)},"public_key":"${encodeHex(a.sigParty.publicKey)}","signature":"${encodeHex(a.sigParty.signature)}"}},` +
+    `"cosignature":${cosig}${cosigNext},` +
+    `"inclusion":{"log_origin":${shared.originText(i.log_origin)},"leaf_index":${jsonNumber(i.leaf_index)},"tree_size":${jsonNumber(i.tree_size)},` +
+    `"hashes":${JSON.stringify(i.hashes)},"checkpoint":${shared.noteText(i.checkpoint)},"tlog_proof":${JSON.stringify(i.tlog_proof)}},` +
+    `"replay":${replay ? 'true' : 'false'}}`
+  );
+}
+
 function cosignature(witness: WitnessIdentity, record: SeedRecord): CosignatureBody {
   return {
     witness_name: witness.name,
@@ -130,7 +222,7 @@ export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outco
       return reply
         .code(200)
         .type(JSON_TYPE)
-        .send(anchorBodyJson(cosignedBody(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next)));
+        .send(cosignedBodyJson(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next));
     case 'duplicity':
       return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
     case 'rejected': {

@@ -28,22 +28,40 @@ export interface StrictJsonOptions {
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const ObjectPrototype = Object.prototype;
+/** An integer literal of at most this many digits is exact as a double and within ±(2^53−1). */
+const SAFE_DIGITS = 15;
+/** The longest integer literal read (sign included); a longer one is `integer literal too long`. */
+const MAX_LITERAL = 400;
 
 function escapePointer(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/** Value of an ASCII hex digit, or −1. */
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
+  return -1;
+}
+
+/**
+ * One pass over the text with char codes (issue 28: this parser reads every request body on the
+ * event loop). test/encoding/json-differential.test.ts holds it to the previous implementation
+ * (test/helpers/strict-json-reference.ts): the same value or the same error at the same pointer.
+ */
 class Parser {
   private pos = 0;
   private readonly path: string[] = [];
   private readonly text: string;
   private readonly maxDepth: number;
-  private readonly bigKeys: ReadonlySet<string>;
+  private readonly bigKeys: ReadonlySet<string> | undefined;
 
   constructor(text: string, opts: StrictJsonOptions) {
     this.text = text;
     this.maxDepth = opts.maxDepth ?? 32;
-    this.bigKeys = opts.bigIntegerKeys ?? new Set();
+    this.bigKeys = opts.bigIntegerKeys;
   }
 
   private fail(message: string): never {
@@ -52,11 +70,13 @@ class Parser {
 
   private ws(): void {
     const t = this.text;
+    let i = this.pos;
     for (;;) {
-      const c = t.charCodeAt(this.pos);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos++;
-      else return;
+      const c = t.charCodeAt(i);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i++;
+      else break;
     }
+    this.pos = i;
   }
 
   parseDocument(): unknown {
@@ -68,24 +88,23 @@ class Parser {
   }
 
   private value(depth: number): unknown {
-    const c = this.text[this.pos];
+    const c = this.text.charCodeAt(this.pos);
     switch (c) {
-      case '{':
+      case 0x7b: // {
         return this.object(depth + 1);
-      case '[':
+      case 0x5b: // [
         return this.array(depth + 1);
-      case '"':
+      case 0x22: // "
         return this.string();
-      case 't':
+      case 0x74: // t
         return this.literal('true', true);
-      case 'f':
+      case 0x66: // f
         return this.literal('false', false);
-      case 'n':
+      case 0x6e: // n
         return this.literal('null', null);
-      case undefined:
-        return this.fail('unexpected end of JSON');
       default:
-        if (c === '-' || (c >= '0' && c <= '9')) return this.number();
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
+        if (Number.isNaN(c)) return this.fail('unexpected end of JSON');
         return this.fail(`unexpected character at offset ${this.pos}`);
     }
   }
@@ -98,39 +117,41 @@ class Parser {
 
   private object(depth: number): Record<string, unknown> {
     if (depth > this.maxDepth) this.fail(`nesting deeper than ${this.maxDepth}`);
+    const t = this.text;
     this.pos++; // {
     const out: Record<string, unknown> = {};
-    const seen = new Set<string>();
     this.ws();
-    if (this.text[this.pos] === '}') {
+    if (t.charCodeAt(this.pos) === 0x7d) {
       this.pos++;
       return out;
     }
     for (;;) {
       this.ws();
-      if (this.text[this.pos] !== '"') this.fail(`expected a member name at offset ${this.pos}`);
+      if (t.charCodeAt(this.pos) !== 0x22) this.fail(`expected a member name at offset ${this.pos}`);
       const key = this.string();
-      if (seen.has(key)) {
+      // Every member is an own property of `out`, so an own property of that name is a duplicate.
+      if (Object.hasOwn(out, key)) {
         this.path.push(key);
         this.fail('duplicate member name');
       }
-      seen.add(key);
       this.ws();
-      if (this.text[this.pos] !== ':') this.fail(`expected ':' at offset ${this.pos}`);
+      if (t.charCodeAt(this.pos) !== 0x3a) this.fail(`expected ':' at offset ${this.pos}`);
       this.pos++;
       this.ws();
       this.path.push(key);
       const v = this.value(depth);
       this.path.pop();
-      // defineProperty: a member named __proto__ is data, never a prototype change.
-      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      // A name Object.prototype has (__proto__, toString, …) is defined as data: never a prototype
+      // change, never a setter, and no TypeError when the prototype is frozen. Others by assignment.
+      if (key in ObjectPrototype) Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      else out[key] = v;
       this.ws();
-      const c = this.text[this.pos];
-      if (c === ',') {
+      const c = t.charCodeAt(this.pos);
+      if (c === 0x2c) {
         this.pos++;
         continue;
       }
-      if (c === '}') {
+      if (c === 0x7d) {
         this.pos++;
         return out;
       }
@@ -140,10 +161,11 @@ class Parser {
 
   private array(depth: number): unknown[] {
     if (depth > this.maxDepth) this.fail(`nesting deeper than ${this.maxDepth}`);
+    const t = this.text;
     this.pos++; // [
     const out: unknown[] = [];
     this.ws();
-    if (this.text[this.pos] === ']') {
+    if (t.charCodeAt(this.pos) === 0x5d) {
       this.pos++;
       return out;
     }
@@ -153,12 +175,12 @@ class Parser {
       out.push(this.value(depth));
       this.path.pop();
       this.ws();
-      const c = this.text[this.pos];
-      if (c === ',') {
+      const c = t.charCodeAt(this.pos);
+      if (c === 0x2c) {
         this.pos++;
         continue;
       }
-      if (c === ']') {
+      if (c === 0x5d) {
         this.pos++;
         return out;
       }
@@ -168,11 +190,34 @@ class Parser {
 
   private string(): string {
     const t = this.text;
-    let i = this.pos + 1;
-    let out = '';
+    const n = t.length;
+    const first = this.pos + 1;
+    let i = first;
+    // The common case: no escape before the closing quote, so the value is a slice of the text.
+    for (;;) {
+      if (i >= n) this.fail('unterminated string');
+      const c = t.charCodeAt(i);
+      if (c === 0x22) {
+        this.pos = i + 1;
+        const plain = t.slice(first, i);
+        if (!plain.isWellFormed()) this.fail('lone surrogate in string');
+        return plain;
+      }
+      if (c < 0x20) this.fail('control character in string');
+      if (c === 0x5c) break;
+      i++;
+    }
+    return this.escapedString(first, i);
+  }
+
+  /** The rest of a string from its first backslash at `i` (`first`: the first character after the quote). */
+  private escapedString(first: number, i: number): string {
+    const t = this.text;
+    const n = t.length;
+    let out = t.slice(first, i);
     let start = i;
     for (;;) {
-      if (i >= t.length) this.fail('unterminated string');
+      if (i >= n) this.fail('unterminated string');
       const c = t.charCodeAt(i);
       if (c === 0x22) {
         out += t.slice(start, i);
@@ -182,36 +227,38 @@ class Parser {
       if (c < 0x20) this.fail('control character in string');
       if (c === 0x5c) {
         out += t.slice(start, i);
-        const e = t[i + 1];
-        switch (e) {
-          case '"':
+        switch (t.charCodeAt(i + 1)) {
+          case 0x22:
             out += '"';
             break;
-          case '\\':
+          case 0x5c:
             out += '\\';
             break;
-          case '/':
+          case 0x2f:
             out += '/';
             break;
-          case 'b':
+          case 0x62:
             out += '\b';
             break;
-          case 'f':
+          case 0x66:
             out += '\f';
             break;
-          case 'n':
+          case 0x6e:
             out += '\n';
             break;
-          case 'r':
+          case 0x72:
             out += '\r';
             break;
-          case 't':
+          case 0x74:
             out += '\t';
             break;
-          case 'u': {
-            const hex = t.slice(i + 2, i + 6);
-            if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('invalid \\u escape');
-            out += String.fromCharCode(parseInt(hex, 16));
+          case 0x75: {
+            const a = hexDigit(t.charCodeAt(i + 2));
+            const b = hexDigit(t.charCodeAt(i + 3));
+            const c2 = hexDigit(t.charCodeAt(i + 4));
+            const d = hexDigit(t.charCodeAt(i + 5));
+            if ((a | b | c2 | d) < 0) this.fail('invalid \\u escape');
+            out += String.fromCharCode((a << 12) | (b << 8) | (c2 << 4) | d);
             i += 4;
             break;
           }
@@ -230,17 +277,34 @@ class Parser {
 
   private number(): number | string {
     const t = this.text;
-    const m = /^-?(?:0|[1-9][0-9]*)/.exec(t.slice(this.pos, this.pos + 400));
-    if (m === null) this.fail(`invalid number at offset ${this.pos}`);
-    const lit = m[0];
-    const next = t[this.pos + lit.length];
-    if (next === '.' || next === 'e' || next === 'E') this.fail('numbers must be plain integer literals (no fraction, no exponent)');
-    if (next !== undefined && next >= '0' && next <= '9') this.fail('integer literal too long');
-    this.pos += lit.length;
+    const at = this.pos;
+    let i = at;
+    const negative = t.charCodeAt(i) === 0x2d;
+    if (negative) i++;
+    const digits0 = i;
+    let c = t.charCodeAt(i);
+    if (!(c >= 0x30 && c <= 0x39)) this.fail(`invalid number at offset ${at}`);
+    let v = 0;
+    if (c === 0x30) i++;
+    else {
+      do {
+        v = v * 10 + (c - 0x30);
+        c = t.charCodeAt(++i);
+      } while (c >= 0x30 && c <= 0x39);
+    }
+    // Past MAX_LITERAL characters the literal is too long whatever follows (its next is a digit).
+    if (i - at > MAX_LITERAL) this.fail('integer literal too long');
+    const next = t.charCodeAt(i);
+    if (next === 0x2e || next === 0x65 || next === 0x45) this.fail('numbers must be plain integer literals (no fraction, no exponent)');
+    if (next >= 0x30 && next <= 0x39) this.fail('integer literal too long'); // after a leading 0
+    this.pos = i;
+    // Up to 15 digits the sum is exact and safe; `-0` reads as 0.
+    if (i - digits0 <= SAFE_DIGITS) return negative ? 0 - v : v;
+    const lit = t.slice(at, i);
     const big = BigInt(lit);
     if (big > MAX_SAFE || big < -MAX_SAFE) {
       const key = this.path.at(-1);
-      if (key !== undefined && this.bigKeys.has(key)) return lit;
+      if (key !== undefined && this.bigKeys?.has(key) === true) return lit;
       this.fail('integer outside ±(2^53−1)');
     }
     return Number(big);

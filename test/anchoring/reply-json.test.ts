@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
-import { anchorBodyJson, cosignedBody, latestBody } from '../../src/anchoring/reply.ts';
+import { anchorBodyJson, cosignedBody, cosignedBodyJson, latestBody } from '../../src/anchoring/reply.ts';
 import { encodeAnchor } from '../../src/anchor/codec.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
@@ -81,6 +81,47 @@ void test('anchorBodyJson writes the bytes of the server serializer (stringifyJs
   // a wire anchor whose cumulative is not a bigint (never built by the routes) is still the same text
   const wire = { ...encodeAnchor(randomRecord().latest), cumulative: 12 };
   assert.equal(anchorBodyJson({ anchor: wire }), stringifyJson({ anchor: wire }));
+});
+
+void test('cosignedBodyJson (the 200 body written directly, with what a batch shares kept from the previous reply) writes the bytes of stringifyJson(cosignedBody(…))', () => {
+  // Runs of replies that share a witness, a checkpoint note, an origin and a cosignature time (as a
+  // batch's do), then change one of them, also to an equal value in another string or object: the
+  // kept text must follow the value every time.
+  let witness = { name: nastyText(), publicKeyHex: randomBytes(32).toString('hex') };
+  let shared = randomInclusion();
+  let time = randomInt(0, 253402300800);
+  for (let i = 0; i < 3000; i++) {
+    switch (randomInt(8)) {
+      case 0:
+        witness = { name: nastyText(), publicKeyHex: randomBytes(32).toString('hex') };
+        break;
+      case 1:
+        witness = { name: witness.name.split('').join(''), publicKeyHex: witness.publicKeyHex }; // equal, another object
+        break;
+      case 2:
+        shared = randomInclusion();
+        break;
+      case 3:
+        shared = { ...shared, checkpoint: shared.checkpoint.split('\n').join('\n') };
+        break;
+      case 4:
+        time = randomInt(0, 253402300800);
+        break;
+      case 5:
+        witness.name = nastyText(); // the same object, changed
+        break;
+    }
+    const next = randomInt(3) === 0 ? { publicKeyHex: randomBytes(32).toString('hex'), signature: randomBytes(64) } : undefined;
+    const record = randomRecord();
+    record.cosignature.timestamp = time;
+    const own = randomInclusion();
+    const inclusion = { ...own, log_origin: shared.log_origin, tree_size: shared.tree_size, checkpoint: shared.checkpoint };
+    const replay = randomInt(2) === 0;
+    const body = cosignedBody(witness, record, inclusion, replay, next);
+    const text = cosignedBodyJson(witness, record, inclusion, replay, next);
+    assert.equal(text, stringifyJson(body));
+    assert.equal(text, anchorBodyJson(body));
+  }
 });
 
 void test('POST /v1/anchor over loopback: the 200 body is byte for byte what the server serializer writes, for a cumulative beyond 2^53 (2^127 + 12345)', async () => {
