@@ -52,7 +52,7 @@ function packable(r: SeedRecord): boolean {
     r.seedId.length === 32 &&
     sameBytes(r.seedId, a.seedId) &&
     a.head.length === 32 &&
-    (sp.curve === 'ed25519' || sp.curve === 'p256') &&
+    CURVES.includes(sp.curve) &&
     sp.publicKey.length === PUBLIC_KEY_LENGTH[sp.curve] &&
     sp.signature.length === SIGNATURE_LENGTH &&
     r.cosignature.signature.length === SIGNATURE_LENGTH &&

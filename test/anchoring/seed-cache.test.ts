@@ -95,7 +95,14 @@ void test('a get after a set returns an equal record with arrays of its own; nei
     assert.notEqual(got.latest.seedId, got.seedId);
     // Change everything reachable from the returned record and from the one inserted.
     for (const x of [got, rec]) {
-      for (const b of [x.seedId, x.latest.seedId, x.latest.head, x.latest.sigParty.publicKey, x.latest.sigParty.signature, x.cosignature.signature])
+      for (const b of [
+        x.seedId,
+        x.latest.seedId,
+        x.latest.head,
+        x.latest.sigParty.publicKey,
+        x.latest.sigParty.signature,
+        x.cosignature.signature,
+      ])
         b.fill(0xee);
       x.latest.witnessSet.threshold = 99;
       x.cosignature.leafIndex = 1;
@@ -153,8 +160,12 @@ void test('a record the slots cannot hold exactly (frozen, cumulative beyond u12
     { ...base, cosignature: { ...base.cosignature, signature: bytes(r, 65) } },
     { ...base, latest: { ...base.latest, seedId: bytes(r, 32) } }, // seed ids that differ
   ];
-  odd.forEach((x, i) => c.set(`odd${i}`, x));
-  odd.forEach((x, i) => assert.deepStrictEqual(c.get(`odd${i}`), x));
+  odd.forEach((x, i) => {
+    c.set(`odd${i}`, x);
+  });
+  odd.forEach((x, i) => {
+    assert.deepStrictEqual(c.get(`odd${i}`), x);
+  });
   // The slot of an object entry packs again once the seed's record fits.
   c.set('odd0', base);
   assert.deepStrictEqual(c.get('odd0'), deepCopy(base));
