@@ -4,7 +4,8 @@
  * Drives a witness child open loop at BENCH_HEAP_RATE (default 400) anchors/s and takes two heap
  * snapshots BENCH_HEAP_GAP_S (default 2) seconds apart (`--heapsnapshot-signal`); prints the
  * objects of the second that were allocated after the first, by kind, with their count and bytes
- * per anchor sent in between. Not part of `npm run bench`.
+ * per anchor sent in between, and their total bytes and objects per anchor. BENCH_WITNESS_CHECKOUT
+ * runs another checkout's witness (a before/after of a change). Not part of `npm run bench`.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,10 +94,12 @@ try {
   const anchors = sent1 - sent0;
   const byKind = new Map<string, { count: number; bytes: number }>();
   let total = 0;
+  let count = 0;
   for (const [id, kind] of b) {
     if (a.has(id)) continue;
     const e = byKind.get(kind) ?? { count: 0, bytes: 0 };
     e.count++;
+    count++;
     e.bytes += b.sizes.get(id)!;
     total += b.sizes.get(id)!;
     byKind.set(kind, e);
@@ -107,9 +110,11 @@ try {
       {
         bench: 'heap-anchor',
         rate: RATE,
+        checkout: process.env.BENCH_WITNESS_CHECKOUT ?? 'this tree',
         anchors_between_snapshots: anchors,
         errors: r.errors,
         new_live_bytes_per_anchor: Math.round(total / anchors),
+        new_live_objects_per_anchor: Number((count / anchors).toFixed(2)),
         top: top.map(([k, e]) => ({
           kind: k,
           per_anchor: Number((e.count / anchors).toFixed(2)),
