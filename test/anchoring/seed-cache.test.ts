@@ -9,19 +9,7 @@ import { SeedCache } from '../../src/anchoring/committed-cache.ts';
 import { SEED_SLOT_BYTES } from '../../src/anchoring/seed-slab.ts';
 import type { Anchor, DuplicityProof } from '../../src/anchor/types.ts';
 import type { SeedRecord } from '../../src/store/types.ts';
-
-/** A small deterministic PRNG (xorshift32). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
+import { rng } from '../helpers/prng.ts';
 
 function bytes(r: () => number, n: number): Uint8Array {
   const b = new Uint8Array(n);

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeCache } from '../../src/log/node-cache.ts';
 import { nodeKey } from '../../src/tlog/frontier.ts';
+import { rng } from '../helpers/prng.ts';
 
 /** A deterministic 32-byte hash per key (so a wrong slot shows as wrong bytes). */
 function hashOf(key: number, salt = 0): Uint8Array {
@@ -35,19 +36,6 @@ class ModelCache {
     this.map.set(key, hash.slice());
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
-}
-
-/** A small deterministic PRNG (xorshift32). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
 }
 
 const levelIndex = (key: number): [number, number] => [key % 64, Math.floor(key / 64)];
