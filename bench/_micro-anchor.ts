@@ -10,7 +10,7 @@
  *    BEGIN and COMMIT included, per anchor;
  *  - `reply_us`: the 200 body's JSON text from the stored record and its inclusion material, per
  *    reply, as sendOutcome writes it (cosignedBodyJson where the tree has it, else
- *    anchorBodyJson(cosignedBody(…)));
+ *    anchorBodyJson(cosignedBody(…)), which trees before lever 5 had);
  *  - `hex32_us`, `hex64_us`: encodeHex of 32 and 64 bytes.
  * Prints a JSON line per child and, at the end, each figure's ratio against the first tree per round.
  * Not part of `npm run bench`.
@@ -108,6 +108,7 @@ async function child(tree: string): Promise<Figures> {
   );
   const direct = reply.cosignedBodyJson as
     ((w: typeof witness, r: SeedRecord, i: (typeof inclusions)[number], replay: boolean) => string) | undefined;
+  const legacy = reply.anchorBodyJson as ((body: unknown) => string) | undefined;
   let j = 0;
   if (PARTS.has('reply'))
     figures.reply_us = cpuPerOp(() => {
@@ -115,7 +116,7 @@ async function child(tree: string): Promise<Figures> {
       const r = records[n]!.record;
       const inc = inclusions[n]!;
       if (direct !== undefined) direct(witness, r, inc, false);
-      else reply.anchorBodyJson(reply.cosignedBody(witness, r, inc, false));
+      else legacy!(reply.cosignedBody(witness, r, inc, false));
     });
   let f = 0;
   if (PARTS.has('reply'))

@@ -38,23 +38,6 @@ export interface LatestAnchorBody extends Omit<AnchorResponse, 'replay'> {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-interface RawJsonApi {
-  rawJSON(text: string): unknown;
-}
-const rawJSON = (text: string): unknown => (JSON as unknown as RawJsonApi).rawJSON(text);
-
-/**
- * The JSON text of a body whose only bigint is its anchor's `cumulative`: what the server's
- * serializer (stringifyJson, a replacer called on every member) writes, byte for byte, from one
- * native JSON.stringify without a replacer — the bigint goes in as a raw JSON integer literal.
- * Issue 28: the 200 body of POST /v1/anchor is serialized on the event loop once per request.
- */
-export function anchorBodyJson(body: { anchor: AnchorWire }): string {
-  const c = body.anchor.cumulative;
-  if (typeof c !== 'bigint') return JSON.stringify(body);
-  return JSON.stringify({ ...body, anchor: { ...body.anchor, cumulative: rawJSON(c.toString()) } });
-}
-
 /** JSON.stringify of a number (an integer everywhere here), without the generic call. */
 const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
 
@@ -116,7 +99,7 @@ const shared = new BatchShared();
 
 /**
  * The JSON text of the 200 body of POST /v1/anchor, written directly: byte for byte
- * `anchorBodyJson(cosignedBody(…))` (test/anchoring/reply-json.test.ts compares them), without
+ * `stringifyJson(cosignedBody(…))`, the server serializer's text (test/anchoring/reply-json.test.ts compares them), without
  * building the body's objects, and with what a batch's replies share (BatchShared) serialized once.
  */
 export function cosignedBodyJson(

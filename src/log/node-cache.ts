@@ -79,9 +79,7 @@ export class NodeCache {
     }
     this.keys[slot] = key;
     this.hashes.set(hash, slot * WIDTH);
-    let b = mix(key) & this.mask;
-    while (this.table[b] !== EMPTY) b = (b + 1) & this.mask;
-    this.table[b] = slot + 1;
+    this.place(key, slot);
   }
 
   set(level: number, index: number, hash: Uint8Array): void {
@@ -126,11 +124,14 @@ export class NodeCache {
     this.keys = keys;
     this.table = new Int32Array(tableSize(slots));
     this.mask = this.table.length - 1;
-    for (let s = 0; s < this.used; s++) {
-      let b = mix(keys[s]!) & this.mask;
-      while (this.table[b] !== EMPTY) b = (b + 1) & this.mask;
-      this.table[b] = s + 1;
-    }
+    for (let s = 0; s < this.used; s++) this.place(keys[s]!, s);
+  }
+
+  /** Enter `slot` in the table under `key` (absent from it): the first free bucket from its home. */
+  private place(key: number, slot: number): void {
+    let b = mix(key) & this.mask;
+    while (this.table[b] !== EMPTY) b = (b + 1) & this.mask;
+    this.table[b] = slot + 1;
   }
 }
 
