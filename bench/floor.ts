@@ -7,20 +7,34 @@
  * µs per request (all threads, /proc) and rate. What our witness spends above these floors is
  * what its own code costs; what the floor itself costs against Go's says how far a goal such as
  * "CPU per add-checkpoint ≤ the Go reference's" can be reached on Node at all.
- * Knobs: BENCH_SECONDS (each phase, default 5), BENCH_FLOOR_ROUNDS (default 2).
+ * The anchor floor, interleaved the same way (256 closed-loop clients, as bench/anchor): the
+ * witness's POST /v1/anchor minus its state (bench/_floor-server.ts `fastify-anchor`, the signatures
+ * inline, and `fastify-anchor-pool`, on one worker as the witness does here) against the witness
+ * itself, with the crypto cost per anchor (strict verify + sign, CPU µs in this process) measured
+ * in the same run: the CPU efficiency each reaches (crypto ÷ CPU per anchor) says how much of issue
+ * 28's goal 1 (≥ 0.35) the stack leaves to the witness's own code.
+ * Knobs: BENCH_SECONDS (each phase, default 5), BENCH_FLOOR_ROUNDS (default 2), BENCH_FLOOR_ONLY
+ * (`request` or `anchor`: only that part).
  * Needs `go` for the Go rows (reported as skipped without it).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { closedLoop, LoadClient, processCpuMs, type Lane } from './_load.ts';
-import { percentile } from './_measure.ts';
+import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
+import { signAnchor } from '../src/client/party.ts';
+import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
+import { encodeHex } from '../src/encoding/hex.ts';
+import { writeNewKeyFile } from '../src/keys/keyfile.ts';
+import { anchorServeArgs, closedLoop, LoadClient, makeLanes, processCpuMs, spawnWitness, type Lane } from './_load.ts';
+import { percentile, rate } from './_measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 2);
+const ONLY = process.env.BENCH_FLOOR_ONLY;
 const CONNECTIONS = 64;
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'aw-bench-floor-'));
@@ -28,7 +42,7 @@ const dir = mkdtempSync(join(tmpdir(), 'aw-bench-floor-'));
 interface Server {
   url: URL;
   pid: number;
-  child: ChildProcess;
+  stop: () => Promise<void>;
 }
 
 function start(cmd: string, args: string[]): Promise<Server> {
@@ -39,14 +53,14 @@ function start(cmd: string, args: string[]): Promise<Server> {
       reject(new Error(`${cmd} exited with ${code}`));
     });
     createInterface({ input: child.stdout }).once('line', (l) => {
-      resolve({ url: new URL(l.trim()), pid: child.pid!, child });
+      resolve({ url: new URL(l.trim()), pid: child.pid!, stop: () => kill(child) });
     });
   });
 }
 
-async function stop(s: Server): Promise<void> {
-  const exited = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGKILL');
+async function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
   await exited;
 }
 
@@ -83,6 +97,56 @@ async function phase(
   };
 }
 
+const ANCHOR_CLIENTS = 256;
+const parties = Array.from({ length: 20 }, (_, i) => ({ id: `did:keri:EParty${i}`, ...generateEd25519() }));
+const witnessKey = generateEd25519();
+
+/** Strict verify + sign of one anchor, CPU µs in this process (best of three). */
+function anchorCryptoUs(): number {
+  const p = parties[0]!;
+  const a = signAnchor(p.privateKey, 'ed25519', {
+    seedId: randomBytes(32),
+    index: 1,
+    head: randomBytes(32),
+    cumulative: 1n,
+    timestamp: 1700000000,
+    witnessSet: { said: 'E', threshold: 1 },
+  });
+  const pk = ed25519PublicKeyBytes(p.privateKey);
+  const pm = partyMessage(a);
+  const cm = cosignMessage(a);
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const v = rate(() => verifyEd25519(pk, pm, a.sigParty.signature), 1, 2000);
+    const sg = rate(() => signEd25519(witnessKey.privateKey, cm), 1, 2000);
+    best = Math.min(best, v.cpu_us_per_op + sg.cpu_us_per_op);
+  }
+  return best;
+}
+
+async function anchorPhase(
+  s: Server,
+  lanes: Lane[],
+): Promise<{ anchors_per_s: number; cpu_us_per_anchor: number; p99_ms: number; errors: number }> {
+  for (const l of lanes) l.next = 0; // a fresh witness each phase: the same anchors are new to it
+  // four source addresses, as bench/anchor: the witness bounds connections per address
+  const client = new LoadClient(s.url, ANCHOR_CLIENTS, ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']);
+  const send = (_w: number, b: Buffer) => client.post('/v1/anchor', b, 'application/json').catch(() => 0);
+  await closedLoop(lanes, ANCHOR_CLIENTS, 1, send); // warm-up
+  const cpu0 = processCpuMs(s.pid);
+  const t = performance.now();
+  const r = await closedLoop(lanes, ANCHOR_CLIENTS, SECONDS, send);
+  const elapsed = (performance.now() - t) / 1000;
+  const cpu = processCpuMs(s.pid) - cpu0;
+  client.close();
+  return {
+    anchors_per_s: Math.round(r.count / elapsed),
+    cpu_us_per_anchor: Math.round((cpu * 1000) / r.count),
+    p99_ms: Number(percentile(r.latencies, 99).toFixed(1)),
+    errors: r.errors,
+  };
+}
+
 try {
   const node = process.execPath;
   const script = join(import.meta.dirname, '_floor-server.ts');
@@ -106,17 +170,63 @@ try {
     goSkipped = `go build failed or go missing: ${(e as Error).message.split('\n')[0]}`;
   }
   const results: Record<string, Awaited<ReturnType<typeof phase>>[]> = {};
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (ONLY === 'anchor' ? 0 : ROUNDS); round++) {
     for (const v of variants) {
       const s = await v.start();
       try {
         (results[v.name] ??= []).push(await phase(s));
       } finally {
-        await stop(s);
+        await s.stop();
+      }
+    }
+  }
+
+  // The anchor floor against the witness.
+  writeFileSync(
+    join(dir, 'registry.json'),
+    JSON.stringify({ parties: parties.map((p) => ({ id: p.id, keys: [{ curve: 'ed25519', public_key: encodeHex(p.publicKey) }] })) }),
+  );
+  writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witnessKey.privateKey));
+  const anchorLanes = makeLanes(parties, 100, Math.ceil(((SECONDS + 1) * 6000) / 2000) + 5);
+  const anchorVariants: { name: string; start: (round: number) => Promise<Server> }[] = [
+    { name: 'fastify-anchor', start: () => start(node, [script, 'fastify-anchor']) },
+    { name: 'fastify-anchor-pool', start: () => start(node, [script, 'fastify-anchor-pool']) },
+    {
+      name: 'witness',
+      start: async (round) => {
+        const w = await spawnWitness(anchorServeArgs(dir, join(dir, `data-${round}`)));
+        return { url: w.url, pid: w.pid, stop: w.stop };
+      },
+    },
+  ];
+  const anchorResults: Record<string, (Awaited<ReturnType<typeof anchorPhase>> & { crypto_us: number; cpu_efficiency: number })[]> = {};
+  const cryptoRuns: number[] = [];
+  // The host's speed drifts (the same verify + sign took 94–258 µs within one hour here), so each
+  // round measures the crypto cost next to its phases, and each phase's efficiency uses its round's.
+  for (let round = 0; round < (ONLY === 'request' ? 0 : ROUNDS); round++) {
+    const crypto = anchorCryptoUs();
+    cryptoRuns.push(crypto);
+    for (const v of anchorVariants) {
+      const s = await v.start(round);
+      try {
+        const r = await anchorPhase(s, anchorLanes);
+        (anchorResults[v.name] ??= []).push({
+          ...r,
+          crypto_us: Number(crypto.toFixed(1)),
+          cpu_efficiency: Number((crypto / r.cpu_us_per_anchor).toFixed(3)),
+        });
+      } finally {
+        await s.stop();
       }
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const byAnchorVariant = (f: (r: (typeof anchorResults)[string][number]) => number) =>
+    Object.fromEntries(Object.entries(anchorResults).map(([k, rs]) => [k, median(rs.map(f))]));
+  // The witness's CPU per anchor ÷ the stateless floor's (on a worker, as the witness), per round.
+  const overFloor = (anchorResults.witness ?? []).map((w, i) =>
+    Number((w.cpu_us_per_anchor / anchorResults['fastify-anchor-pool']![i]!.cpu_us_per_anchor).toFixed(2)),
+  );
   const cpu = (name: string) => (results[name] === undefined ? undefined : median(results[name].map((r) => r.cpu_us_per_request)));
   const ratio = (a: string, b: string) => {
     const x = cpu(a);
@@ -138,6 +248,14 @@ try {
         node_http_crypto_over_go_crypto: ratio('node-http-crypto', 'go-crypto'),
         fastify_crypto_over_go_crypto: ratio('fastify-crypto', 'go-crypto'),
         ...(goSkipped === undefined ? {} : { go_skipped: goSkipped }),
+        anchor: {
+          clients: ANCHOR_CLIENTS,
+          crypto_us_per_anchor: cryptoRuns.map((c) => Number(c.toFixed(1))),
+          phases: anchorResults,
+          median_cpu_us_per_anchor: byAnchorVariant((r) => r.cpu_us_per_anchor),
+          median_cpu_efficiency: byAnchorVariant((r) => r.cpu_efficiency),
+          witness_over_floor: overFloor,
+        },
       },
       null,
       2,
