@@ -201,11 +201,13 @@ export function duplicityPage(proofs: readonly DuplicityProof[], limit: number):
 export function sendOutcome(reply: FastifyReply, witness: WitnessIdentity, outcome: SubmitOutcome): FastifyReply {
   switch (outcome.kind) {
     case 'cosigned':
-      // A string body is sent as it is (the route's serializer is not called).
+      // Sent as bytes, encoded once: the route's serializer is not called, and fastify takes the
+      // Content-Length from the buffer instead of measuring the text (Buffer.byteLength, which
+      // first flattens the concatenated string) before the socket encodes it again.
       return reply
         .code(200)
         .type(JSON_TYPE)
-        .send(cosignedBodyJson(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next));
+        .send(Buffer.from(cosignedBodyJson(witness, outcome.record, outcome.inclusion, outcome.replay, outcome.next)));
     case 'duplicity':
       return reply.code(409).type(JSON_TYPE).send(duplicityBody(outcome.proof));
     case 'rejected': {

@@ -10,7 +10,7 @@
  * reference implementation.
  */
 import { encodeBase64 } from '../encoding/base64.ts';
-import { formatTlogProof } from '../note/tlog-proof.ts';
+import { formatTlogProofBase64 } from '../note/tlog-proof.ts';
 import { StoreUnavailableError } from '../store/errors.ts';
 import type { NodeRef, SignedCheckpoint, StoredNode } from '../store/types.ts';
 import { nodeKey } from '../tlog/frontier.ts';
@@ -28,13 +28,14 @@ export interface InclusionBody {
 
 /** Inclusion proof of `leafIndex` against `checkpoint`, in both JSON and tlog-proof forms. */
 export function formatInclusion(origin: string, leafIndex: number, checkpoint: SignedCheckpoint, proof: Uint8Array[]): InclusionBody {
+  const hashes = proof.map(encodeBase64); // once, for both forms
   return {
     log_origin: origin,
     leaf_index: leafIndex,
     tree_size: checkpoint.size,
-    hashes: proof.map(encodeBase64),
+    hashes,
     checkpoint: checkpoint.note,
-    tlog_proof: formatTlogProof({ index: leafIndex, proof, checkpoint: checkpoint.note }),
+    tlog_proof: formatTlogProofBase64(leafIndex, hashes, checkpoint.note),
   };
 }
 

@@ -104,18 +104,30 @@ let lastParsableCheckpoint: string | undefined;
 
 /** Format a tlog-proof; the checkpoint must be a parsable checkpoint note. */
 export function formatTlogProof(p: TlogProof): string {
-  if (!Number.isSafeInteger(p.index) || p.index < 0) throw malformed('index must be a non-negative safe integer');
-  if (p.proof.length > MAX_TLOG_PROOF_HASHES) throw malformed(`more than ${MAX_TLOG_PROOF_HASHES} proof hashes`);
-  if (p.checkpoint !== lastParsableCheckpoint) {
-    parseNoteParts(p.checkpoint);
-    lastParsableCheckpoint = p.checkpoint;
+  for (const h of p.proof) if (h.length !== 32) throw malformed('proof hashes must be 32 bytes');
+  return tlogProofText(p.index, p.proof.map(encodeBase64), p.checkpoint, p.extra);
+}
+
+/**
+ * formatTlogProof with the proof hashes already in base64 (each the standard encoding of a 32-byte
+ * hash, as encodeBase64 writes it), for a caller that encoded them for another use too: the anchor
+ * role's inclusion body lists the same hashes beside its tlog-proof (src/log/proofs.ts).
+ */
+export function formatTlogProofBase64(index: number, hashes: readonly string[], checkpoint: string): string {
+  for (const h of hashes) if (h.length !== 44 || h.charCodeAt(43) !== 0x3d) throw malformed('proof hashes must be 32 bytes');
+  return tlogProofText(index, hashes, checkpoint, undefined);
+}
+
+function tlogProofText(index: number, hashes: readonly string[], checkpoint: string, extra: Uint8Array | undefined): string {
+  if (!Number.isSafeInteger(index) || index < 0) throw malformed('index must be a non-negative safe integer');
+  if (hashes.length > MAX_TLOG_PROOF_HASHES) throw malformed(`more than ${MAX_TLOG_PROOF_HASHES} proof hashes`);
+  if (checkpoint !== lastParsableCheckpoint) {
+    parseNoteParts(checkpoint);
+    lastParsableCheckpoint = checkpoint;
   }
   let out = `${TLOG_PROOF_HEADER}\n`;
-  if (p.extra !== undefined) out += `extra ${encodeBase64(p.extra)}\n`;
-  out += `index ${p.index}\n`;
-  for (const h of p.proof) {
-    if (h.length !== 32) throw malformed('proof hashes must be 32 bytes');
-    out += `${encodeBase64(h)}\n`;
-  }
-  return `${out}\n${p.checkpoint}`;
+  if (extra !== undefined) out += `extra ${encodeBase64(extra)}\n`;
+  out += `index ${index}\n`;
+  for (const h of hashes) out += `${h}\n`;
+  return `${out}\n${checkpoint}`;
 }
