@@ -1,6 +1,7 @@
 /** AnchorWire ↔ Anchor with every canonical-form check of SPEC §3.1 (errors: AnchorError `malformed_anchor`). */
 import { decodeHex, encodeHex } from '../encoding/hex.ts';
 import { u128FromJson } from '../encoding/decimal.ts';
+import { jsonNumber } from '../encoding/json.ts';
 import { parseTimestamp, formatTimestamp } from '../encoding/time.ts';
 import { ProtocolError } from '../errors.ts';
 import { AnchorError } from './errors.ts';
@@ -94,6 +95,20 @@ export function encodeAnchor(a: Anchor): AnchorWire {
     witness_set: { said: a.witnessSet.said, threshold: a.witnessSet.threshold },
     sig_party: { curve: a.sigParty.curve, public_key: encodeHex(a.sigParty.publicKey), signature: encodeHex(a.sigParty.signature) },
   };
+}
+
+/**
+ * The JSON text of encodeAnchor(a), byte for byte what stringifyJson writes for it (members in
+ * encodeAnchor's order, `cumulative` as an integer literal), written directly: the store's anchor
+ * rows and the anchor role's 200 body carry this text (test/anchoring/reply-json.test.ts compares).
+ */
+export function anchorJson(a: Anchor): string {
+  return (
+    `{"seed_id":"${encodeHex(a.seedId)}","index":${jsonNumber(a.index)},"head":"${encodeHex(a.head)}",` +
+    `"cumulative":${a.cumulative.toString()},"timestamp":"${formatTimestamp(a.timestamp)}",` +
+    `"witness_set":{"said":${JSON.stringify(a.witnessSet.said)},"threshold":${jsonNumber(a.witnessSet.threshold)}},` +
+    `"sig_party":{"curve":${JSON.stringify(a.sigParty.curve)},"public_key":"${encodeHex(a.sigParty.publicKey)}","signature":"${encodeHex(a.sigParty.signature)}"}}`
+  );
 }
 
 export function encodeDuplicityProof(p: DuplicityProof): DuplicityProofWire {

@@ -4,9 +4,10 @@
  * duplicity-listing bodies, and the problems for a refusal or an abandoned request.
  */
 import type { FastifyReply } from 'fastify';
-import { encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import { anchorJson, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
 import type { AnchorWire, DuplicityProof, DuplicityProofWire } from '../anchor/types.ts';
 import { encodeHex } from '../encoding/hex.ts';
+import { jsonNumber } from '../encoding/json.ts';
 import { formatTimestamp } from '../encoding/time.ts';
 import type { InclusionBody } from '../log/log.ts';
 import type { HttpProblem } from '../server/errors.ts';
@@ -37,9 +38,6 @@ export interface LatestAnchorBody extends Omit<AnchorResponse, 'replay'> {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** JSON.stringify of a number (an integer everywhere here), without the generic call. */
-const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
 
 /**
  * What the replies of one batch share, kept from the previous reply: the witness's part of the
@@ -109,7 +107,6 @@ export function cosignedBodyJson(
   replay: boolean,
   next?: NextCosignature,
 ): string {
-  const a = record.latest;
   const c = record.cosignature;
   const time = shared.cosignatureTime(c.timestamp);
   const cosig = `${shared.cosignatureHead(witness)}"${encodeHex(c.signature)}","timestamp":${time}}`;
@@ -119,11 +116,7 @@ export function cosignedBodyJson(
       : `,"cosignature_next":{"witness_name":${JSON.stringify(witness.name)},"witness_public_key":${JSON.stringify(next.publicKeyHex)},"signature":"${encodeHex(next.signature)}","timestamp":${time}}`;
   const i = inclusion;
   return (
-    `{"anchor":{"seed_id":"${encodeHex(a.seedId)}","index":${jsonNumber(a.index)},"head":"${encodeHex(a.head)}",` +
-    `"cumulative":${a.cumulative.toString()},"timestamp":"${formatTimestamp(a.timestamp)}",` +
-    `"witness_set":{"said":${JSON.stringify(a.witnessSet.said)},"threshold":${jsonNumber(a.witnessSet.threshold)}},` +
-    `"sig_party":{"curve":${JSON.stringify(a.sigParty.curve)},"public_key":"${encodeHex(a.sigParty.publicKey)}","signature":"${encodeHex(a.sigParty.signature)}"}},` +
-    `"cosignature":${cosig}${cosigNext},` +
+    `{"anchor":${anchorJson(record.latest)},"cosignature":${cosig}${cosigNext},` +
     `"inclusion":{"log_origin":${shared.originText(i.log_origin)},"leaf_index":${jsonNumber(i.leaf_index)},"tree_size":${jsonNumber(i.tree_size)},` +
     `"hashes":${JSON.stringify(i.hashes)},"checkpoint":${shared.noteText(i.checkpoint)},"tlog_proof":${JSON.stringify(i.tlog_proof)}},` +
     `"replay":${replay ? 'true' : 'false'}}`

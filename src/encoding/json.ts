@@ -341,3 +341,6 @@ const rawJSON = (text: string): unknown => (JSON as unknown as RawJsonApi).rawJS
 export function stringifyJson(value: unknown, space?: number): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? rawJSON(v.toString()) : v), space);
 }
+
+/** JSON.stringify of a number, without the generic call (for text written directly). */
+export const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');

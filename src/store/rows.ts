@@ -2,7 +2,7 @@
  * The row layout both SQL drivers share: seeds with their latest anchor stored as lossless JSON
  * (cumulative as an integer literal), duplicity proofs as JSON, hashes and signatures as bytes.
  */
-import { decodeAnchor, decodeDuplicityProof, encodeAnchor, encodeDuplicityProof } from '../anchor/codec.ts';
+import { anchorJson, decodeAnchor, decodeDuplicityProof, encodeDuplicityProof } from '../anchor/codec.ts';
 import type { Anchor, DuplicityProof } from '../anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../encoding/json.ts';
 import { StoreUnavailableError } from './errors.ts';
@@ -10,7 +10,7 @@ import type { KelTip, OriginState, SeedRecord } from './types.ts';
 
 const CUMULATIVE = new Set(['cumulative']);
 
-export const encodeStoredAnchor = (a: Anchor): string => stringifyJson(encodeAnchor(a));
+export const encodeStoredAnchor = (a: Anchor): string => anchorJson(a);
 export const decodeStoredAnchor = (text: string): Anchor => decodeAnchor(parseStrictJson(text, { bigIntegerKeys: CUMULATIVE }), '');
 export const encodeStoredProof = (p: DuplicityProof): string => stringifyJson(encodeDuplicityProof(p));
 export const decodeStoredProof = (text: string): DuplicityProof =>

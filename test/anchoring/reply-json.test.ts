@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import { cosignedBody, cosignedBodyJson } from '../../src/anchoring/reply.ts';
-import { encodeAnchor } from '../../src/anchor/codec.ts';
+import { anchorJson, encodeAnchor } from '../../src/anchor/codec.ts';
+import { encodeStoredAnchor } from '../../src/store/rows.ts';
 import { deriveSeedId } from '../../src/anchor/seed.ts';
 import type { Anchor } from '../../src/anchor/types.ts';
 import { parseStrictJson, stringifyJson } from '../../src/encoding/json.ts';
@@ -105,6 +106,15 @@ void test('cosignedBodyJson (the 200 body written directly, with what a batch sh
     const body = cosignedBody(witness, record, inclusion, replay, next);
     const text = cosignedBodyJson(witness, record, inclusion, replay, next);
     assert.equal(text, stringifyJson(body));
+  }
+});
+
+void test("anchorJson (the stored anchor row and the 200 body's anchor, written directly) writes the bytes of stringifyJson(encodeAnchor(a))", () => {
+  for (let i = 0; i < 3000; i++) {
+    const a = randomRecord().latest;
+    const text = anchorJson(a);
+    assert.equal(text, stringifyJson(encodeAnchor(a)));
+    assert.equal(encodeStoredAnchor(a), text);
   }
 });
 
