@@ -110,11 +110,14 @@ export function formatTlogProof(p: TlogProof): string {
 
 /**
  * formatTlogProof with the proof hashes already in base64 (each the standard encoding of a 32-byte
- * hash, as encodeBase64 writes it), for a caller that encoded them for another use too: the anchor
- * role's inclusion body lists the same hashes beside its tlog-proof (src/log/proofs.ts).
+ * hash, as encodeBase64 writes it; only that shape is checked here, not the alphabet), for a caller
+ * that encoded them for another use too: the anchor role's inclusion body lists the same hashes
+ * beside its tlog-proof (src/log/proofs.ts).
  */
 export function formatTlogProofBase64(index: number, hashes: readonly string[], checkpoint: string): string {
-  for (const h of hashes) if (h.length !== 44 || h.charCodeAt(43) !== 0x3d) throw malformed('proof hashes must be 32 bytes');
+  // 32 bytes are 44 characters with exactly one '=' of padding (31 bytes end in '==')
+  for (const h of hashes)
+    if (h.length !== 44 || h.charCodeAt(43) !== 0x3d || h.charCodeAt(42) === 0x3d) throw malformed('proof hashes must be 32 bytes');
   return tlogProofText(index, hashes, checkpoint, undefined);
 }
 

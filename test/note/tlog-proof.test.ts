@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ed25519KeyFromSeed } from '../../src/crypto/ed25519.ts';
-import { formatTlogProof, parseTlogProof, MAX_TLOG_PROOF_HASHES } from '../../src/note/tlog-proof.ts';
+import { formatTlogProof, formatTlogProofBase64, parseTlogProof, MAX_TLOG_PROOF_HASHES } from '../../src/note/tlog-proof.ts';
 import { verifyTlogProof } from '../../src/note/tlog-proof-verify.ts';
 import { signNote } from '../../src/note/signed-note.ts';
 import { ed25519NoteSigner, parseVkey } from '../../src/note/vkey.ts';
@@ -39,6 +39,25 @@ void test('format and parse round trip (no extra line is emitted)', () => {
   assert.equal(p.note.signatures.length, 2);
   assert.equal(formatTlogProof(p), text);
   assert.deepEqual(parseTlogProof(new TextEncoder().encode(text)).proof, p.proof);
+});
+
+void test('formatTlogProofBase64 (hashes already encoded, as the anchor role lists them) writes the same text, with the same refusals', () => {
+  assert.equal(formatTlogProofBase64(5, PROOF_5, CHECKPOINT_8), PROOF_TEXT);
+  assert.equal(formatTlogProofBase64(0, [], CHECKPOINT_8), formatTlogProof({ index: 0, proof: [], checkpoint: CHECKPOINT_8 }));
+  // not the encoding of 32 bytes: 31 bytes, 33 bytes
+  assert.throws(() => formatTlogProofBase64(5, [Buffer.alloc(31).toString('base64')], CHECKPOINT_8), /32 bytes/);
+  assert.throws(() => formatTlogProofBase64(5, [Buffer.alloc(33).toString('base64')], CHECKPOINT_8), /32 bytes/);
+  assert.throws(() => formatTlogProofBase64(-1, PROOF_5, CHECKPOINT_8), /index/);
+  assert.throws(
+    () =>
+      formatTlogProofBase64(
+        5,
+        Array.from({ length: MAX_TLOG_PROOF_HASHES + 1 }, () => PROOF_5[0]!),
+        CHECKPOINT_8,
+      ),
+    /more than/,
+  );
+  assert.throws(() => formatTlogProofBase64(5, PROOF_5, 'not a checkpoint'));
 });
 
 void test('an extra line is parsed and kept', () => {
