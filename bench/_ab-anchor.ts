@@ -16,14 +16,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
+import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { signAnchor } from '../src/client/party.ts';
-import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
-import { percentile, rate } from './_measure.ts';
+import { percentile } from './_measure.ts';
 import {
+  anchorCryptoRounds,
   anchorServeArgs,
   batchTotals,
   closedLoop,
@@ -70,22 +68,10 @@ writeNewKeyFile(join(dir, 'w.pem'), ed25519PrivateKeyToPem(witness.privateKey));
 const perSeed = Math.ceil(((SECONDS + 2) * Number(process.env.BENCH_AB_MAX_RATE ?? 5000) + RATE * SECONDS) / 2000) + 5;
 const lanes = makeLanes(parties, 100, perSeed);
 
+const cryptoRound = anchorCryptoRounds(parties[0]!.privateKey, witness.privateKey);
 function cryptoUs(): number {
-  const p = parties[0]!;
-  const a = signAnchor(p.privateKey, 'ed25519', {
-    seedId: randomBytes(32),
-    index: 1,
-    head: randomBytes(32),
-    cumulative: 1n,
-    timestamp: 1700000000,
-    witnessSet: { said: 'E', threshold: 1 },
-  });
-  const pk = ed25519PublicKeyBytes(p.privateKey);
-  const pm = partyMessage(a);
-  const cm = cosignMessage(a);
-  const v = rate(() => verifyEd25519(pk, pm, a.sigParty.signature), 1, 2000);
-  const s = rate(() => signEd25519(witness.privateKey, cm), 1, 2000);
-  return v.cpu_us_per_op + s.cpu_us_per_op;
+  const r = cryptoRound();
+  return r.verify.cpu_us_per_op + r.sign.cpu_us_per_op;
 }
 
 const perUs = (a: ThreadCpu, b: ThreadCpu, n: number) => {

@@ -9,9 +9,12 @@ import { dirname, join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { encodeAnchor } from '../src/anchor/codec.ts';
 import { deriveSeedId } from '../src/anchor/seed.ts';
+import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { signAnchor } from '../src/client/party.ts';
+import { ed25519PublicKeyBytes, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
 import { stringifyJson } from '../src/encoding/json.ts';
 import { spawnServe } from '../test/helpers/spawn-serve.ts';
+import { rate } from './_measure.ts';
 
 /**
  * The `serve` arguments of an anchor-role bench witness whose key (`w.pem`) and registry file are in
@@ -242,6 +245,32 @@ export function makeLanes(parties: { id: string; privateKey: KeyObject }[], seed
     }
   }
   return lanes;
+}
+
+/**
+ * One anchor's signature work as the witness does it, in this process: the party's strict verify and
+ * the witness's sign of the cosign message. Returns a function that measures one round (`rate()` of
+ * each, about 1 s apart); the sample anchor is made once.
+ */
+export function anchorCryptoRounds(
+  party: KeyObject,
+  witness: KeyObject,
+): () => { verify: ReturnType<typeof rate>; sign: ReturnType<typeof rate> } {
+  const sample = signAnchor(party, 'ed25519', {
+    seedId: randomBytes(32),
+    index: 1,
+    head: randomBytes(32),
+    cumulative: 1n,
+    timestamp: 1700000000,
+    witnessSet: { said: 'E', threshold: 1 },
+  });
+  const pk = ed25519PublicKeyBytes(party);
+  const pm = partyMessage(sample);
+  const cm = cosignMessage(sample);
+  return () => ({
+    verify: rate(() => verifyEd25519(pk, pm, sample.sigParty.signature), 1, 2000),
+    sign: rate(() => signEd25519(witness, cm), 1, 2000),
+  });
 }
 
 /**

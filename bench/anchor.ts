@@ -36,21 +36,20 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
+import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { signAnchor } from '../src/client/party.ts';
 import { SqliteStore } from '../src/store/sqlite/store.ts';
 import { TransparencyLog } from '../src/log/log.ts';
 import { LogSigner } from '../src/log/signer.ts';
-import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
 import { ed25519Signer, generateSigner, KelBuilder } from '../src/keri/build.ts';
-import { percentile, rate } from './_measure.ts';
+import { percentile } from './_measure.ts';
 import { SIG_TYPE_COSIGNATURE_V1, SIG_TYPE_ED25519 } from '../src/note/signed-note.ts';
 import { formatVkey } from '../src/note/vkey.ts';
 import { parseCheckpoint } from '../src/note/checkpoint.ts';
 import { parseNote } from '../src/note/signed-note.ts';
 import {
+  anchorCryptoRounds,
   anchorServeArgs,
   batchTotals,
   closedLoop,
@@ -262,23 +261,11 @@ try {
   // thread. The rates climb while the JIT warms the strict checks and wander with the machine, so
   // each is the best of three one-second rounds, measured before and after the load phases: the
   // highest ceiling seen, which makes the ratio a conservative one.
-  const p0 = parties[0]!;
-  const p0Key = ed25519PublicKeyBytes(p0.privateKey);
-  const sample = signAnchor(p0.privateKey, 'ed25519', {
-    seedId: randomBytes(32),
-    index: 1,
-    head: randomBytes(32),
-    cumulative: 1n,
-    timestamp: 1700000000,
-    witnessSet: { said: 'E', threshold: 1 },
-  });
-  const pm = partyMessage(sample);
-  const cm = cosignMessage(sample);
+  const cryptoRound = anchorCryptoRounds(parties[0]!.privateKey, witness.privateKey);
   const crypto = { verify: [] as number[], sign: [] as number[], verifyCpuUs: [] as number[], signCpuUs: [] as number[] };
   const measureCrypto = () => {
     for (let round = 0; round < 3; round++) {
-      const v = rate(() => verifyEd25519(p0Key, pm, sample.sigParty.signature), 1, 2000);
-      const s = rate(() => signEd25519(witness.privateKey, cm), 1, 2000);
+      const { verify: v, sign: s } = cryptoRound();
       crypto.verify.push(v.ops_per_s);
       crypto.sign.push(s.ops_per_s);
       crypto.verifyCpuUs.push(v.cpu_us_per_op);

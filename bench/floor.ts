@@ -18,19 +18,16 @@
  * Needs `go` for the Go rows (reported as skipped without it).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { cosignMessage, partyMessage } from '../src/anchor/messages.ts';
-import { signAnchor } from '../src/client/party.ts';
-import { ed25519PrivateKeyToPem, ed25519PublicKeyBytes, generateEd25519, signEd25519, verifyEd25519 } from '../src/crypto/ed25519.ts';
+import { ed25519PrivateKeyToPem, generateEd25519 } from '../src/crypto/ed25519.ts';
 import { encodeHex } from '../src/encoding/hex.ts';
 import { writeNewKeyFile } from '../src/keys/keyfile.ts';
-import { anchorServeArgs, closedLoop, LoadClient, makeLanes, processCpuMs, spawnWitness, type Lane } from './_load.ts';
-import { percentile, rate } from './_measure.ts';
+import { anchorCryptoRounds, anchorServeArgs, closedLoop, LoadClient, makeLanes, processCpuMs, spawnWitness, type Lane } from './_load.ts';
+import { percentile } from './_measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 2);
@@ -76,50 +73,51 @@ function lanes(): Lane[] {
   return Array.from({ length: CONNECTIONS }, () => ({ bodies: new Array<Buffer>(perLane).fill(body), next: 0 }));
 }
 
-async function phase(
+/** `connections` closed-loop clients POSTing `lanes()`' bodies to `path`: 1 s of warm-up, then SECONDS measured. */
+async function drive(
   s: Server,
-): Promise<{ requests_per_s: number; cpu_us_per_request: number; p50_ms: number; p99_ms: number; errors: number }> {
-  const client = new LoadClient(s.url, CONNECTIONS);
-  const send = (_w: number, b: Buffer) => client.post('/add-checkpoint', b, 'text/plain');
-  await closedLoop(lanes(), CONNECTIONS, 1, send); // warm-up
+  lanes: () => Lane[],
+  connections: number,
+  path: string,
+  type: string,
+  sources: string[] = [],
+): Promise<{ per_s: number; cpu_us: number; p50_ms: number; p99_ms: number; errors: number }> {
+  const client = new LoadClient(s.url, connections, sources);
+  const send = (_w: number, b: Buffer) => client.post(path, b, type).catch(() => 0);
+  await closedLoop(lanes(), connections, 1, send); // warm-up
   const cpu0 = processCpuMs(s.pid);
   const t = performance.now();
-  const r = await closedLoop(lanes(), CONNECTIONS, SECONDS, send);
+  const r = await closedLoop(lanes(), connections, SECONDS, send);
   const elapsed = (performance.now() - t) / 1000;
   const cpu = processCpuMs(s.pid) - cpu0;
   client.close();
   return {
-    requests_per_s: Math.round(r.count / elapsed),
-    cpu_us_per_request: Math.round((cpu * 1000) / r.count),
+    per_s: Math.round(r.count / elapsed),
+    cpu_us: Math.round((cpu * 1000) / r.count),
     p50_ms: Number(percentile(r.latencies, 50).toFixed(2)),
     p99_ms: Number(percentile(r.latencies, 99).toFixed(2)),
     errors: r.errors,
   };
 }
 
+async function phase(
+  s: Server,
+): Promise<{ requests_per_s: number; cpu_us_per_request: number; p50_ms: number; p99_ms: number; errors: number }> {
+  const r = await drive(s, lanes, CONNECTIONS, '/add-checkpoint', 'text/plain');
+  return { requests_per_s: r.per_s, cpu_us_per_request: r.cpu_us, p50_ms: r.p50_ms, p99_ms: r.p99_ms, errors: r.errors };
+}
+
 const ANCHOR_CLIENTS = 256;
 const parties = Array.from({ length: 20 }, (_, i) => ({ id: `did:keri:EParty${i}`, ...generateEd25519() }));
 const witnessKey = generateEd25519();
 
-/** Strict verify + sign of one anchor, CPU µs in this process (best of three). */
+const cryptoRound = anchorCryptoRounds(parties[0]!.privateKey, witnessKey.privateKey);
+/** Strict verify + sign of one anchor, CPU µs in this process (best of three rounds). */
 function anchorCryptoUs(): number {
-  const p = parties[0]!;
-  const a = signAnchor(p.privateKey, 'ed25519', {
-    seedId: randomBytes(32),
-    index: 1,
-    head: randomBytes(32),
-    cumulative: 1n,
-    timestamp: 1700000000,
-    witnessSet: { said: 'E', threshold: 1 },
-  });
-  const pk = ed25519PublicKeyBytes(p.privateKey);
-  const pm = partyMessage(a);
-  const cm = cosignMessage(a);
   let best = Infinity;
   for (let i = 0; i < 3; i++) {
-    const v = rate(() => verifyEd25519(pk, pm, a.sigParty.signature), 1, 2000);
-    const sg = rate(() => signEd25519(witnessKey.privateKey, cm), 1, 2000);
-    best = Math.min(best, v.cpu_us_per_op + sg.cpu_us_per_op);
+    const r = cryptoRound();
+    best = Math.min(best, r.verify.cpu_us_per_op + r.sign.cpu_us_per_op);
   }
   return best;
 }
@@ -130,21 +128,13 @@ async function anchorPhase(
 ): Promise<{ anchors_per_s: number; cpu_us_per_anchor: number; p99_ms: number; errors: number }> {
   for (const l of lanes) l.next = 0; // a fresh witness each phase: the same anchors are new to it
   // four source addresses, as bench/anchor: the witness bounds connections per address
-  const client = new LoadClient(s.url, ANCHOR_CLIENTS, ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']);
-  const send = (_w: number, b: Buffer) => client.post('/v1/anchor', b, 'application/json').catch(() => 0);
-  await closedLoop(lanes, ANCHOR_CLIENTS, 1, send); // warm-up
-  const cpu0 = processCpuMs(s.pid);
-  const t = performance.now();
-  const r = await closedLoop(lanes, ANCHOR_CLIENTS, SECONDS, send);
-  const elapsed = (performance.now() - t) / 1000;
-  const cpu = processCpuMs(s.pid) - cpu0;
-  client.close();
-  return {
-    anchors_per_s: Math.round(r.count / elapsed),
-    cpu_us_per_anchor: Math.round((cpu * 1000) / r.count),
-    p99_ms: Number(percentile(r.latencies, 99).toFixed(1)),
-    errors: r.errors,
-  };
+  const r = await drive(s, () => lanes, ANCHOR_CLIENTS, '/v1/anchor', 'application/json', [
+    '127.0.0.1',
+    '127.0.0.2',
+    '127.0.0.3',
+    '127.0.0.4',
+  ]);
+  return { anchors_per_s: r.per_s, cpu_us_per_anchor: r.cpu_us, p99_ms: r.p99_ms, errors: r.errors };
 }
 
 try {
