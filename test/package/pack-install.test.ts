@@ -487,3 +487,53 @@ export async function checkPure(body: unknown, witness: PinnedWitness, partyKey:
   assert.equal(await witness.stop(), 0, 'the installed witness shuts down cleanly');
   witness = undefined;
 });
+
+void test('installed CLI: the KEL source is read by its worker thread started from lib/ (kel init, serve --kel-source dir:)', async () => {
+  // The KEL evaluator runs every KEL on a worker started by URL from its sibling module
+  // (lib/src/registry/kel-worker.js in the package): a wrong path only shows in an installed copy.
+  const dir = join(tmp, 'work-kel');
+  mkdirSync(dir);
+  const f = (name: string) => join(dir, name);
+  const cli = join(app, 'node_modules', '.bin', 'anchor-witness');
+  const aw = async (args: string[], what: string) =>
+    ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what);
+  await aw(['keygen', '--out', f('witness.pem')], 'keygen');
+  const made = JSON.parse((await aw(['kel', 'init', '--dir', f('kels'), '--keys', f('kel-keys')], 'kel init')).stdout) as { id: string };
+  writeFileSync(f('registry.json'), JSON.stringify({ parties: [{ id: made.id }] }));
+  const w = await spawnServe(
+    [
+      'serve',
+      '--listen',
+      '127.0.0.1:0',
+      '--data-dir',
+      f('data'),
+      '--key',
+      f('witness.pem'),
+      '--name',
+      'w.kel.pkg.test',
+      '--roles',
+      'anchor',
+      '--registry',
+      f('registry.json'),
+      '--kel-source',
+      `dir:${f('kels')}`,
+      '--kel-poll-seconds',
+      '0',
+      '--log-level',
+      'warn',
+    ],
+    { entry: cli },
+  );
+  try {
+    // The first reload may still be running when the witness listens.
+    let metrics = '';
+    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      metrics = await (await fetch(`${w.url}/metrics`)).text();
+      if (/^registry_kel_parties\{status="accepted"\} 1$/m.test(metrics)) break;
+    }
+    assert.match(metrics, /^registry_kel_parties\{status="accepted"\} 1$/m, 'the KEL was evaluated and accepted');
+    assert.match(metrics, /^registry_kel_worker_restarts_total 0$/m, 'by a worker that did not die');
+  } finally {
+    assert.equal(await w.stop(), 0, 'the installed witness shuts down cleanly');
+  }
+});
