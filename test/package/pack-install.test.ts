@@ -280,13 +280,24 @@ void test(
   },
 );
 
-void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 24 and 22) verifies the response; a .ts consumer type-checks', async () => {
-  const dir = join(tmp, 'work');
+/**
+ * A fresh directory under the test's temp dir for one installed-CLI scenario: `f(name)` is a path in
+ * it, `cli` the installed `anchor-witness` bin, `aw(args, what)` runs it there under Node 24 and
+ * asserts exit 0.
+ */
+function workspace(name: string): { f: (name: string) => string; cli: string; aw: (args: string[], what: string) => Promise<Run> } {
+  const dir = join(tmp, name);
   mkdirSync(dir);
-  const f = (name: string) => join(dir, name);
   const cli = join(app, 'node_modules', '.bin', 'anchor-witness');
-  const aw = async (args: string[], what: string) =>
-    ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what);
+  return {
+    f: (file) => join(dir, file),
+    cli,
+    aw: async (args, what) => ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what),
+  };
+}
+
+void test('installed CLI: keygen, serve, party submit; the SDK from .mjs (Node 24 and 22) verifies the response; a .ts consumer type-checks', async () => {
+  const { f, cli, aw } = workspace('work');
 
   const [witnessKey, partyKey] = await Promise.all([
     aw(['keygen', '--out', f('witness.pem')], 'keygen'),
@@ -491,12 +502,7 @@ export async function checkPure(body: unknown, witness: PinnedWitness, partyKey:
 void test('installed CLI: the KEL source is read by its worker thread started from lib/ (kel init, serve --kel-source dir:)', async () => {
   // The KEL evaluator runs every KEL on a worker started by URL from its sibling module
   // (lib/src/registry/kel-worker.js in the package): a wrong path only shows in an installed copy.
-  const dir = join(tmp, 'work-kel');
-  mkdirSync(dir);
-  const f = (name: string) => join(dir, name);
-  const cli = join(app, 'node_modules', '.bin', 'anchor-witness');
-  const aw = async (args: string[], what: string) =>
-    ok(await run(cli, args, { cwd: dir, env: childEnv(NODE24_DIR), timeoutMs: 60_000 }), what);
+  const { f, cli, aw } = workspace('work-kel');
   await aw(['keygen', '--out', f('witness.pem')], 'keygen');
   const made = JSON.parse((await aw(['kel', 'init', '--dir', f('kels'), '--keys', f('kel-keys')], 'kel init')).stdout) as { id: string };
   writeFileSync(f('registry.json'), JSON.stringify({ parties: [{ id: made.id }] }));
